@@ -1,0 +1,34 @@
+//! The WGSL sources (one file per kernel family under `shaders/`) and the variant list that
+//! `cargo xtask validate-shaders` checks.
+
+use gpu_core::{KernelSpec, Shader};
+
+macro_rules! shader {
+    ($ident:ident, $name:literal) => {
+        #[doc = concat!("`shaders/", $name, ".wgsl`")]
+        pub static $ident: Shader =
+            Shader { name: $name, source: include_str!(concat!("../../../shaders/", $name, ".wgsl")) };
+    };
+}
+
+shader!(LAYER_NORM, "layer_norm");
+
+/// One pipeline a launcher can build: shader, entry point and override constants.
+#[derive(Clone, Debug)]
+pub struct Variant {
+    pub shader: &'static Shader,
+    pub entry: &'static str,
+    pub constants: Vec<(&'static str, f64)>,
+}
+
+impl Variant {
+    /// The variant a kernel spec describes.
+    pub fn of(spec: &KernelSpec<'_>) -> Self {
+        Self { shader: spec.shader, entry: spec.entry, constants: spec.constants.to_vec() }
+    }
+}
+
+/// Every pipeline variant of every launcher in this crate.
+pub fn all_variants() -> Vec<Variant> {
+    [crate::layer_norm::variants()].concat()
+}

@@ -1,0 +1,49 @@
+//! `layer_norm` on the GPU against the f64 reference: widths below, at, and above the
+//! workgroup size, odd widths, one row, and a row with a large mean.
+
+use audio_kernels::reference;
+use audio_kernels::testing::{Rng, assert_close, f32_to_f64, fresh_seed, poisoned, test_gpu};
+use audio_kernels::{LAYER_NORM_EPS, layer_norm};
+use gpu_core::Recorder;
+
+fn check(rows: usize, width: usize, offset: f64, seed: u64) {
+    let gpu = test_gpu();
+    let mut rng = Rng::new(seed);
+    let x: Vec<f32> = rng.f32s(rows * width, 2.0).iter().map(|v| v + offset as f32).collect();
+    let weight = rng.f32s(width, 1.0);
+    let bias = rng.f32s(width, 0.5);
+    let want = reference::layer_norm(&f32_to_f64(&x), &f32_to_f64(&weight), &f32_to_f64(&bias), width, LAYER_NORM_EPS as f64);
+
+    let xb = gpu.upload_f32("x", &x).unwrap();
+    let wb = gpu.upload_f32("weight", &weight).unwrap();
+    let bb = gpu.upload_f32("bias", &bias).unwrap();
+    let yb = poisoned(gpu, "y", rows * width);
+    let mut rec = Recorder::new(gpu);
+    layer_norm(&mut rec, &xb, &wb, &bb, &yb, rows, width, LAYER_NORM_EPS).unwrap();
+    rec.submit().unwrap();
+    let got = gpu.read_f32(&yb).unwrap();
+    assert_close(&format!("layer_norm rows={rows} width={width} offset={offset} seed={seed}"), &got, &want, 1e-6);
+}
+
+#[test]
+fn matches_reference_on_odd_and_tile_sizes() {
+    let seed = fresh_seed();
+    for (i, &(rows, width)) in [(1, 1), (1, 8), (3, 7), (17, 255), (5, 256), (9, 257), (33, 1280), (2, 3001)].iter().enumerate() {
+        check(rows, width, 0.0, seed + i as u64);
+    }
+}
+
+#[test]
+fn rows_with_a_large_mean_keep_precision() {
+    check(7, 512, 300.0, fresh_seed());
+}
+
+#[test]
+fn rejects_short_buffers() {
+    let gpu = test_gpu();
+    let x = gpu.zeros("x", 10).unwrap();
+    let w = gpu.zeros("w", 5).unwrap();
+    let mut rec = Recorder::new(gpu);
+    let err = layer_norm(&mut rec, &x, &w, &w, &x, 3, 5, LAYER_NORM_EPS).unwrap_err();
+    assert!(err.to_string().contains("layer_norm input"), "{err}");
+}

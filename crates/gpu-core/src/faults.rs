@@ -1,0 +1,63 @@
+//! Asynchronous device faults. wgpu's default handler panics on an uncaptured error; this log
+//! records the fault instead so that the next wait or readback returns it as a typed error.
+
+use std::sync::{Arc, Mutex};
+
+use crate::error::{GpuError, Result};
+
+#[derive(Default)]
+pub(crate) struct FaultLog {
+    state: Mutex<Faults>,
+}
+
+#[derive(Default)]
+struct Faults {
+    lost: Option<String>,
+    out_of_memory: bool,
+    validation: Option<String>,
+}
+
+impl FaultLog {
+    pub(crate) fn install(device: &wgpu::Device) -> Arc<Self> {
+        let log = Arc::new(Self::default());
+        let on_error = Arc::clone(&log);
+        device.on_uncaptured_error(Arc::new(move |error: wgpu::Error| on_error.record(error)));
+        let on_lost = Arc::clone(&log);
+        device.set_device_lost_callback(move |reason, message| {
+            let mut state = on_lost.lock();
+            state.lost.get_or_insert_with(|| format!("{reason:?}: {message}"));
+        });
+        log
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Faults> {
+        // A panic while holding this lock cannot leave the log inconsistent: take it anyway.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn record(&self, error: wgpu::Error) {
+        let mut state = self.lock();
+        match error {
+            wgpu::Error::OutOfMemory { .. } => state.out_of_memory = true,
+            other => {
+                log::error!("uncaptured GPU error: {other}");
+                state.validation.get_or_insert_with(|| other.to_string());
+            }
+        }
+    }
+
+    /// Reports (and clears, except device loss, which is permanent) the first recorded fault.
+    pub(crate) fn check(&self) -> Result<()> {
+        let mut state = self.lock();
+        if let Some(lost) = &state.lost {
+            return Err(GpuError::DeviceLost(lost.clone()));
+        }
+        if std::mem::take(&mut state.out_of_memory) {
+            return Err(GpuError::OutOfMemory { what: "GPU work".into(), bytes: 0 });
+        }
+        if let Some(message) = state.validation.take() {
+            return Err(GpuError::Validation(message));
+        }
+        Ok(())
+    }
+}

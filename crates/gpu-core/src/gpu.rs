@@ -1,0 +1,306 @@
+//! The GPU context: adapter choice, device creation with the adapter's real limits, optional
+//! features, and the shared caches every launch goes through.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use crate::bind_cache::BindGroupCache;
+use crate::error::{GpuError, Result};
+use crate::faults::FaultLog;
+use crate::params::ArenaPool;
+use crate::pipeline::PipelineStore;
+
+/// Features used when the adapter has them; none is required.
+const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP
+    .union(wgpu::Features::SHADER_F16)
+    .union(wgpu::Features::TIMESTAMP_QUERY)
+    .union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES)
+    .union(wgpu::Features::PIPELINE_CACHE)
+    .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
+
+/// How to choose and configure the device. `GpuOptions::from_env()` reads the environment.
+#[derive(Clone, Debug)]
+pub struct GpuOptions {
+    /// Case-insensitive substring of the adapter name (`WGPU_ADAPTER_NAME`).
+    pub adapter_name: Option<String>,
+    /// Comma list of backends, e.g. `vulkan,metal` (`WGPU_BACKEND`); `None` means all.
+    pub backends: Option<String>,
+    /// Accept a software (CPU) adapter when no hardware one exists; a warning is logged.
+    pub allow_software: bool,
+    /// Where wgpu's driver pipeline cache is persisted (`NEMOTRON_PIPELINE_CACHE`; `off` disables).
+    pub pipeline_cache_dir: Option<PathBuf>,
+    /// Optional features not to enable even when present (e.g. to force the plain f32 path).
+    pub disabled_features: wgpu::Features,
+}
+
+impl Default for GpuOptions {
+    fn default() -> Self {
+        Self {
+            adapter_name: None,
+            backends: None,
+            allow_software: true,
+            pipeline_cache_dir: default_cache_dir(),
+            disabled_features: wgpu::Features::empty(),
+        }
+    }
+}
+
+impl GpuOptions {
+    /// Defaults, overridden by `WGPU_ADAPTER_NAME`, `WGPU_BACKEND` and `NEMOTRON_PIPELINE_CACHE`.
+    pub fn from_env() -> Self {
+        let mut options = Self::default();
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        options.adapter_name = var("WGPU_ADAPTER_NAME");
+        options.backends = var("WGPU_BACKEND");
+        match var("NEMOTRON_PIPELINE_CACHE").as_deref() {
+            Some("off") | Some("0") => options.pipeline_cache_dir = None,
+            Some(dir) => options.pipeline_cache_dir = Some(PathBuf::from(dir)),
+            None => {}
+        }
+        options
+    }
+}
+
+fn default_cache_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("nemotron-audio").join("pipelines"))
+}
+
+/// A device and queue with the caches that make repeated launches cheap. Cloning is cheap and
+/// shares everything; the context is `Send + Sync`.
+#[derive(Clone)]
+pub struct Gpu {
+    pub(crate) inner: Arc<GpuInner>,
+}
+
+pub(crate) struct GpuInner {
+    pub(crate) adapter: wgpu::Adapter,
+    pub(crate) device: wgpu::Device,
+    pub(crate) queue: wgpu::Queue,
+    pub(crate) info: wgpu::AdapterInfo,
+    pub(crate) features: wgpu::Features,
+    pub(crate) limits: wgpu::Limits,
+    pub(crate) pipelines: PipelineStore,
+    pub(crate) bind_groups: Mutex<BindGroupCache>,
+    pub(crate) arenas: ArenaPool,
+    pub(crate) faults: Arc<FaultLog>,
+}
+
+impl Gpu {
+    /// Opens the adapter chosen by [`GpuOptions::from_env`].
+    pub fn new() -> Result<Self> {
+        Self::with_options(&GpuOptions::from_env())
+    }
+
+    /// Opens an adapter: hardware before software, discrete before integrated, native backends
+    /// before GL; a name filter narrows the candidates first.
+    pub fn with_options(options: &GpuOptions) -> Result<Self> {
+        let backends = options
+            .backends
+            .as_deref()
+            .map(wgpu::Backends::from_comma_list)
+            .unwrap_or(wgpu::Backends::all());
+        let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
+        descriptor.backends = backends;
+        let instance = wgpu::Instance::new(descriptor);
+        let adapter = choose_adapter(&instance, backends, options)?;
+        let info = adapter.get_info();
+        if info.device_type == wgpu::DeviceType::Cpu {
+            log::warn!(
+                "using the software adapter `{}` ({:?}): results are exact but slow",
+                info.name,
+                info.backend
+            );
+        }
+        let features = adapter.features() & OPTIONAL_FEATURES & !options.disabled_features;
+        let limits = adapter.limits();
+        let experimental = if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+            // SAFETY: the experimental feature is only used by kernels that are validated against
+            // the f32 path in their tests; nothing else depends on it.
+            unsafe { wgpu::ExperimentalFeatures::enabled() }
+        } else {
+            wgpu::ExperimentalFeatures::disabled()
+        };
+        let request = wgpu::DeviceDescriptor {
+            label: Some("nemotron-audio"),
+            required_features: features,
+            required_limits: limits.clone(),
+            experimental_features: experimental,
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&request)).map_err(|e| {
+            GpuError::RequestDevice { adapter: info.name.clone(), message: e.to_string() }
+        })?;
+        let faults = FaultLog::install(&device);
+        let pipelines = PipelineStore::new(&device, &info, features, options.pipeline_cache_dir.as_deref());
+        Ok(Self {
+            inner: Arc::new(GpuInner {
+                adapter,
+                device,
+                queue,
+                info,
+                features,
+                limits,
+                pipelines,
+                bind_groups: Mutex::new(BindGroupCache::default()),
+                arenas: ArenaPool::default(),
+                faults,
+            }),
+        })
+    }
+
+    /// The wgpu device, for code in this layer's dependants that needs raw access.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.inner.device
+    }
+
+    /// The queue work is submitted to.
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.inner.queue
+    }
+
+    /// Adapter name, backend, driver and device type.
+    pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
+        &self.inner.info
+    }
+
+    /// The optional features that were enabled on the device.
+    pub fn features(&self) -> wgpu::Features {
+        self.inner.features
+    }
+
+    /// The device limits (the adapter's own, not the WebGPU defaults).
+    pub fn limits(&self) -> &wgpu::Limits {
+        &self.inner.limits
+    }
+
+    /// True when `feature` was enabled on the device.
+    pub fn has(&self, feature: wgpu::Features) -> bool {
+        self.inner.features.contains(feature)
+    }
+
+    /// True for CPU (software) adapters such as lavapipe.
+    pub fn is_software(&self) -> bool {
+        self.inner.info.device_type == wgpu::DeviceType::Cpu
+    }
+
+    /// Cooperative-matrix shapes the adapter reports (empty without the feature).
+    pub fn cooperative_matrix_shapes(&self) -> Vec<wgpu::CooperativeMatrixProperties> {
+        if self.has(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+            self.inner.adapter.cooperative_matrix_properties()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Persists the driver pipeline cache now (it is also saved when the last clone drops).
+    pub fn save_pipeline_cache(&self) {
+        self.inner.pipelines.save();
+    }
+
+    /// Blocks until all submitted work has finished, then reports any device fault.
+    pub fn wait(&self) -> Result<()> {
+        let timeout = std::time::Duration::from_secs(600);
+        let poll = self.inner.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(timeout) });
+        match poll {
+            Ok(_) => self.check_faults(),
+            Err(wgpu::PollError::Timeout) => Err(GpuError::Timeout { seconds: timeout.as_secs() }),
+            Err(e) => {
+                self.check_faults()?;
+                Err(GpuError::DeviceLost(e.to_string()))
+            }
+        }
+    }
+
+    /// Turns a fault reported asynchronously by wgpu (device lost, uncaptured error) into an error.
+    pub fn check_faults(&self) -> Result<()> {
+        self.inner.faults.check()
+    }
+
+    /// A multi-line human-readable summary: adapter, backend, driver, features, key limits.
+    pub fn describe(&self) -> String {
+        let info = &self.inner.info;
+        let limits = &self.inner.limits;
+        let mut features: Vec<&str> = Vec::new();
+        for (flag, name) in [
+            (wgpu::Features::SUBGROUP, "subgroup"),
+            (wgpu::Features::SHADER_F16, "shader-f16"),
+            (wgpu::Features::TIMESTAMP_QUERY, "timestamp-query"),
+            (wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES, "timestamp-query-inside-passes"),
+            (wgpu::Features::PIPELINE_CACHE, "pipeline-cache"),
+            (wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX, "cooperative-matrix"),
+        ] {
+            if self.has(flag) {
+                features.push(name);
+            }
+        }
+        let shapes: Vec<String> = self
+            .cooperative_matrix_shapes()
+            .iter()
+            .map(|p| format!("{}x{}x{} {:?}->{:?}", p.m_size, p.n_size, p.k_size, p.ab_type, p.cr_type))
+            .collect();
+        format!(
+            "adapter: {} ({:?}, {:?})\ndriver: {} {}\nfeatures: {}\ncooperative matrices: {}\n\
+             limits: storage binding {} MiB, buffer {} MiB, workgroup memory {} KiB, \
+             invocations/workgroup {}, subgroup size {}..{}",
+            info.name,
+            info.backend,
+            info.device_type,
+            info.driver,
+            info.driver_info,
+            if features.is_empty() { "none".to_string() } else { features.join(", ") },
+            if shapes.is_empty() { "none".to_string() } else { shapes.join(", ") },
+            limits.max_storage_buffer_binding_size >> 20,
+            limits.max_buffer_size >> 20,
+            limits.max_compute_workgroup_storage_size >> 10,
+            limits.max_compute_invocations_per_workgroup,
+            info.subgroup_min_size,
+            info.subgroup_max_size,
+        )
+    }
+}
+
+fn choose_adapter(instance: &wgpu::Instance, backends: wgpu::Backends, options: &GpuOptions) -> Result<wgpu::Adapter> {
+    let all = pollster::block_on(instance.enumerate_adapters(backends));
+    let names: Vec<String> = all.iter().map(|a| {
+        let i = a.get_info();
+        format!("`{}` ({:?}, {:?})", i.name, i.backend, i.device_type)
+    }).collect();
+    let filter = options.adapter_name.as_ref().map(|n| n.to_lowercase());
+    let mut candidates: Vec<wgpu::Adapter> = all
+        .into_iter()
+        .filter(|a| filter.as_ref().is_none_or(|f| a.get_info().name.to_lowercase().contains(f)))
+        .filter(|a| options.allow_software || a.get_info().device_type != wgpu::DeviceType::Cpu)
+        .collect();
+    candidates.sort_by_key(|a| rank(&a.get_info()));
+    candidates.into_iter().next().ok_or_else(|| {
+        let seen = if names.is_empty() { "none".to_string() } else { names.join(", ") };
+        let wanted = match &options.adapter_name {
+            Some(n) => format!(" matching WGPU_ADAPTER_NAME=`{n}`"),
+            None => String::new(),
+        };
+        GpuError::NoAdapter(format!(
+            "no adapter{wanted} on backends {backends:?} (found: {seen}); install a Vulkan driver, \
+             e.g. Mesa's software rasterizer: `apt-get install mesa-vulkan-drivers`"
+        ))
+    })
+}
+
+/// Lower is better.
+fn rank(info: &wgpu::AdapterInfo) -> (u8, u8) {
+    let device = match info.device_type {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Other => 3,
+        wgpu::DeviceType::Cpu => 4,
+    };
+    let backend = match info.backend {
+        wgpu::Backend::Vulkan | wgpu::Backend::Metal | wgpu::Backend::Dx12 => 0,
+        _ => 1,
+    };
+    (device, backend)
+}

@@ -1,0 +1,24 @@
+//! `gpu-core`: everything that talks to wgpu. A [`Gpu`] context (adapter choice, device with the
+//! adapter's real limits and optional features), [`GpuBuffer`]s (f32, u32, bf16 packed two per
+//! word), a pipeline cache keyed by shader/entry/constants, cached bind groups, a [`Recorder`]
+//! that submits a whole sequence of launches at once, and a timestamp [`Profile`].
+
+mod bind_cache;
+mod buffer;
+mod error;
+mod faults;
+mod gpu;
+mod params;
+mod pipeline;
+mod profiler;
+mod recorder;
+
+pub use buffer::{GpuBuffer, pack_bf16};
+pub use error::{GpuError, Result};
+pub use gpu::{Gpu, GpuOptions};
+pub use pipeline::{Access, Kernel, KernelSpec, MAX_PARAMS_BYTES, Shader};
+pub use profiler::Profile;
+pub use recorder::Recorder;
+
+/// Re-exported so dependants name the same wgpu version.
+pub use wgpu;

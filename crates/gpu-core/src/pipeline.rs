@@ -1,0 +1,263 @@
+//! Compiled pipelines, keyed by (shader, entry point, override constants), and bind-group layouts
+//! keyed by their binding list. The driver's own pipeline cache is persisted to disk when the
+//! adapter supports it, so a second process start skips shader compilation.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{GpuError, Result};
+use crate::gpu::Gpu;
+
+/// Largest per-dispatch parameter block (bytes), bound as `@group(1) @binding(0) var<uniform>`.
+pub const MAX_PARAMS_BYTES: u64 = 256;
+
+/// A WGSL source file.
+#[derive(Debug)]
+pub struct Shader {
+    /// Stable name (the file name without extension), used in cache keys and errors.
+    pub name: &'static str,
+    /// The WGSL text.
+    pub source: &'static str,
+}
+
+/// How a kernel uses one `@group(0)` storage binding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    Read,
+    ReadWrite,
+}
+
+/// Everything needed to build one pipeline: the shader, entry point, override constants, and
+/// the access mode of each `@group(0)` storage binding in binding order.
+#[derive(Clone, Debug)]
+pub struct KernelSpec<'a> {
+    pub shader: &'static Shader,
+    pub entry: &'static str,
+    pub constants: &'a [(&'static str, f64)],
+    pub bindings: &'static [Access],
+}
+
+impl KernelSpec<'_> {
+    fn key(&self) -> PipelineKey {
+        let mut constants: Vec<(&'static str, u64)> =
+            self.constants.iter().map(|(name, value)| (*name, value.to_bits())).collect();
+        constants.sort_unstable();
+        PipelineKey { shader: self.shader.name, entry: self.entry, constants }
+    }
+
+    /// `shader:entry[NAME=value,...]`, used as the profiler label.
+    pub fn label(&self) -> String {
+        let mut label = format!("{}:{}", self.shader.name, self.entry);
+        if !self.constants.is_empty() {
+            let list: Vec<String> = self.constants.iter().map(|(n, v)| format!("{n}={v}")).collect();
+            label.push_str(&format!("[{}]", list.join(",")));
+        }
+        label
+    }
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct PipelineKey {
+    shader: &'static str,
+    entry: &'static str,
+    constants: Vec<(&'static str, u64)>,
+}
+
+/// A compiled compute pipeline with the layout of its storage bindings.
+pub struct Kernel {
+    pub(crate) pipeline: wgpu::ComputePipeline,
+    pub(crate) storage_layout: Arc<StorageLayout>,
+    pub(crate) label: String,
+}
+
+impl Kernel {
+    /// `shader:entry[constants]`.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+}
+
+pub(crate) struct StorageLayout {
+    pub(crate) layout: wgpu::BindGroupLayout,
+    pub(crate) id: u64,
+    pub(crate) bindings: &'static [Access],
+}
+
+static NEXT_LAYOUT_ID: AtomicU64 = AtomicU64::new(1);
+
+pub(crate) struct PipelineStore {
+    pipelines: Mutex<HashMap<PipelineKey, Arc<Kernel>>>,
+    modules: Mutex<HashMap<&'static str, wgpu::ShaderModule>>,
+    storage_layouts: Mutex<HashMap<&'static [Access], Arc<StorageLayout>>>,
+    pub(crate) params_layout: wgpu::BindGroupLayout,
+    driver_cache: Option<DriverCache>,
+}
+
+struct DriverCache {
+    cache: wgpu::PipelineCache,
+    path: PathBuf,
+}
+
+impl PipelineStore {
+    pub(crate) fn new(
+        device: &wgpu::Device,
+        info: &wgpu::AdapterInfo,
+        features: wgpu::Features,
+        dir: Option<&Path>,
+    ) -> Self {
+        let params_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("params"),
+            entries: &[wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: true,
+                    min_binding_size: wgpu::BufferSize::new(MAX_PARAMS_BYTES),
+                },
+                count: None,
+            }],
+        });
+        let driver_cache = if features.contains(wgpu::Features::PIPELINE_CACHE) {
+            dir.zip(wgpu::util::pipeline_cache_key(info)).map(|(dir, key)| {
+                let path = dir.join(key);
+                let data = std::fs::read(&path).ok();
+                // SAFETY: the data was written by `PipelineCache::get_data` under a key that
+                // identifies the adapter and driver; `fallback` makes wgpu ignore stale data.
+                let cache = unsafe {
+                    device.create_pipeline_cache(&wgpu::PipelineCacheDescriptor {
+                        label: Some("nemotron-audio"),
+                        data: data.as_deref(),
+                        fallback: true,
+                    })
+                };
+                DriverCache { cache, path }
+            })
+        } else {
+            None
+        };
+        Self {
+            pipelines: Mutex::default(),
+            modules: Mutex::default(),
+            storage_layouts: Mutex::default(),
+            params_layout,
+            driver_cache,
+        }
+    }
+
+    pub(crate) fn save(&self) {
+        let Some(driver) = &self.driver_cache else { return };
+        let Some(data) = driver.cache.get_data() else { return };
+        let written = driver
+            .path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&driver.path, data));
+        if let Err(e) = written {
+            log::debug!("pipeline cache not saved to {}: {e}", driver.path.display());
+        }
+    }
+}
+
+impl Drop for PipelineStore {
+    fn drop(&mut self) {
+        self.save();
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Gpu {
+    /// The pipeline for `spec`, compiled on first use and cached for the life of the context.
+    pub fn kernel(&self, spec: &KernelSpec<'_>) -> Result<Arc<Kernel>> {
+        let store = &self.inner.pipelines;
+        let key = spec.key();
+        if let Some(kernel) = lock(&store.pipelines).get(&key) {
+            return Ok(Arc::clone(kernel));
+        }
+        let kernel = Arc::new(self.compile(spec)?);
+        lock(&store.pipelines).insert(key, Arc::clone(&kernel));
+        Ok(kernel)
+    }
+
+    fn compile(&self, spec: &KernelSpec<'_>) -> Result<Kernel> {
+        let device = &self.inner.device;
+        let store = &self.inner.pipelines;
+        let compile_error = |message: String| GpuError::ShaderCompile {
+            shader: spec.shader.name.to_string(),
+            entry: spec.entry.to_string(),
+            message,
+        };
+        let module = {
+            let mut modules = lock(&store.modules);
+            match modules.get(spec.shader.name) {
+                Some(module) => module.clone(),
+                None => {
+                    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+                    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                        label: Some(spec.shader.name),
+                        source: wgpu::ShaderSource::Wgsl(spec.shader.source.into()),
+                    });
+                    if let Some(error) = pollster::block_on(scope.pop()) {
+                        return Err(compile_error(error.to_string()));
+                    }
+                    modules.insert(spec.shader.name, module.clone());
+                    module
+                }
+            }
+        };
+        let storage_layout = self.storage_layout(spec.bindings);
+        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some(spec.entry),
+            bind_group_layouts: &[Some(&storage_layout.layout), Some(&store.params_layout)],
+            immediate_size: 0,
+        });
+        let label = spec.label();
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(&label),
+            layout: Some(&layout),
+            module: &module,
+            entry_point: Some(spec.entry),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants: spec.constants,
+                zero_initialize_workgroup_memory: false,
+            },
+            cache: store.driver_cache.as_ref().map(|d| &d.cache),
+        });
+        if let Some(error) = pollster::block_on(scope.pop()) {
+            return Err(compile_error(error.to_string()));
+        }
+        Ok(Kernel { pipeline, storage_layout, label })
+    }
+
+    fn storage_layout(&self, bindings: &'static [Access]) -> Arc<StorageLayout> {
+        let mut layouts = lock(&self.inner.pipelines.storage_layouts);
+        let layout = layouts.entry(bindings).or_insert_with(|| {
+            let entries: Vec<wgpu::BindGroupLayoutEntry> = bindings
+                .iter()
+                .enumerate()
+                .map(|(i, access)| wgpu::BindGroupLayoutEntry {
+                    binding: i as u32,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Storage { read_only: *access == Access::Read },
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                })
+                .collect();
+            let layout = self.inner.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("storage"),
+                entries: &entries,
+            });
+            Arc::new(StorageLayout { layout, id: NEXT_LAYOUT_ID.fetch_add(1, Ordering::Relaxed), bindings })
+        });
+        Arc::clone(layout)
+    }
+}

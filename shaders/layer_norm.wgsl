@@ -1,0 +1,59 @@
+// Row LayerNorm: y = (x - mean) / sqrt(var + eps) * weight + bias, biased variance, any width.
+// One workgroup per row. Values are shifted by the row's first element before summing, and the
+// variance is taken around the mean (a second pass over the row, which stays in cache) rather
+// than as E[x²] - mean²: both keep f32 precision for rows whose mean is large next to their spread.
+
+struct Params {
+    rows: u32,
+    width: u32,
+    eps: f32,
+}
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read> weight: array<f32>;
+@group(0) @binding(2) var<storage, read> bias: array<f32>;
+@group(0) @binding(3) var<storage, read_write> y: array<f32>;
+@group(1) @binding(0) var<uniform> p: Params;
+
+const WG: u32 = 256u;
+var<workgroup> partial: array<f32, WG>;
+
+fn workgroup_sum(value: f32, lid: u32) -> f32 {
+    partial[lid] = value;
+    workgroupBarrier();
+    for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
+        if lid < stride {
+            partial[lid] += partial[lid + stride];
+        }
+        workgroupBarrier();
+    }
+    let total = partial[0];
+    workgroupBarrier();
+    return total;
+}
+
+@compute @workgroup_size(WG)
+fn layer_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+              @builtin(local_invocation_index) lid: u32) {
+    let row = wid.y * groups.x + wid.x;
+    // Uniform across the workgroup, so the barriers below stay in uniform control flow.
+    if row >= p.rows {
+        return;
+    }
+    let base = row * p.width;
+    let shift = x[base];
+    var sum = 0.0;
+    for (var c = lid; c < p.width; c += WG) {
+        sum += x[base + c] - shift;
+    }
+    let mean = workgroup_sum(sum, lid) / f32(p.width);
+    var squares = 0.0;
+    for (var c = lid; c < p.width; c += WG) {
+        let d = (x[base + c] - shift) - mean;
+        squares += d * d;
+    }
+    let inv_std = 1.0 / sqrt(workgroup_sum(squares, lid) / f32(p.width) + p.eps);
+    for (var c = lid; c < p.width; c += WG) {
+        y[base + c] = ((x[base + c] - shift) - mean) * inv_std * weight[c] + bias[c];
+    }
+}

@@ -1,0 +1,101 @@
+//! Parses and validates every WGSL file under `shaders/` and every pipeline variant the launchers
+//! can build (override constants applied), then translates each variant to SPIR-V, MSL and HLSL so
+//! a shader that only one backend rejects is caught without that backend's hardware.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use audio_kernels::shaders::{Variant, all_variants};
+use naga::back::PipelineConstants;
+use naga::valid::{Capabilities, ValidationFlags, Validator};
+
+pub fn run() -> Result<(), String> {
+    let variants = all_variants();
+    check_every_file_is_used(&variants)?;
+    let mut failures = 0;
+    for variant in &variants {
+        match validate(variant) {
+            Ok(backends) => println!("ok    {} ({backends})", describe(variant)),
+            Err(message) => {
+                failures += 1;
+                println!("FAIL  {}\n{message}", describe(variant));
+            }
+        }
+    }
+    if failures > 0 {
+        return Err(format!("{failures} of {} shader variants failed", variants.len()));
+    }
+    println!("{} shader variants valid", variants.len());
+    Ok(())
+}
+
+fn describe(variant: &Variant) -> String {
+    let constants: Vec<String> = variant.constants.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    format!("{}.wgsl:{} [{}]", variant.shader.name, variant.entry, constants.join(","))
+}
+
+/// A `.wgsl` file that no launcher builds is dead code, or a launcher that forgot to list it.
+fn check_every_file_is_used(variants: &[Variant]) -> Result<(), String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shaders");
+    let used: BTreeSet<&str> = variants.iter().map(|v| v.shader.name).collect();
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("reading {}: {e}", dir.display()))?;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "wgsl") {
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+            if !used.contains(stem.as_str()) {
+                return Err(format!("{} is not used by any launcher", path.display()));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn validate(variant: &Variant) -> Result<String, String> {
+    let module = naga::front::wgsl::parse_str(variant.shader.source)
+        .map_err(|e| e.emit_to_string_with_path(variant.shader.source, variant.shader.name))?;
+    let mut validator = Validator::new(ValidationFlags::all(), Capabilities::all());
+    let info = validator
+        .validate(&module)
+        .map_err(|e| e.emit_to_string_with_path(variant.shader.source, variant.shader.name))?;
+    let constants: PipelineConstants = variant.constants.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+    let stage = naga::ShaderStage::Compute;
+    let (module, info) = naga::back::pipeline_constants::process_overrides(
+        &module,
+        &info,
+        Some((stage, variant.entry)),
+        &constants,
+    )
+    .map_err(|e| format!("override constants: {e}"))?;
+    if !module.entry_points.iter().any(|ep| ep.name == variant.entry) {
+        return Err(format!("no entry point `{}`", variant.entry));
+    }
+    let entry = variant.entry.to_string();
+    naga::back::spv::write_vec(
+        &module,
+        &info,
+        &naga::back::spv::Options::default(),
+        Some(&naga::back::spv::PipelineOptions { shader_stage: stage, entry_point: entry.clone() }),
+    )
+    .map_err(|e| format!("SPIR-V: {e}"))?;
+    let mut backends = vec!["spirv"];
+    // Cooperative matrices exist only on Vulkan in wgpu; the other translations are for the
+    // portable kernels.
+    if !module.types.iter().any(|(_, ty)| matches!(ty.inner, naga::TypeInner::CooperativeMatrix { .. })) {
+        naga::back::msl::write_string(
+            &module,
+            &info,
+            &naga::back::msl::Options { lang_version: (2, 4), ..Default::default() },
+            &naga::back::msl::PipelineOptions { entry_point: Some((stage, entry.clone())), ..Default::default() },
+        )
+        .map_err(|e| format!("MSL: {e}"))?;
+        let mut hlsl = String::new();
+        let options = naga::back::hlsl::Options { shader_model: naga::back::hlsl::ShaderModel::V6_2, ..Default::default() };
+        let pipeline = naga::back::hlsl::PipelineOptions { entry_point: Some((stage, entry)) };
+        naga::back::hlsl::Writer::new(&mut hlsl, &options, &pipeline)
+            .write(&module, &info, None)
+            .map_err(|e| format!("HLSL: {e}"))?;
+        backends.extend(["msl", "hlsl"]);
+    }
+    Ok(backends.join(", "))
+}
