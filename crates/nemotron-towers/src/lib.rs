@@ -1,1 +1,3 @@
-
+pub mod audio;
+pub mod frontend;
+mod mel;

@@ -1,0 +1,65 @@
+//! Reading the upstream reference cases under `testdata/reference/<case>/`.
+
+#![allow(dead_code)] // each test binary uses a different part of this module
+
+use std::path::PathBuf;
+
+use safetensors::tensor::TensorView;
+use safetensors::{Dtype, SafeTensors};
+
+/// The front-end parts of one reference case.
+pub struct ReferenceCase {
+    pub name: &'static str,
+    pub dir: PathBuf,
+    pub waveform: Vec<f32>,
+    /// `[frames, 128]`
+    pub input_features: Vec<f32>,
+    pub input_features_mask: Vec<i32>,
+    /// The checkpoint's bf16 `perception.preprocessor.featurizer.window` and `.fb`, when it has them.
+    pub window: Option<Vec<f32>>,
+    pub filterbank: Option<Vec<f32>>,
+}
+
+pub const CASES: [&str; 3] = ["tiny-chunks", "tiny-release-chunks", "diar-tiny"];
+
+pub fn case_dir(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/reference").join(name)
+}
+
+pub fn load(name: &'static str) -> ReferenceCase {
+    let dir = case_dir(name);
+    let reference_bytes = std::fs::read(dir.join("reference.safetensors")).expect("reference.safetensors");
+    let reference = SafeTensors::deserialize(&reference_bytes).expect("parse reference.safetensors");
+    let model_bytes = std::fs::read(dir.join("model.safetensors")).expect("model.safetensors");
+    let model = SafeTensors::deserialize(&model_bytes).expect("parse model.safetensors");
+    let optional = |key: &str| model.tensor(key).ok().map(|view| widen(key, &view));
+    ReferenceCase {
+        name,
+        waveform: tensor_f32(&reference, "waveform"),
+        input_features: tensor_f32(&reference, "input_features"),
+        input_features_mask: tensor_i32(&reference, "input_features_mask"),
+        window: optional("perception.preprocessor.featurizer.window"),
+        filterbank: optional("perception.preprocessor.featurizer.fb"),
+        dir,
+    }
+}
+
+pub fn tensor_f32(tensors: &SafeTensors, key: &str) -> Vec<f32> {
+    widen(key, &tensors.tensor(key).unwrap_or_else(|e| panic!("tensor {key}: {e}")))
+}
+
+/// A tensor widened to f32 (F32 or BF16 storage).
+fn widen(key: &str, view: &TensorView) -> Vec<f32> {
+    let bytes = view.data();
+    match view.dtype() {
+        Dtype::F32 => bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+        Dtype::BF16 => bytes.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+        other => panic!("tensor {key}: unexpected dtype {other:?}"),
+    }
+}
+
+pub fn tensor_i32(tensors: &SafeTensors, key: &str) -> Vec<i32> {
+    let view = tensors.tensor(key).unwrap_or_else(|e| panic!("tensor {key}: {e}"));
+    assert_eq!(view.dtype(), Dtype::I32, "tensor {key}");
+    view.data().chunks_exact(4).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+}
