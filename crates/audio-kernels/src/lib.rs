@@ -4,10 +4,16 @@
 //!
 //! Launchers take element counts, check every buffer against them, and never allocate.
 
+pub mod conv_im2col;
 mod launch;
 pub mod layer_norm;
+pub mod qk_norm_rope;
 pub mod reference;
 pub mod shaders;
+pub mod speaker_fusion;
 pub mod testing;
 
+pub use conv_im2col::conv_im2col;
 pub use layer_norm::{LAYER_NORM_EPS, layer_norm};
+pub use qk_norm_rope::{QK_NORM_ROPE_MAX_HEAD_DIM, QkNorm, RopeTable, qk_norm_rope};
+pub use speaker_fusion::speaker_fusion;

@@ -11,7 +11,10 @@ macro_rules! shader {
     };
 }
 
+shader!(CONV_IM2COL, "conv_im2col");
 shader!(LAYER_NORM, "layer_norm");
+shader!(QK_NORM_ROPE, "qk_norm_rope");
+shader!(SPEAKER_FUSION, "speaker_fusion");
 
 /// One pipeline a launcher can build: shader, entry point and override constants.
 #[derive(Clone, Debug)]
@@ -30,5 +33,11 @@ impl Variant {
 
 /// Every pipeline variant of every launcher in this crate.
 pub fn all_variants() -> Vec<Variant> {
-    [crate::layer_norm::variants()].concat()
+    [
+        crate::conv_im2col::variants(),
+        crate::layer_norm::variants(),
+        crate::qk_norm_rope::variants(),
+        crate::speaker_fusion::variants(),
+    ]
+    .concat()
 }

@@ -1,0 +1,157 @@
+//! Per-head q/k LayerNorm + rotate-half RoPE launcher (`shaders/qk_norm_rope.wgsl`) and its host-built
+//! cos/sin table.
+
+use gpu_core::{Access, Gpu, GpuBuffer, GpuError, KernelSpec, Recorder, Result};
+
+use crate::LAYER_NORM_EPS;
+use crate::launch::{grid, require};
+use crate::shaders::{QK_NORM_ROPE, Variant};
+
+/// Largest head_dim the kernel handles (one thread per dim of a head).
+pub const QK_NORM_ROPE_MAX_HEAD_DIM: usize = 128;
+
+/// RoPE cos/sin of every (position, frequency) pair, computed on the host with the reference's f32 recipe
+/// and stored as interleaved `(cos, sin)` f32 pairs, `[positions, rot/2]`.
+pub struct RopeTable {
+    buffer: GpuBuffer,
+    positions: usize,
+    rot: usize,
+}
+
+impl RopeTable {
+    /// The table for positions `0..positions` rotating `rot` dims (even, nonzero) with base `theta`.
+    pub fn new(gpu: &Gpu, positions: usize, rot: usize, theta: f64) -> Result<Self> {
+        if rot == 0 || rot % 2 == 1 {
+            return Err(GpuError::Validation(format!(
+                "RoPE rotates pairs of dims: rot must be even and nonzero, got {rot}"
+            )));
+        }
+        let (cos, sin) = Self::host_angles(positions, rot, theta);
+        let pairs: Vec<f32> = cos.iter().zip(&sin).flat_map(|(&c, &s)| [c, s]).collect();
+        let buffer = gpu.upload_f32("rope cos/sin", &pairs)?;
+        Ok(Self { buffer, positions, rot })
+    }
+
+    /// `(cos, sin)`, each `[positions, rot/2]` row-major. As upstream: `inv_freq_i = 1 / theta^(2i/rot)` and
+    /// `angle = pos · inv_freq_i` are f32 values (the pow evaluated in f64 then rounded), and cos/sin of that f32
+    /// angle are rounded from f64.
+    pub fn host_angles(positions: usize, rot: usize, theta: f64) -> (Vec<f32>, Vec<f32>) {
+        let half = rot / 2;
+        let inv_freq: Vec<f32> = (0..half)
+            .map(|i| {
+                let exponent = (2 * i) as f32 / rot as f32;
+                1.0 / theta.powf(exponent as f64) as f32
+            })
+            .collect();
+        let angles: Vec<f32> = (0..positions).flat_map(|pos| inv_freq.iter().map(move |&f| pos as f32 * f)).collect();
+        let cos = angles.iter().map(|&a| (a as f64).cos() as f32).collect();
+        let sin = angles.iter().map(|&a| (a as f64).sin() as f32).collect();
+        (cos, sin)
+    }
+
+    /// Number of positions covered (the longest sequence it serves).
+    pub fn positions(&self) -> usize {
+        self.positions
+    }
+
+    /// Number of rotated dims per head.
+    pub fn rot(&self) -> usize {
+        self.rot
+    }
+}
+
+/// LayerNorm parameters of the q and k heads, each `[head_dim]` f32 shared by all heads.
+pub struct QkNorm<'a> {
+    pub q_weight: &'a GpuBuffer,
+    pub q_bias: &'a GpuBuffer,
+    pub k_weight: &'a GpuBuffer,
+    pub k_bias: &'a GpuBuffer,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    rows: u32,
+    seq_len: u32,
+    heads: u32,
+    head_dim: u32,
+    rot: u32,
+    eps: f32,
+}
+
+const BINDINGS: &[Access] = &[Access::ReadWrite, Access::Read, Access::Read, Access::Read, Access::Read, Access::Read];
+
+fn spec(has_norm: bool) -> KernelSpec<'static> {
+    let constants: &'static [(&'static str, f64)] = if has_norm { &[("HAS_NORM", 1.0)] } else { &[("HAS_NORM", 0.0)] };
+    KernelSpec { shader: &QK_NORM_ROPE, entry: "qk_norm_rope", constants, bindings: BINDINGS }
+}
+
+/// Every pipeline this launcher can build, for shader validation.
+pub fn variants() -> Vec<Variant> {
+    [false, true].map(|has_norm| Variant::of(&spec(has_norm))).to_vec()
+}
+
+/// In place on `qkv` `[rows, 3·heads·head_dim]`: q and k heads are LayerNormed (when `norm` is given, eps
+/// [`LAYER_NORM_EPS`]) and then rotated by RoPE on their first `table.rot()` dims at position `row % seq_len`;
+/// v is untouched.
+#[allow(clippy::too_many_arguments)]
+pub fn qk_norm_rope(
+    rec: &mut Recorder<'_>,
+    qkv: &GpuBuffer,
+    table: &RopeTable,
+    norm: Option<&QkNorm<'_>>,
+    rows: usize,
+    seq_len: usize,
+    heads: usize,
+    head_dim: usize,
+) -> Result<()> {
+    let too_large = |what: String, limit, requested: usize, max: usize| GpuError::LimitExceeded {
+        what,
+        limit,
+        requested: requested as u64,
+        max: max as u64,
+    };
+    if seq_len > table.positions() {
+        let what = format!("qk_norm_rope seq_len {seq_len} over a RoPE table of {} positions", table.positions());
+        return Err(too_large(what, "RopeTable::positions", seq_len, table.positions()));
+    }
+    if head_dim > QK_NORM_ROPE_MAX_HEAD_DIM {
+        let what = "qk_norm_rope head_dim".to_string();
+        return Err(too_large(what, "QK_NORM_ROPE_MAX_HEAD_DIM", head_dim, QK_NORM_ROPE_MAX_HEAD_DIM));
+    }
+    if table.rot() > head_dim {
+        let what = format!("qk_norm_rope rotated dims {} of a head of {head_dim}", table.rot());
+        return Err(too_large(what, "head_dim", table.rot(), head_dim));
+    }
+    if rows > 0 && seq_len == 0 {
+        return Err(GpuError::Validation("qk_norm_rope: rows need a positive seq_len to get positions".into()));
+    }
+    require(qkv, rows * 3 * heads * head_dim, "qk_norm_rope qkv")?;
+    let norm_buffers = match norm {
+        Some(n) => {
+            for (buffer, what) in [
+                (n.q_weight, "qk_norm_rope q_norm weight"),
+                (n.q_bias, "qk_norm_rope q_norm bias"),
+                (n.k_weight, "qk_norm_rope k_norm weight"),
+                (n.k_bias, "qk_norm_rope k_norm bias"),
+            ] {
+                require(buffer, head_dim, what)?;
+            }
+            [n.q_weight, n.q_bias, n.k_weight, n.k_bias]
+        }
+        // The layout is the same for both variants; the variant without norm never reads these slots.
+        None => [&table.buffer; 4],
+    };
+    let kernel = rec.gpu().kernel(&spec(norm.is_some()))?;
+    let params = Params {
+        rows: rows as u32,
+        seq_len: seq_len as u32,
+        heads: heads as u32,
+        head_dim: head_dim as u32,
+        rot: table.rot() as u32,
+        eps: LAYER_NORM_EPS,
+    };
+    let [q_weight, q_bias, k_weight, k_bias] = norm_buffers;
+    let workgroups = grid(rec, rows * 2 * heads);
+    rec.dispatch(&kernel, &[qkv, &table.buffer, q_weight, q_bias, k_weight, k_bias], &params, workgroups)
+}

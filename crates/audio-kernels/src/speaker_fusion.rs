@@ -1,0 +1,48 @@
+//! Speaker fusion launcher (`shaders/speaker_fusion.wgsl`): adds each frame's speaker embedding.
+
+use gpu_core::{Access, GpuBuffer, KernelSpec, Recorder, Result};
+
+use crate::launch::{grid, require};
+use crate::shaders::{SPEAKER_FUSION, Variant};
+
+/// Threads per workgroup in the shader.
+const WG: usize = 256;
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    rows: u32,
+    width: u32,
+    speakers: u32,
+}
+
+const BINDINGS: &[Access] = &[Access::ReadWrite, Access::Read, Access::Read];
+
+fn spec() -> KernelSpec<'static> {
+    KernelSpec { shader: &SPEAKER_FUSION, entry: "speaker_fusion", constants: &[], bindings: BINDINGS }
+}
+
+/// Every pipeline this launcher can build, for shader validation.
+pub fn variants() -> Vec<Variant> {
+    vec![Variant::of(&spec())]
+}
+
+/// In place `x[t, c] += Σ_s z[t, s] · table[s, c]` for `x` `[rows, width]`, `z` `[rows, speakers]` and `table`
+/// `[speakers, width]` (see [`crate::reference::speaker_table`]).
+pub fn speaker_fusion(
+    rec: &mut Recorder<'_>,
+    x: &GpuBuffer,
+    z: &GpuBuffer,
+    table: &GpuBuffer,
+    rows: usize,
+    width: usize,
+    speakers: usize,
+) -> Result<()> {
+    require(x, rows * width, "speaker_fusion x")?;
+    require(z, rows * speakers, "speaker_fusion z")?;
+    require(table, speakers * width, "speaker_fusion table")?;
+    let kernel = rec.gpu().kernel(&spec())?;
+    let params = Params { rows: rows as u32, width: width as u32, speakers: speakers as u32 };
+    let workgroups = grid(rec, (rows * width).div_ceil(WG));
+    rec.dispatch(&kernel, &[x, z, table], &params, workgroups)
+}
