@@ -4,6 +4,7 @@
 //!
 //! Launchers take element counts, check every buffer against them, and never allocate.
 
+pub mod attention;
 pub mod conv_im2col;
 mod launch;
 pub mod layer_norm;
@@ -13,6 +14,7 @@ pub mod shaders;
 pub mod speaker_fusion;
 pub mod testing;
 
+pub use attention::attention;
 pub use conv_im2col::conv_im2col;
 pub use layer_norm::{LAYER_NORM_EPS, layer_norm};
 pub use qk_norm_rope::{QK_NORM_ROPE_MAX_HEAD_DIM, QkNorm, RopeTable, qk_norm_rope};

@@ -11,6 +11,7 @@ macro_rules! shader {
     };
 }
 
+shader!(ATTENTION, "attention");
 shader!(CONV_IM2COL, "conv_im2col");
 shader!(LAYER_NORM, "layer_norm");
 shader!(QK_NORM_ROPE, "qk_norm_rope");
@@ -34,6 +35,7 @@ impl Variant {
 /// Every pipeline variant of every launcher in this crate.
 pub fn all_variants() -> Vec<Variant> {
     [
+        crate::attention::variants(),
         crate::conv_im2col::variants(),
         crate::layer_norm::variants(),
         crate::qk_norm_rope::variants(),

@@ -1,11 +1,13 @@
 //! f64 CPU references, one per kernel, written for clarity rather than speed. Inputs and outputs
 //! are row-major f64 slices; the tower reference in `nemotron-towers` composes them.
 
+mod attention;
 mod conv_im2col;
 mod layer_norm;
 mod qk_norm_rope;
 mod speaker_fusion;
 
+pub use attention::attention;
 pub use conv_im2col::{conv_im2col, conv1d_k3};
 pub use layer_norm::layer_norm;
 pub use qk_norm_rope::{QkNormParams, qk_norm_rope};
