@@ -4,10 +4,12 @@
 //!
 //! Launchers take element counts, check every buffer against them, and never allocate.
 
+pub mod gemm;
 mod launch;
 pub mod layer_norm;
 pub mod reference;
 pub mod shaders;
 pub mod testing;
 
+pub use gemm::{Activation, Epilogue, gemm};
 pub use layer_norm::{LAYER_NORM_EPS, layer_norm};

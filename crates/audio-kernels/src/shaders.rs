@@ -11,6 +11,7 @@ macro_rules! shader {
     };
 }
 
+shader!(GEMM, "gemm");
 shader!(LAYER_NORM, "layer_norm");
 
 /// One pipeline a launcher can build: shader, entry point and override constants.
@@ -30,5 +31,5 @@ impl Variant {
 
 /// Every pipeline variant of every launcher in this crate.
 pub fn all_variants() -> Vec<Variant> {
-    [crate::layer_norm::variants()].concat()
+    [crate::gemm::variants(), crate::layer_norm::variants()].concat()
 }
