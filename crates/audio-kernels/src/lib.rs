@@ -6,6 +6,7 @@
 
 pub mod attention;
 pub mod conv_im2col;
+pub mod gemm;
 mod launch;
 pub mod layer_norm;
 pub mod qk_norm_rope;
@@ -16,6 +17,7 @@ pub mod testing;
 
 pub use attention::attention;
 pub use conv_im2col::conv_im2col;
+pub use gemm::{Activation, Epilogue, gemm};
 pub use layer_norm::{LAYER_NORM_EPS, layer_norm};
 pub use qk_norm_rope::{QK_NORM_ROPE_MAX_HEAD_DIM, QkNorm, RopeTable, qk_norm_rope};
 pub use speaker_fusion::speaker_fusion;

@@ -13,6 +13,7 @@ macro_rules! shader {
 
 shader!(ATTENTION, "attention");
 shader!(CONV_IM2COL, "conv_im2col");
+shader!(GEMM, "gemm");
 shader!(LAYER_NORM, "layer_norm");
 shader!(QK_NORM_ROPE, "qk_norm_rope");
 shader!(SPEAKER_FUSION, "speaker_fusion");
@@ -37,6 +38,7 @@ pub fn all_variants() -> Vec<Variant> {
     [
         crate::attention::variants(),
         crate::conv_im2col::variants(),
+        crate::gemm::variants(),
         crate::layer_norm::variants(),
         crate::qk_norm_rope::variants(),
         crate::speaker_fusion::variants(),

@@ -3,12 +3,14 @@
 
 mod attention;
 mod conv_im2col;
+mod gemm;
 mod layer_norm;
 mod qk_norm_rope;
 mod speaker_fusion;
 
 pub use attention::attention;
 pub use conv_im2col::{conv_im2col, conv1d_k3};
+pub use gemm::{gelu, linear, relu};
 pub use layer_norm::layer_norm;
 pub use qk_norm_rope::{QkNormParams, qk_norm_rope};
 pub use speaker_fusion::{speaker_fusion, speaker_table};

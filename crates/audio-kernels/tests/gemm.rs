@@ -1,0 +1,164 @@
+//! `gemm` on the GPU against the f64 reference: every epilogue on shapes of 1, odd sizes, and sizes below, at and
+//! above the 128×64 tile, with odd k (W words straddle rows: the general path) and even k (the word-aligned path);
+//! GELU's accuracy on its own; and the buffer-size errors.
+
+use audio_kernels::reference;
+use audio_kernels::testing::{Rng, assert_close, bf16_to_f64, f32_to_f64, fresh_seed, poisoned, test_gpu};
+use audio_kernels::{Activation, Epilogue, gemm};
+use gpu_core::{GpuError, Recorder};
+
+/// (n, m, k): the first five have odd k, the rest even k.
+const SHAPES: &[(usize, usize, usize)] = &[
+    (1, 1, 1),
+    (1, 7, 3),
+    (3, 5, 7),
+    (33, 65, 129),
+    (65, 17, 255),
+    (64, 64, 64),
+    (128, 192, 576),
+    (100, 8, 192),
+    (70, 130, 1024),
+    (200, 256, 1280),
+];
+
+/// f32 accumulation over k ≤ 1280 lands near 1e-7; a wrong element or a missed k step is far above this.
+const TOLERANCE: f64 = 1e-5;
+
+#[derive(Clone, Copy, Debug)]
+struct Case {
+    bias: bool,
+    activation: Activation,
+    accumulate: bool,
+}
+
+fn check(case: Case, n: usize, m: usize, k: usize, seed: u64) {
+    let gpu = test_gpu();
+    let mut rng = Rng::new(seed);
+    let x = rng.f32s(n * k, 1.0);
+    // Scaled so X·Wᵀ has unit spread: the activations see both signs and their curved region.
+    let w = rng.bf16s(m * k, 3.0 / (k as f64).sqrt());
+    let bias = rng.f32s(m, 0.5);
+    let y0 = rng.f32s(n * m, 1.0);
+
+    let bias64 = f32_to_f64(&bias);
+    let linear = reference::linear(&f32_to_f64(&x), &bf16_to_f64(&w), case.bias.then_some(&bias64[..]), n, m, k);
+    let activate: fn(f64) -> f64 = match case.activation {
+        Activation::None => |v: f64| v,
+        Activation::Gelu => reference::gelu,
+        Activation::Relu => reference::relu,
+    };
+    let want: Vec<f64> = linear
+        .iter()
+        .zip(&y0)
+        .map(|(&v, &before)| activate(v) + if case.accumulate { before as f64 } else { 0.0 })
+        .collect();
+
+    let xb = gpu.upload_f32("x", &x).unwrap();
+    let wb = gpu.upload_bf16("w", &w).unwrap();
+    let bb = gpu.upload_f32("bias", &bias).unwrap();
+    let yb = if case.accumulate { gpu.upload_f32("y", &y0).unwrap() } else { poisoned(gpu, "y", n * m) };
+    let epilogue =
+        Epilogue { bias: case.bias.then_some(&bb), activation: case.activation, accumulate: case.accumulate };
+    let mut rec = Recorder::new(gpu);
+    gemm(&mut rec, &xb, &wb, &yb, n, m, k, &epilogue).unwrap();
+    rec.submit().unwrap();
+    let got = gpu.read_f32(&yb).unwrap();
+    assert_close(&format!("gemm {case:?} n={n} m={m} k={k} seed={seed}"), &got, &want, TOLERANCE);
+}
+
+fn check_all_shapes(case: Case) {
+    let seed = fresh_seed();
+    for (i, &(n, m, k)) in SHAPES.iter().enumerate() {
+        check(case, n, m, k, seed + i as u64);
+    }
+}
+
+#[test]
+fn plain_matches_reference() {
+    check_all_shapes(Case { bias: false, activation: Activation::None, accumulate: false });
+}
+
+#[test]
+fn bias_matches_reference() {
+    check_all_shapes(Case { bias: true, activation: Activation::None, accumulate: false });
+}
+
+#[test]
+fn bias_gelu_matches_reference() {
+    check_all_shapes(Case { bias: true, activation: Activation::Gelu, accumulate: false });
+}
+
+#[test]
+fn bias_relu_matches_reference() {
+    check_all_shapes(Case { bias: true, activation: Activation::Relu, accumulate: false });
+}
+
+#[test]
+fn accumulate_matches_reference() {
+    check_all_shapes(Case { bias: false, activation: Activation::None, accumulate: true });
+}
+
+#[test]
+fn accumulate_with_bias_matches_reference() {
+    check_all_shapes(Case { bias: true, activation: Activation::None, accumulate: true });
+}
+
+/// GELU alone (k = 1, W = 1, so Y = GELU(X) exactly up to the activation): the implied erf error,
+/// 2·|ΔY|/|x|, must stay ≤ 2e-7 beyond the rounding of the f32 result, from the far negative tail to huge values.
+#[test]
+fn gelu_matches_exact_erf_form() {
+    let gpu = test_gpu();
+    let seed = fresh_seed();
+    let mut rng = Rng::new(seed);
+    let mut x: Vec<f32> = (-10_000..=10_000).map(|i| i as f32 * 1e-3).collect();
+    x.extend(rng.f32s(4096, 10.0));
+    for big in [1e-30f32, 1e-6, 0.1, 1e3, 1e10, 1e30, f32::MAX] {
+        x.extend([big, -big]);
+    }
+    let n = x.len();
+    let one = half::bf16::from_f32(1.0).to_bits();
+
+    let xb = gpu.upload_f32("x", &x).unwrap();
+    let wb = gpu.upload_bf16("w", &[one]).unwrap();
+    let yb = poisoned(gpu, "y", n);
+    let epilogue = Epilogue { activation: Activation::Gelu, ..Epilogue::default() };
+    let mut rec = Recorder::new(gpu);
+    gemm(&mut rec, &xb, &wb, &yb, n, 1, 1, &epilogue).unwrap();
+    rec.submit().unwrap();
+    let got = gpu.read_f32(&yb).unwrap();
+
+    let (mut worst_erf, mut worst_at) = (0.0f64, 0.0f32);
+    for (&v, &g) in x.iter().zip(&got) {
+        let want = reference::gelu(v as f64);
+        let error = (g as f64 - want).abs();
+        let rounding = want.abs() * f32::EPSILON as f64 + f32::MIN_POSITIVE as f64;
+        assert!(
+            error <= 0.5 * (v as f64).abs() * 2e-7 + rounding,
+            "GELU({v:e}) = {g:e}, exact {want:e} (seed {seed})"
+        );
+        if v != 0.0 && error / (0.5 * (v as f64).abs()) > worst_erf {
+            (worst_erf, worst_at) = (error / (0.5 * (v as f64).abs()), v);
+        }
+    }
+    eprintln!("GELU: largest implied erf error {worst_erf:.3e} at x = {worst_at:e}, f32 result rounding included");
+}
+
+#[test]
+fn short_buffers_are_named() {
+    let gpu = test_gpu();
+    let (n, m, k) = (3usize, 5, 7);
+    let sizes = [("x", n * k), ("w", (m * k).div_ceil(2)), ("bias", m), ("y", n * m)];
+    for short in ["x", "w", "bias", "y"] {
+        let buffers: Vec<_> = sizes
+            .iter()
+            .map(|&(label, words)| gpu.zeros(label, if label == short { words - 1 } else { words }).unwrap())
+            .collect();
+        let epilogue = Epilogue { bias: Some(&buffers[2]), ..Epilogue::default() };
+        let mut rec = Recorder::new(gpu);
+        let err = gemm(&mut rec, &buffers[0], &buffers[1], &buffers[3], n, m, k, &epilogue).unwrap_err();
+        assert!(
+            matches!(&err, GpuError::SizeMismatch { what, .. } if what.contains(&format!("`{short}`"))),
+            "short `{short}` gave: {err}"
+        );
+    }
+}
