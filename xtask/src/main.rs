@@ -1,15 +1,18 @@
-//! Project tasks: `cargo xtask validate-shaders`.
+//! Project tasks: `cargo xtask validate-shaders`, `cargo xtask golden [--check]`.
 
+mod golden;
 mod validate_shaders;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask <validate-shaders>";
+const USAGE: &str = "usage: cargo xtask <validate-shaders | golden [--check]>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("validate-shaders") => validate_shaders::run(),
+        Some("golden") if args.len() == 1 => golden::run(false),
+        Some("golden") if args.len() == 2 && args[1] == "--check" => golden::run(true),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);

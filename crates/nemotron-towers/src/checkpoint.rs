@@ -1,0 +1,281 @@
+//! Memory-mapped safetensors checkpoints: one `model.safetensors`, or shards listed by
+//! `model.safetensors.index.json`. Shards are opened on first use, so a release checkpoint's
+//! language-model shards are never touched; tensor bytes are read only when asked for.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use safetensors::{Dtype, SafeTensors, tensor::TensorInfo};
+
+/// A checkpoint that cannot be read, or that does not hold what the config describes.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("{path}: {message}")]
+    File { path: String, message: String },
+    #[error("{dir}: neither model.safetensors nor model.safetensors.index.json exists")]
+    NoWeights { dir: String },
+    #[error("{dir}: {} tensor problem(s):\n  {}", problems.len(), problems.join("\n  "))]
+    Tensors { dir: String, problems: Vec<String> },
+    #[error("tensor `{name}` in {path} has dtype {dtype:?}; only BF16, F16 and F32 are supported")]
+    Dtype { name: String, path: String, dtype: Dtype },
+    #[error("{dir}: cannot tell the tensor naming scheme (no audio tensors found; looked for {looked_for})")]
+    UnknownNames { dir: String, looked_for: String },
+}
+
+/// One tensor as stored: dtype, shape, little-endian bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct TensorRef<'a> {
+    pub dtype: Dtype,
+    pub shape: &'a [usize],
+    pub bytes: &'a [u8],
+}
+
+struct Shard {
+    path: PathBuf,
+    bytes: Bytes,
+    data_start: usize,
+    tensors: HashMap<String, TensorInfo>,
+    metadata: HashMap<String, String>,
+}
+
+enum Bytes {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+}
+
+/// An open checkpoint directory (or a single `.safetensors` file).
+pub struct Checkpoint {
+    dir: PathBuf,
+    shard_paths: Vec<PathBuf>,
+    shards: Vec<OnceLock<Result<Shard, String>>>,
+    /// Tensor name → shard index (all names of a single file, or the index's weight map).
+    locations: HashMap<String, usize>,
+}
+
+impl Checkpoint {
+    /// Opens `path`: a directory with `model.safetensors` or a sharded index, or one file.
+    pub fn open(path: &Path) -> Result<Self, CheckpointError> {
+        if path.is_file() {
+            return Self::single(path.parent().unwrap_or(Path::new(".")), path);
+        }
+        let single = path.join("model.safetensors");
+        let index = path.join("model.safetensors.index.json");
+        if index.is_file() {
+            Self::sharded(path, &index)
+        } else if single.is_file() {
+            Self::single(path, &single)
+        } else {
+            Err(CheckpointError::NoWeights { dir: path.display().to_string() })
+        }
+    }
+
+    /// A checkpoint held in memory (a serialized safetensors buffer), e.g. a generated one.
+    pub fn from_bytes(label: &str, bytes: Vec<u8>) -> Result<Self, CheckpointError> {
+        let path = PathBuf::from(label);
+        let shard = parse_shard(&path, Bytes::Owned(bytes)).map_err(|message| file_error(&path, message))?;
+        Ok(Self::from_shard(Path::new("."), shard))
+    }
+
+    fn single(dir: &Path, file: &Path) -> Result<Self, CheckpointError> {
+        let shard = open_shard(file).map_err(|message| file_error(file, message))?;
+        Ok(Self::from_shard(dir, shard))
+    }
+
+    fn from_shard(dir: &Path, shard: Shard) -> Self {
+        let path = shard.path.clone();
+        let locations = shard.tensors.keys().map(|name| (name.clone(), 0)).collect();
+        let cell = OnceLock::new();
+        let _ = cell.set(Ok(shard));
+        Self { dir: dir.to_path_buf(), shard_paths: vec![path], shards: vec![cell], locations }
+    }
+
+    /// The `__metadata__` of a single-file checkpoint (empty for sharded ones).
+    pub fn metadata(&self) -> HashMap<String, String> {
+        match self.shards.as_slice() {
+            [one] => one.get().and_then(|s| s.as_ref().ok()).map(|s| s.metadata.clone()).unwrap_or_default(),
+            _ => HashMap::new(),
+        }
+    }
+
+    fn sharded(dir: &Path, index: &Path) -> Result<Self, CheckpointError> {
+        #[derive(serde::Deserialize)]
+        struct Index {
+            weight_map: HashMap<String, String>,
+        }
+        let text = std::fs::read_to_string(index).map_err(|e| file_error(index, e.to_string()))?;
+        let parsed: Index = serde_json::from_str(&text).map_err(|e| file_error(index, e.to_string()))?;
+        let mut shard_paths: Vec<PathBuf> = Vec::new();
+        let mut locations = HashMap::new();
+        for (name, file) in parsed.weight_map {
+            if file.contains("..") || Path::new(&file).is_absolute() {
+                return Err(file_error(index, format!("shard path `{file}` leaves the checkpoint directory")));
+            }
+            let path = dir.join(&file);
+            let i = match shard_paths.iter().position(|p| *p == path) {
+                Some(i) => i,
+                None => {
+                    shard_paths.push(path);
+                    shard_paths.len() - 1
+                }
+            };
+            locations.insert(name, i);
+        }
+        let shards = shard_paths.iter().map(|_| OnceLock::new()).collect();
+        Ok(Self { dir: dir.to_path_buf(), shard_paths, shards, locations })
+    }
+
+    /// The directory the checkpoint was opened from.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// True when the checkpoint lists `name`.
+    pub fn contains(&self, name: &str) -> bool {
+        self.locations.contains_key(name)
+    }
+
+    /// Names of all tensors (from the index for sharded checkpoints).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.locations.keys().map(String::as_str)
+    }
+
+    fn shard(&self, i: usize) -> Result<&Shard, CheckpointError> {
+        let path = &self.shard_paths[i];
+        self.shards[i].get_or_init(|| open_shard(path)).as_ref().map_err(|message| file_error(path, message.clone()))
+    }
+
+    /// The stored tensor `name`.
+    pub fn tensor(&self, name: &str) -> Result<TensorRef<'_>, CheckpointError> {
+        let missing = || CheckpointError::Tensors {
+            dir: self.dir.display().to_string(),
+            problems: vec![format!("missing tensor `{name}`")],
+        };
+        let &i = self.locations.get(name).ok_or_else(missing)?;
+        let shard = self.shard(i)?;
+        let info = shard.tensors.get(name).ok_or_else(missing)?;
+        let (start, end) = info.data_offsets;
+        Ok(TensorRef { dtype: info.dtype, shape: &info.shape, bytes: &shard.bytes[shard.data_start + start..shard.data_start + end] })
+    }
+
+    /// Shape of `name`, or `None` when absent.
+    pub fn shape(&self, name: &str) -> Result<Option<Vec<usize>>, CheckpointError> {
+        if !self.contains(name) {
+            return Ok(None);
+        }
+        Ok(Some(self.tensor(name)?.shape.to_vec()))
+    }
+
+    /// bf16 bit patterns of `name`, borrowed from the map when stored as BF16, otherwise
+    /// converted (round to nearest even) with a logged note.
+    pub fn bf16(&self, name: &str) -> Result<Cow<'_, [u16]>, CheckpointError> {
+        let t = self.tensor(name)?;
+        match t.dtype {
+            Dtype::BF16 => Ok(match bytemuck::try_cast_slice(t.bytes) {
+                Ok(bits) => Cow::Borrowed(bits),
+                Err(_) => Cow::Owned(t.bytes.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect()),
+            }),
+            Dtype::F16 | Dtype::F32 => {
+                log::info!("`{name}` is stored as {:?}; converting to bf16 for the GPU", t.dtype);
+                Ok(Cow::Owned(self.f32(name)?.iter().map(|&v| half::bf16::from_f32(v).to_bits()).collect()))
+            }
+            dtype => Err(self.dtype_error(name, dtype)),
+        }
+    }
+
+    /// f32 values of `name` (BF16 and F16 widen exactly).
+    pub fn f32(&self, name: &str) -> Result<Vec<f32>, CheckpointError> {
+        let t = self.tensor(name)?;
+        let words = |n: usize| t.bytes.chunks_exact(n);
+        Ok(match t.dtype {
+            Dtype::F32 => words(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+            Dtype::BF16 => words(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+            Dtype::F16 => words(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+            dtype => return Err(self.dtype_error(name, dtype)),
+        })
+    }
+
+    /// f64 values of `name` (any float dtype), for reference data.
+    pub fn f64(&self, name: &str) -> Result<Vec<f64>, CheckpointError> {
+        let t = self.tensor(name)?;
+        if t.dtype == Dtype::F64 {
+            return Ok(t.bytes.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap_or([0; 8]))).collect());
+        }
+        Ok(self.f32(name)?.into_iter().map(f64::from).collect())
+    }
+
+    fn dtype_error(&self, name: &str, dtype: Dtype) -> CheckpointError {
+        let path = self.locations.get(name).map(|&i| self.shard_paths[i].display().to_string()).unwrap_or_default();
+        CheckpointError::Dtype { name: name.to_string(), path, dtype }
+    }
+
+    /// Checks every `(name, shape)` for presence, shape and a supported dtype, and reports all
+    /// problems at once.
+    pub fn check(&self, expected: &[(String, Vec<usize>)]) -> Result<(), CheckpointError> {
+        let mut problems = Vec::new();
+        for (name, shape) in expected {
+            if !self.contains(name) {
+                problems.push(format!("missing tensor `{name}` (expected shape {shape:?})"));
+                continue;
+            }
+            match self.tensor(name) {
+                Ok(t) if t.shape != shape.as_slice() => {
+                    problems.push(format!("tensor `{name}` has shape {:?}, expected {shape:?}", t.shape));
+                }
+                Ok(t) if !matches!(t.dtype, Dtype::BF16 | Dtype::F16 | Dtype::F32) => {
+                    problems.push(format!("tensor `{name}` has dtype {:?}; only BF16, F16, F32 are supported", t.dtype));
+                }
+                Ok(_) => {}
+                Err(CheckpointError::File { path, message }) => problems.push(format!("{path}: {message}")),
+                Err(e) => problems.push(e.to_string()),
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(CheckpointError::Tensors { dir: self.dir.display().to_string(), problems })
+        }
+    }
+}
+
+fn file_error(path: &Path, message: impl Into<String>) -> CheckpointError {
+    CheckpointError::File { path: path.display().to_string(), message: message.into() }
+}
+
+fn open_shard(path: &Path) -> Result<Shard, String> {
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    // SAFETY: the map is read-only; a checkpoint modified while open is the caller's mistake and
+    // can at worst yield wrong values, which the shape/dtype checks do not hide.
+    let mmap = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?;
+    parse_shard(path, Bytes::Mapped(mmap))
+}
+
+fn parse_shard(path: &Path, bytes: Bytes) -> Result<Shard, String> {
+    let (header, parsed) = SafeTensors::read_metadata(&bytes).map_err(|e| format!("not a safetensors file: {e}"))?;
+    let tensors = parsed.tensors().into_iter().map(|(name, info)| (name, info.clone())).collect();
+    let metadata = parsed.metadata().clone().unwrap_or_default();
+    Ok(Shard { path: path.to_path_buf(), bytes, data_start: 8 + header, tensors, metadata })
+}
+
+impl std::fmt::Debug for Checkpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Checkpoint({}, {} tensors in {} file(s))", self.dir.display(), self.locations.len(), self.shard_paths.len())
+    }
+}
+
+impl std::fmt::Debug for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Shard({})", self.path.display())
+    }
+}

@@ -1,0 +1,443 @@
+//! `config.json` of a Transcribe checkpoint (`model_type` `nemo_speechlm`) or of a standalone
+//! diarization checkpoint (`nemotron3_diarization`). Missing fields take the upstream defaults
+//! (spec §1, §5.1); everything the towers need is derived here and validated once.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+/// A config that cannot describe a runnable model.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("reading {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("parsing {path}: {source}")]
+    Json { path: String, source: serde_json::Error },
+    #[error("{path}: unknown model_type `{found}` (expected `nemo_speechlm` or `nemotron3_diarization`)")]
+    UnknownModelType { path: String, found: String },
+    #[error("invalid config: {0}")]
+    Invalid(String),
+}
+
+/// Largest widths and counts accepted; far above the release model, far below anything that
+/// would overflow the index arithmetic of the kernels.
+const MAX_WIDTH: usize = 1 << 15;
+const MAX_LAYERS: usize = 512;
+
+/// One transformer encoder tower (ASR or Sortformer), derived from its sub-config.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EncoderConfig {
+    /// Model width d.
+    pub hidden: usize,
+    /// MLP width.
+    pub intermediate: usize,
+    pub heads: usize,
+    pub head_dim: usize,
+    pub layers: usize,
+    /// Rotary dimensions per head (`head_dim · partial_rotary_factor`, even).
+    pub rotary_dims: usize,
+    pub rope_theta: f64,
+    /// Per-head q/k LayerNorm (ASR tower: yes; Sortformer: no).
+    pub qk_norm: bool,
+    pub mel_bins: usize,
+    /// Mel frames stacked per encoder frame.
+    pub subsampling: usize,
+}
+
+impl EncoderConfig {
+    /// Width of one stacked input row (`subsampling · mel_bins`).
+    pub fn stacked_features(&self) -> usize {
+        self.subsampling * self.mel_bins
+    }
+}
+
+/// Chunked inference schedule (spec §4.1), in encoder frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkConfig {
+    pub length: usize,
+    pub left_context: usize,
+    pub right_context: usize,
+}
+
+/// Arrival-order speaker cache + FIFO (spec §5.1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpeakerCacheConfig {
+    pub fifo_length: usize,
+    pub update_period: usize,
+    pub cache_length: usize,
+    pub silence_frames_per_speaker: usize,
+    pub score_threshold: f64,
+    pub latest_frames_boost: f64,
+    pub strong_boost_rate: f64,
+    pub weak_boost_rate: f64,
+    pub min_positive_scores_rate: f64,
+}
+
+/// The Sortformer diarizer: encoder, head, chunking and cache.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiarizationConfig {
+    pub encoder: EncoderConfig,
+    /// Width of the head (`proj` output, upsampler channels per sub-frame).
+    pub head_hidden: usize,
+    pub speakers: usize,
+    pub chunks: ChunkConfig,
+    pub cache: SpeakerCacheConfig,
+}
+
+/// The whole Transcribe audio module.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TranscribeConfig {
+    pub asr: EncoderConfig,
+    pub diarization: DiarizationConfig,
+    pub speaker_activity_threshold: f64,
+    /// Projector output width (the language model's hidden size).
+    pub text_hidden: usize,
+}
+
+/// What a checkpoint directory holds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelConfig {
+    Transcribe(TranscribeConfig),
+    Diarization(DiarizationConfig),
+}
+
+impl ModelConfig {
+    /// Reads and validates `config.json`.
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
+        Self::from_json(&text).map_err(|e| match e {
+            ConfigError::Json { source, .. } => ConfigError::Json { path: path.display().to_string(), source },
+            ConfigError::UnknownModelType { found, .. } => {
+                ConfigError::UnknownModelType { path: path.display().to_string(), found }
+            }
+            other => other,
+        })
+    }
+
+    /// Parses and validates a config from its JSON text.
+    pub fn from_json(text: &str) -> Result<Self, ConfigError> {
+        let text = &python_json_to_json(text);
+        let json = |source| ConfigError::Json { path: "config.json".into(), source };
+        let top: RawTop = serde_json::from_str(text).map_err(json)?;
+        let config = match top.model_type.as_str() {
+            "nemo_speechlm" => {
+                let raw: RawTranscribe = serde_json::from_str(text).map_err(json)?;
+                ModelConfig::Transcribe(raw.resolve()?)
+            }
+            "nemotron3_diarization" => {
+                let raw: RawDiarization = serde_json::from_str(text).map_err(json)?;
+                ModelConfig::Diarization(raw.resolve()?)
+            }
+            other => return Err(ConfigError::UnknownModelType { path: "config.json".into(), found: other.into() }),
+        };
+        Ok(config)
+    }
+
+    /// The diarizer of either kind of checkpoint.
+    pub fn diarization(&self) -> &DiarizationConfig {
+        match self {
+            ModelConfig::Transcribe(t) => &t.diarization,
+            ModelConfig::Diarization(d) => d,
+        }
+    }
+}
+
+/// Python's `json` writes `NaN`, `Infinity` and `-Infinity` (Transformers configs do, e.g. the
+/// language model's `time_step_limit`); JSON has no such tokens. They become `null` here: no field
+/// the audio module reads can hold one.
+fn python_json_to_json(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut escaped) = (false, false);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if c == '"' {
+            in_string = true;
+        } else if let Some(token) = ["-Infinity", "Infinity", "NaN"].into_iter().find(|t| rest.starts_with(t)) {
+            out.push_str("null");
+            rest = &rest[token.len()..];
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+// ---- raw serde structures: optional fields, upstream defaults applied in `resolve` ----
+
+#[derive(Deserialize)]
+struct RawTop {
+    #[serde(default)]
+    model_type: String,
+}
+
+#[derive(Deserialize, Default)]
+struct RawRope {
+    partial_rotary_factor: Option<f64>,
+    rope_theta: Option<f64>,
+}
+
+#[derive(Deserialize, Default)]
+struct RawEncoder {
+    hidden_size: Option<usize>,
+    intermediate_size: Option<usize>,
+    num_attention_heads: Option<usize>,
+    num_key_value_heads: Option<usize>,
+    num_hidden_layers: Option<usize>,
+    num_mel_bins: Option<usize>,
+    subsampling_factor: Option<usize>,
+    hidden_act: Option<String>,
+    rope_parameters: Option<RawRope>,
+}
+
+#[derive(Deserialize, Default)]
+struct RawHead {
+    hidden_size: Option<usize>,
+    num_speakers: Option<usize>,
+}
+
+#[derive(Deserialize, Default)]
+struct RawStreaming {
+    speaker_cache_length: Option<usize>,
+    speaker_cache_silence_frames_per_speaker: Option<usize>,
+    prediction_score_threshold: Option<f64>,
+    latest_frames_score_boost: Option<f64>,
+    strong_boost_rate: Option<f64>,
+    weak_boost_rate: Option<f64>,
+    min_positive_scores_rate: Option<f64>,
+}
+
+#[derive(Deserialize, Default)]
+struct RawDiarization {
+    #[serde(default)]
+    audio_config: RawEncoder,
+    #[serde(default)]
+    head_config: RawHead,
+    #[serde(default)]
+    streaming_config: RawStreaming,
+    chunk_length: Option<usize>,
+    chunk_left_context: Option<usize>,
+    chunk_right_context: Option<usize>,
+    fifo_length: Option<usize>,
+    speaker_cache_update_period: Option<usize>,
+}
+
+#[derive(Deserialize, Default)]
+struct RawAudio {
+    #[serde(default)]
+    asr_config: RawEncoder,
+    #[serde(default)]
+    diarization_config: RawDiarization,
+    speaker_activity_threshold: Option<f64>,
+}
+
+#[derive(Deserialize, Default)]
+struct RawText {
+    hidden_size: Option<usize>,
+}
+
+#[derive(Deserialize)]
+struct RawTranscribe {
+    #[serde(default)]
+    audio_config: RawAudio,
+    #[serde(default)]
+    text_config: RawText,
+}
+
+/// Upstream defaults of one tower (spec §1.1, §1.2).
+struct EncoderDefaults {
+    name: &'static str,
+    hidden: usize,
+    intermediate: usize,
+    heads: usize,
+    layers: usize,
+    partial_rotary: f64,
+    qk_norm: bool,
+}
+
+const ASR_DEFAULTS: EncoderDefaults = EncoderDefaults {
+    name: "asr_config",
+    hidden: 1280,
+    intermediate: 5120,
+    heads: 10,
+    layers: 32,
+    partial_rotary: 0.5,
+    qk_norm: true,
+};
+
+const DIARIZATION_DEFAULTS: EncoderDefaults = EncoderDefaults {
+    name: "diarization audio_config",
+    hidden: 512,
+    intermediate: 2048,
+    heads: 8,
+    layers: 31,
+    partial_rotary: 1.0,
+    qk_norm: false,
+};
+
+fn invalid(message: String) -> ConfigError {
+    ConfigError::Invalid(message)
+}
+
+fn in_range(name: &str, value: usize, max: usize) -> Result<usize, ConfigError> {
+    if value == 0 || value > max {
+        return Err(invalid(format!("{name} = {value} (must be 1..={max})")));
+    }
+    Ok(value)
+}
+
+impl RawEncoder {
+    fn resolve(&self, d: &EncoderDefaults) -> Result<EncoderConfig, ConfigError> {
+        let name = d.name;
+        let hidden = in_range(&format!("{name}.hidden_size"), self.hidden_size.unwrap_or(d.hidden), MAX_WIDTH)?;
+        let intermediate = in_range(
+            &format!("{name}.intermediate_size"),
+            self.intermediate_size.unwrap_or(d.intermediate),
+            4 * MAX_WIDTH,
+        )?;
+        let heads = in_range(&format!("{name}.num_attention_heads"), self.num_attention_heads.unwrap_or(d.heads), 1024)?;
+        let layers = in_range(&format!("{name}.num_hidden_layers"), self.num_hidden_layers.unwrap_or(d.layers), MAX_LAYERS)?;
+        let mel_bins = in_range(&format!("{name}.num_mel_bins"), self.num_mel_bins.unwrap_or(128), 1024)?;
+        let subsampling = in_range(&format!("{name}.subsampling_factor"), self.subsampling_factor.unwrap_or(8), 64)?;
+        if hidden % heads != 0 {
+            return Err(invalid(format!("{name}: {heads} heads do not divide hidden_size {hidden}")));
+        }
+        if let Some(kv) = self.num_key_value_heads.filter(|&kv| kv != heads) {
+            return Err(invalid(format!("{name}: num_key_value_heads {kv} != num_attention_heads {heads} (only MHA exists)")));
+        }
+        if let Some(act) = self.hidden_act.as_deref().filter(|&a| a != "gelu") {
+            return Err(invalid(format!("{name}: hidden_act `{act}` (only exact `gelu` is implemented)")));
+        }
+        let head_dim = hidden / heads;
+        if head_dim > 128 {
+            return Err(invalid(format!("{name}: head_dim {head_dim} exceeds the attention kernel's 128")));
+        }
+        let rope = self.rope_parameters.as_ref();
+        let partial = rope.and_then(|r| r.partial_rotary_factor).unwrap_or(d.partial_rotary);
+        let rope_theta = rope.and_then(|r| r.rope_theta).unwrap_or(10_000.0);
+        if !(0.0..=1.0).contains(&partial) || !(rope_theta.is_finite() && rope_theta > 1.0) {
+            return Err(invalid(format!("{name}: rope parameters partial_rotary_factor {partial}, rope_theta {rope_theta}")));
+        }
+        // HF: `int(head_dim * partial_rotary_factor)`.
+        let rotary_dims = (head_dim as f64 * partial) as usize;
+        if rotary_dims == 0 || rotary_dims % 2 != 0 {
+            return Err(invalid(format!("{name}: rotary dimensions {rotary_dims} must be even and positive")));
+        }
+        Ok(EncoderConfig {
+            hidden,
+            intermediate,
+            heads,
+            head_dim,
+            layers,
+            rotary_dims,
+            rope_theta,
+            qk_norm: d.qk_norm,
+            mel_bins,
+            subsampling,
+        })
+    }
+}
+
+impl RawDiarization {
+    fn resolve(&self) -> Result<DiarizationConfig, ConfigError> {
+        let encoder = self.audio_config.resolve(&DIARIZATION_DEFAULTS)?;
+        let head_hidden = in_range("head_config.hidden_size", self.head_config.hidden_size.unwrap_or(192), MAX_WIDTH)?;
+        let speakers = in_range("head_config.num_speakers", self.head_config.num_speakers.unwrap_or(8), 64)?;
+        let chunks = ChunkConfig {
+            length: in_range("chunk_length", self.chunk_length.unwrap_or(500), 1 << 20)?,
+            left_context: self.chunk_left_context.unwrap_or(50),
+            right_context: self.chunk_right_context.unwrap_or(50),
+        };
+        let s = &self.streaming_config;
+        let cache = SpeakerCacheConfig {
+            fifo_length: self.fifo_length.unwrap_or(40),
+            update_period: self.speaker_cache_update_period.unwrap_or(300),
+            cache_length: s.speaker_cache_length.unwrap_or(188),
+            silence_frames_per_speaker: s.speaker_cache_silence_frames_per_speaker.unwrap_or(1),
+            score_threshold: s.prediction_score_threshold.unwrap_or(0.25),
+            latest_frames_boost: s.latest_frames_score_boost.unwrap_or(0.05),
+            strong_boost_rate: s.strong_boost_rate.unwrap_or(0.75),
+            weak_boost_rate: s.weak_boost_rate.unwrap_or(1.5),
+            min_positive_scores_rate: s.min_positive_scores_rate.unwrap_or(0.5),
+        };
+        let budget = cache.cache_length / speakers;
+        if budget <= cache.silence_frames_per_speaker {
+            return Err(invalid(format!(
+                "speaker_cache_length {} leaves no frames per speaker for {speakers} speakers",
+                cache.cache_length
+            )));
+        }
+        if chunks.left_context + chunks.right_context > 1 << 20 || cache.fifo_length > 1 << 20 {
+            return Err(invalid("chunk contexts or fifo_length absurdly large".into()));
+        }
+        Ok(DiarizationConfig { encoder, head_hidden, speakers, chunks, cache })
+    }
+}
+
+impl RawTranscribe {
+    fn resolve(&self) -> Result<TranscribeConfig, ConfigError> {
+        let asr = self.audio_config.asr_config.resolve(&ASR_DEFAULTS)?;
+        let diarization = self.audio_config.diarization_config.resolve()?;
+        if (asr.mel_bins, asr.subsampling) != (diarization.encoder.mel_bins, diarization.encoder.subsampling) {
+            return Err(invalid("the ASR and diarization towers disagree on mel bins or subsampling".into()));
+        }
+        let threshold = self.audio_config.speaker_activity_threshold.unwrap_or(0.5);
+        if !(0.0..=1.0).contains(&threshold) {
+            return Err(invalid(format!("speaker_activity_threshold {threshold} outside [0, 1]")));
+        }
+        let text_hidden = in_range("text_config.hidden_size", self.text_config.hidden_size.unwrap_or(2688), 4 * MAX_WIDTH)?;
+        Ok(TranscribeConfig { asr, diarization, speaker_activity_threshold: threshold, text_hidden })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_transcribe_config_takes_release_defaults() {
+        let ModelConfig::Transcribe(c) = ModelConfig::from_json(r#"{"model_type":"nemo_speechlm"}"#).unwrap() else {
+            panic!("not a transcribe config")
+        };
+        assert_eq!((c.asr.hidden, c.asr.heads, c.asr.head_dim, c.asr.layers), (1280, 10, 128, 32));
+        assert_eq!((c.asr.rotary_dims, c.asr.intermediate, c.asr.qk_norm), (64, 5120, true));
+        let d = &c.diarization;
+        assert_eq!((d.encoder.hidden, d.encoder.heads, d.encoder.layers, d.encoder.rotary_dims), (512, 8, 31, 64));
+        assert_eq!((d.head_hidden, d.speakers, d.encoder.qk_norm), (192, 8, false));
+        assert_eq!(d.chunks, ChunkConfig { length: 500, left_context: 50, right_context: 50 });
+        assert_eq!((d.cache.fifo_length, d.cache.update_period, d.cache.cache_length), (40, 300, 188));
+        assert_eq!(c.text_hidden, 2688);
+    }
+
+    #[test]
+    fn python_non_finite_numbers_are_read_as_null() {
+        let text = r#"{"model_type":"nemo_speechlm","x":[0.0,Infinity,-Infinity,NaN],"s":"Infinity \"NaN\""}"#;
+        assert_eq!(
+            python_json_to_json(text),
+            r#"{"model_type":"nemo_speechlm","x":[0.0,null,null,null],"s":"Infinity \"NaN\""}"#
+        );
+        assert!(ModelConfig::from_json(text).is_ok());
+    }
+
+    #[test]
+    fn rejects_bad_sizes_with_the_field_named() {
+        for (json, needle) in [
+            (r#"{"model_type":"nemo_speechlm","audio_config":{"asr_config":{"num_attention_heads":3}}}"#, "do not divide"),
+            (r#"{"model_type":"nemo_speechlm","audio_config":{"asr_config":{"hidden_size":0}}}"#, "hidden_size = 0"),
+            (
+                r#"{"model_type":"nemotron3_diarization","audio_config":{"hidden_size":60,"num_attention_heads":2,
+                   "rope_parameters":{"partial_rotary_factor":0.5}}}"#,
+                "must be even",
+            ),
+            (r#"{"model_type":"whisper"}"#, "unknown model_type"),
+            (r#"{"model_type":"nemo_speechlm","audio_config":{"asr_config":{"hidden_size":"big"}}}"#, "parsing"),
+        ] {
+            let err = ModelConfig::from_json(json).unwrap_err().to_string();
+            assert!(err.contains(needle), "{err} should mention {needle}");
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! Speaker fusion and the projector (spec §6): binarised speaker activity → LayerNorm(8) →
+//! sinusoidal speaker table, added to LayerNorm(ASR states), then the Linear projector to the
+//! language model's width. The 8-wide part runs on the host; the wide part on the GPU.
+
+use audio_kernels::reference::speaker_table;
+use audio_kernels::{Epilogue, LAYER_NORM_EPS, gemm, layer_norm, speaker_fusion};
+use gpu_core::{Gpu, GpuBuffer, Recorder};
+
+use crate::checkpoint::Checkpoint;
+use crate::config::TranscribeConfig;
+use crate::error::Result;
+use crate::names::FusionNames;
+use crate::weights::{self, Expectations, FusionWeights, GpuStore};
+
+/// Fused states and projected rows of one recording.
+pub struct FusionOutput {
+    /// `[T, d]`: LayerNorm(ASR states) + speaker embedding (before the projector).
+    pub fused: Vec<f32>,
+    /// `[tokens, text_hidden]`: projector output for the valid tokens.
+    pub embeds: Vec<f32>,
+}
+
+/// Fusion weights on the GPU plus the host-side speaker norm.
+pub struct Fusion {
+    gpu: Gpu,
+    weights: FusionWeights<GpuBuffer, GpuBuffer>,
+    speaker_norm: (Vec<f64>, Vec<f64>),
+    table: GpuBuffer,
+    threshold: f64,
+    hidden: usize,
+    speakers: usize,
+    text_hidden: usize,
+}
+
+impl Fusion {
+    /// Lists the fusion tensors for a one-pass checkpoint check.
+    pub fn expect(expected: &mut Expectations, names: &FusionNames, c: &TranscribeConfig) -> Result<()> {
+        weights::fusion(expected, names, c.asr.hidden, c.diarization.speakers, c.text_hidden)?;
+        Ok(())
+    }
+
+    pub fn load(gpu: &Gpu, checkpoint: &Checkpoint, names: &FusionNames, c: &TranscribeConfig) -> Result<Self> {
+        let (hidden, speakers) = (c.asr.hidden, c.diarization.speakers);
+        let weights = weights::fusion(&mut GpuStore { checkpoint, gpu }, names, hidden, speakers, c.text_hidden)?;
+        let widen = |name: String| -> Result<Vec<f64>> { Ok(checkpoint.f32(&name)?.into_iter().map(f64::from).collect()) };
+        let speaker_norm =
+            (widen(format!("{}.weight", names.speaker_norm))?, widen(format!("{}.bias", names.speaker_norm))?);
+        let table = gpu.upload_f32("speaker table", &speaker_table(speakers, hidden))?;
+        Ok(Self {
+            gpu: gpu.clone(),
+            weights,
+            speaker_norm,
+            table,
+            threshold: c.speaker_activity_threshold,
+            hidden,
+            speakers,
+            text_hidden: c.text_hidden,
+        })
+    }
+
+    /// `z[t] = LayerNorm_8(p[t] > threshold)` for every frame (padding included).
+    pub fn speaker_features(&self, probabilities: &[f64]) -> Vec<f32> {
+        let (weight, bias) = &self.speaker_norm;
+        let active: Vec<f64> = probabilities.iter().map(|&p| if p > self.threshold { 1.0 } else { 0.0 }).collect();
+        audio_kernels::reference::layer_norm(&active, weight, bias, self.speakers, LAYER_NORM_EPS as f64)
+            .into_iter()
+            .map(|v| v as f32)
+            .collect()
+    }
+
+    /// ASR states `[T, d]` and encoder-rate speaker probabilities `[T, speakers]` → fused states
+    /// and the projector rows of the first `tokens` frames.
+    pub fn run(&self, asr_hidden: &[f32], probabilities: &[f64], tokens: usize) -> Result<FusionOutput> {
+        let (d, text) = (self.hidden, self.text_hidden);
+        let frames = asr_hidden.len() / d;
+        let z = self.speaker_features(probabilities);
+        let limit = self.gpu.limits().max_storage_buffer_binding_size as usize;
+        let block = (limit / (4 * d.max(text))).clamp(1, 4096);
+        let mut fused = Vec::with_capacity(asr_hidden.len());
+        let mut embeds = Vec::with_capacity(tokens * text);
+        for start in (0..frames).step_by(block) {
+            let rows = block.min(frames - start);
+            let keep = tokens.saturating_sub(start).min(rows);
+            let hidden = self.gpu.upload_f32("asr hidden", &asr_hidden[start * d..(start + rows) * d])?;
+            let z_rows = self.gpu.upload_f32("speaker features", &z[start * self.speakers..(start + rows) * self.speakers])?;
+            let fused_rows = self.gpu.zeros("fused", rows * d)?;
+            let out = self.gpu.zeros("audio embeds", rows * text)?;
+            let mut rec = Recorder::new(&self.gpu);
+            let w = &self.weights;
+            layer_norm(&mut rec, &hidden, &w.asr_norm.weight, &w.asr_norm.bias, &fused_rows, rows, d, LAYER_NORM_EPS)?;
+            speaker_fusion(&mut rec, &fused_rows, &z_rows, &self.table, rows, d, self.speakers)?;
+            let projector = Epilogue { bias: w.projector.bias.as_ref(), ..Epilogue::default() };
+            gemm(&mut rec, &fused_rows, &w.projector.weight, &out, keep, text, d, &projector)?;
+            rec.submit()?;
+            fused.extend(self.gpu.read_f32(&fused_rows)?.into_iter().take(rows * d));
+            embeds.extend(self.gpu.read_f32_range(&out, 0, keep * text)?);
+        }
+        Ok(FusionOutput { fused, embeds })
+    }
+}

@@ -1,0 +1,229 @@
+//! Golden test data: small random checkpoints in the real layouts, with inputs and the f64 CPU
+//! reference's outputs, written to `testdata/golden/` by `cargo xtask golden` and checked by the
+//! tower tests. Everything is derived from a seed, so `cargo xtask golden --check` can rebuild
+//! the files and compare.
+
+use std::collections::HashMap;
+
+use audio_kernels::testing::Rng;
+
+use crate::checkpoint::Checkpoint;
+use crate::config::{DiarizationConfig, EncoderConfig, ModelConfig};
+use crate::error::{Error, Result};
+use crate::names::{EncoderNames, HeadNames, ModelNames};
+use crate::reference::{self, TowerInput};
+use crate::tensor_file::{Tensor, serialize};
+use crate::weights::{self, Expectations, HostStore};
+
+/// Which tower a golden case exercises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GoldenTower {
+    /// The ASR tower of a Transcribe checkpoint (stacked-features input).
+    Asr,
+    /// The Sortformer encoder and head (features input and embedded input).
+    Diarization,
+}
+
+/// One golden file's recipe.
+#[derive(Clone, Debug)]
+pub struct GoldenCase {
+    pub name: &'static str,
+    pub tower: GoldenTower,
+    /// Transformers names (q/k/v separate) instead of the release's NeMo names.
+    pub transformers_names: bool,
+    pub config_json: &'static str,
+    /// Rows of the features run and how many of them are valid (the rest is padding).
+    pub rows: usize,
+    pub valid: usize,
+    /// Rows of the embedded run (Sortformer only).
+    pub embedded_rows: usize,
+    pub seed: u64,
+}
+
+/// The committed cases: odd head counts, rotary dims below head_dim, with and without q/k norm,
+/// both name styles.
+pub fn cases() -> Vec<GoldenCase> {
+    vec![
+        GoldenCase {
+            name: "asr-odd-heads",
+            tower: GoldenTower::Asr,
+            transformers_names: false,
+            config_json: r#"{"model_type":"nemo_speechlm","audio_config":{"asr_config":{"hidden_size":48,
+                "intermediate_size":80,"num_attention_heads":3,"num_hidden_layers":2,"num_mel_bins":16,
+                "subsampling_factor":4,"rope_parameters":{"partial_rotary_factor":0.5,"rope_theta":10000.0}},
+                "diarization_config":{"audio_config":{"hidden_size":16,"intermediate_size":16,"num_attention_heads":2,
+                "num_hidden_layers":1,"num_mel_bins":16,"subsampling_factor":4}}},"text_config":{"hidden_size":24}}"#,
+            rows: 37,
+            valid: 31,
+            embedded_rows: 0,
+            seed: 0x601d_0001,
+        },
+        GoldenCase {
+            name: "asr-rot4-hf-names",
+            tower: GoldenTower::Asr,
+            transformers_names: true,
+            config_json: r#"{"model_type":"nemo_speechlm","audio_config":{"asr_config":{"hidden_size":36,
+                "intermediate_size":50,"num_attention_heads":3,"num_hidden_layers":1,"num_mel_bins":8,
+                "subsampling_factor":8,"rope_parameters":{"partial_rotary_factor":0.34,"rope_theta":500.0}},
+                "diarization_config":{"audio_config":{"hidden_size":16,"intermediate_size":16,"num_attention_heads":2,
+                "num_hidden_layers":1,"num_mel_bins":8,"subsampling_factor":8}}},"text_config":{"hidden_size":24}}"#,
+            rows: 13,
+            valid: 13,
+            embedded_rows: 0,
+            seed: 0x601d_0002,
+        },
+        GoldenCase {
+            name: "diarization-five-heads",
+            tower: GoldenTower::Diarization,
+            transformers_names: true,
+            config_json: r#"{"model_type":"nemotron3_diarization","audio_config":{"hidden_size":40,
+                "intermediate_size":72,"num_attention_heads":5,"num_hidden_layers":2,"num_mel_bins":8,
+                "subsampling_factor":8},"head_config":{"hidden_size":20,"num_speakers":8}}"#,
+            rows: 29,
+            valid: 22,
+            embedded_rows: 41,
+            seed: 0x601d_0003,
+        },
+    ]
+}
+
+/// A golden file opened for testing.
+pub struct Golden {
+    pub checkpoint: Checkpoint,
+    pub tower: GoldenTower,
+    pub config: ModelConfig,
+    pub names: ModelNames,
+}
+
+const META_CONFIG: &str = "golden.config";
+const META_TOWER: &str = "golden.tower";
+
+impl Golden {
+    /// Opens a golden file written by [`build`].
+    pub fn open(checkpoint: Checkpoint) -> Result<Self> {
+        let meta = checkpoint.metadata();
+        let (Some(config), Some(tower)) = (meta.get(META_CONFIG), meta.get(META_TOWER)) else {
+            return Err(Error::Input(format!("{} is not a golden file (no metadata)", checkpoint.dir().display())));
+        };
+        let config = ModelConfig::from_json(config)?;
+        let tower = if tower == "asr" { GoldenTower::Asr } else { GoldenTower::Diarization };
+        let names = ModelNames::detect(&checkpoint)?;
+        Ok(Self { checkpoint, tower, config, names })
+    }
+
+    /// The tower's config and names.
+    pub fn encoder(&self) -> Result<(&EncoderConfig, &EncoderNames)> {
+        match (&self.config, self.tower, &self.names.asr) {
+            (ModelConfig::Transcribe(t), GoldenTower::Asr, Some(names)) => Ok((&t.asr, names)),
+            (config, GoldenTower::Diarization, _) => Ok((&config.diarization().encoder, &self.names.diarization)),
+            _ => Err(Error::Input("golden file's tower does not match its config".into())),
+        }
+    }
+
+    /// The valid-row mask stored under `name`.
+    pub fn mask(&self, name: &str) -> Result<Vec<bool>> {
+        Ok(self.checkpoint.f32(name)?.iter().map(|&v| v != 0.0).collect())
+    }
+}
+
+/// Tensor names inside golden files.
+pub mod keys {
+    pub const FEATURES: &str = "golden.input.features";
+    pub const FEATURES_VALID: &str = "golden.input.features_valid";
+    pub const EMBEDDINGS: &str = "golden.input.embeddings";
+    pub const EMBEDDINGS_VALID: &str = "golden.input.embeddings_valid";
+    pub const EXPECTED_FEATURES: &str = "golden.expected.features";
+    pub const EXPECTED_EMBEDDINGS: &str = "golden.expected.embeddings";
+    pub const EXPECTED_LOGITS: &str = "golden.expected.logits";
+}
+
+fn mask_tensor(rows: usize, valid: usize) -> Tensor {
+    let mask: Vec<f32> = (0..rows).map(|i| if i < valid { 1.0 } else { 0.0 }).collect();
+    Tensor::f32(vec![rows], &mask)
+}
+
+/// Random weights for every tensor the tower asks for: matrices bf16 with a 1/√fan-in scale,
+/// norm weights near 1, biases and embeddings small.
+fn random_weights(expected: &[(String, Vec<usize>)], rng: &mut Rng) -> Vec<(String, Tensor)> {
+    expected
+        .iter()
+        .map(|(name, shape)| {
+            let count: usize = shape.iter().product();
+            let tensor = if shape.len() >= 2 {
+                let fan_in: usize = shape[1..].iter().product();
+                let bits = rng.bf16s(count, (3.0 / fan_in as f64).sqrt());
+                Tensor::bf16(shape.clone(), &bits)
+            } else if name.ends_with(".weight") {
+                Tensor::f32(shape.clone(), &rng.f32s(count, 0.2).iter().map(|v| 1.0 + v).collect::<Vec<_>>())
+            } else {
+                Tensor::f32(shape.clone(), &rng.f32s(count, 0.2))
+            };
+            (name.clone(), tensor)
+        })
+        .collect()
+}
+
+/// Builds the golden file of `case`: weights, inputs, and the f64 reference outputs.
+pub fn build(case: &GoldenCase) -> Result<Vec<u8>> {
+    let config = ModelConfig::from_json(case.config_json)?;
+    let names = match (case.tower, case.transformers_names) {
+        (GoldenTower::Asr, false) => ModelNames::nemo(),
+        (GoldenTower::Asr, true) => ModelNames::transformers(),
+        (GoldenTower::Diarization, _) => ModelNames::standalone_diarization(),
+    };
+    let (encoder_config, encoder_names) = match (&config, case.tower, &names.asr) {
+        (ModelConfig::Transcribe(t), GoldenTower::Asr, Some(asr)) => (&t.asr, asr),
+        (config, GoldenTower::Diarization, _) => (&config.diarization().encoder, &names.diarization),
+        _ => return Err(Error::Input(format!("golden case {}: tower and config disagree", case.name))),
+    };
+    let mut expected = Expectations::default();
+    weights::encoder(&mut expected, encoder_names, encoder_config)?;
+    if case.tower == GoldenTower::Diarization {
+        weights::head(&mut expected, &names.head, config.diarization())?;
+    }
+    let mut rng = Rng::new(case.seed);
+    let mut tensors = random_weights(&expected.0, &mut rng);
+    let c = encoder_config;
+    let features = rng.f32s(case.rows * c.stacked_features(), 1.7);
+    let weights_only = Checkpoint::from_bytes(case.name, serialize(&tensors, HashMap::new())?)?;
+    let host = weights::encoder(&mut HostStore(&weights_only), encoder_names, c)?;
+    let valid: Vec<bool> = (0..case.rows).map(|i| i < case.valid).collect();
+    let features64: Vec<f64> = features.iter().map(|&v| v as f64).collect();
+    let out = reference::encoder(&host, c, TowerInput::Features(&features64), &valid);
+    tensors.push((keys::FEATURES.into(), Tensor::f32(vec![case.rows, c.stacked_features()], &features)));
+    tensors.push((keys::FEATURES_VALID.into(), mask_tensor(case.rows, case.valid)));
+    tensors.push((keys::EXPECTED_FEATURES.into(), Tensor::f64(vec![case.rows, c.hidden], &out)));
+    if case.tower == GoldenTower::Diarization {
+        tensors.extend(embedded_run(case, config.diarization(), &names.head, &host, &weights_only, &mut rng)?);
+    }
+    let tower = if case.tower == GoldenTower::Asr { "asr" } else { "diarization" };
+    let metadata = HashMap::from([
+        (META_CONFIG.to_string(), case.config_json.to_string()),
+        (META_TOWER.to_string(), tower.to_string()),
+    ]);
+    serialize(&tensors, metadata)
+}
+
+/// The Sortformer's own path: embedded rows (all valid, as cache + FIFO + chunk are) through the
+/// encoder and the head.
+fn embedded_run(
+    case: &GoldenCase,
+    c: &DiarizationConfig,
+    head_names: &HeadNames,
+    host: &reference::HostEncoder,
+    weights_only: &Checkpoint,
+    rng: &mut Rng,
+) -> Result<Vec<(String, Tensor)>> {
+    let (n, d) = (case.embedded_rows, c.encoder.hidden);
+    let embeddings = rng.f32s(n * d, 1.0);
+    let embeddings64: Vec<f64> = embeddings.iter().map(|&v| v as f64).collect();
+    let encoded = reference::encoder(host, &c.encoder, TowerInput::Embeddings(&embeddings64), &vec![true; n]);
+    let head = weights::head(&mut HostStore(weights_only), head_names, c)?;
+    let logits = reference::head(&head, c, &encoded, n);
+    Ok(vec![
+        (keys::EMBEDDINGS.into(), Tensor::f32(vec![n, d], &embeddings)),
+        (keys::EMBEDDINGS_VALID.into(), mask_tensor(n, n)),
+        (keys::EXPECTED_EMBEDDINGS.into(), Tensor::f64(vec![n, d], &encoded)),
+        (keys::EXPECTED_LOGITS.into(), Tensor::f64(vec![n * c.encoder.subsampling, c.speakers], &logits)),
+    ])
+}

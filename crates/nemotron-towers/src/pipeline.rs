@@ -1,0 +1,206 @@
+//! The audio module end to end (spec §0): PCM → log-mel → ASR tower and Sortformer → fusion →
+//! projector, for a Transcribe checkpoint; PCM → log-mel → Sortformer for a diarizer alone.
+
+use std::path::Path;
+
+use gpu_core::Gpu;
+
+use crate::asr::AsrEncoder;
+use crate::checkpoint::Checkpoint;
+use crate::config::{DiarizationConfig, ModelConfig, TranscribeConfig};
+use crate::error::{Error, Result};
+use crate::frontend::{Features, LogMel};
+use crate::fusion::Fusion;
+use crate::names::ModelNames;
+use crate::sortformer::{Sortformer, encoder_rate_probabilities};
+use crate::weights::{self, Expectations};
+
+/// Reports progress: (stage, steps done, steps in all).
+pub type Progress<'a> = &'a mut dyn FnMut(&str, usize, usize);
+
+/// Everything the audio module computes for one recording (spec §7's parity checkpoints).
+#[derive(Clone, Debug)]
+pub struct AudioOutputs {
+    pub features: Features,
+    /// `[T, d]` ASR tower output (before `asr_norm`).
+    pub asr_hidden: Vec<f32>,
+    /// `[F, speakers]` at 10 ms.
+    pub speaker_logits: Vec<f32>,
+    /// `[T, speakers]`: mean of the sub-frame sigmoids per encoder frame.
+    pub speaker_probabilities: Vec<f32>,
+    /// `[T, d]` fused states (before the projector).
+    pub fused: Vec<f32>,
+    /// `[tokens, text_hidden]` rows for the `<|audio|>` positions (f32; round to bf16 at the LM).
+    pub audio_embeds: Vec<f32>,
+}
+
+/// What the diarizer computes for one recording.
+#[derive(Clone, Debug)]
+pub struct Diarization {
+    pub features: Features,
+    /// `[F, speakers]` at 10 ms.
+    pub speaker_logits: Vec<f32>,
+    /// `[T, speakers]` at the encoder rate.
+    pub speaker_probabilities: Vec<f32>,
+}
+
+/// The Sortformer with its front end.
+pub struct Diarizer {
+    frontend: LogMel,
+    sortformer: Sortformer,
+}
+
+impl Diarizer {
+    pub fn config(&self) -> &DiarizationConfig {
+        self.sortformer.config()
+    }
+
+    pub fn frontend(&self) -> &LogMel {
+        &self.frontend
+    }
+
+    /// 16 kHz mono samples → speaker activity.
+    pub fn diarize_audio(&self, samples: &[f32], progress: Progress<'_>) -> Result<Diarization> {
+        let features = self.frontend.compute(samples)?;
+        self.diarize_features(features, progress)
+    }
+
+    /// Log-mel features (as the front end makes them) → speaker activity.
+    pub fn diarize_features(&self, features: Features, progress: Progress<'_>) -> Result<Diarization> {
+        let c = self.config();
+        check_features(&features, c.encoder.mel_bins, c.encoder.subsampling)?;
+        let speaker_logits = self.sortformer.diarize(&features.data, features.valid, &mut |done, all| {
+            progress("diarization", done, all)
+        })?;
+        let frames = features.frames / c.encoder.subsampling;
+        let probabilities = encoder_rate_probabilities(&speaker_logits, &vec![true; frames], c.encoder.subsampling, c.speakers);
+        Ok(Diarization {
+            features,
+            speaker_logits,
+            speaker_probabilities: probabilities.into_iter().map(|p| p as f32).collect(),
+        })
+    }
+}
+
+/// The whole Transcribe audio module.
+pub struct AudioModel {
+    config: TranscribeConfig,
+    diarizer: Diarizer,
+    asr: AsrEncoder,
+    fusion: Fusion,
+}
+
+impl AudioModel {
+    pub fn config(&self) -> &TranscribeConfig {
+        &self.config
+    }
+
+    pub fn diarizer(&self) -> &Diarizer {
+        &self.diarizer
+    }
+
+    /// 16 kHz mono samples → all outputs.
+    pub fn encode_audio(&self, samples: &[f32], progress: Progress<'_>) -> Result<AudioOutputs> {
+        let features = self.diarizer.frontend.compute(samples)?;
+        self.encode_features(features, progress)
+    }
+
+    /// Log-mel features → all outputs.
+    pub fn encode_features(&self, features: Features, progress: Progress<'_>) -> Result<AudioOutputs> {
+        let c = &self.config;
+        check_features(&features, c.asr.mel_bins, c.asr.subsampling)?;
+        progress("asr", 0, 1);
+        let asr_hidden = self.asr.encode(&features.normalized(), features.valid)?;
+        progress("asr", 1, 1);
+        let tokens = features.tokens();
+        let diarization = self.diarizer.diarize_features(features, progress)?;
+        let probabilities: Vec<f64> = diarization.speaker_probabilities.iter().map(|&p| p as f64).collect();
+        let fused = self.fusion.run(&asr_hidden, &probabilities, tokens)?;
+        Ok(AudioOutputs {
+            features: diarization.features,
+            asr_hidden,
+            speaker_logits: diarization.speaker_logits,
+            speaker_probabilities: diarization.speaker_probabilities,
+            fused: fused.fused,
+            audio_embeds: fused.embeds,
+        })
+    }
+}
+
+/// A loaded checkpoint of either kind.
+pub enum Model {
+    Transcribe(Box<AudioModel>),
+    Diarization(Box<Diarizer>),
+}
+
+impl Model {
+    /// Reads `config.json` and the weights of `dir`, checks every audio tensor (all problems
+    /// reported at once), and uploads the weights.
+    pub fn load(gpu: &Gpu, dir: &Path) -> Result<Self> {
+        let config = ModelConfig::from_file(&dir.join("config.json"))?;
+        let checkpoint = Checkpoint::open(dir)?;
+        let names = ModelNames::detect(&checkpoint)?;
+        let mut expected = Expectations::default();
+        weights::encoder(&mut expected, &names.diarization, &config.diarization().encoder)?;
+        weights::head(&mut expected, &names.head, config.diarization())?;
+        if let (ModelConfig::Transcribe(t), Some(asr), Some(fusion)) = (&config, &names.asr, &names.fusion) {
+            weights::encoder(&mut expected, asr, &t.asr)?;
+            Fusion::expect(&mut expected, fusion, t)?;
+        }
+        checkpoint.check(&expected.0)?;
+        let diarizer = Diarizer {
+            frontend: frontend(&checkpoint, &names)?,
+            sortformer: Sortformer::load(gpu, &checkpoint, &names, config.diarization())?,
+        };
+        match (config, names.asr.as_ref(), names.fusion.as_ref()) {
+            (ModelConfig::Transcribe(t), Some(asr), Some(fusion)) => Ok(Model::Transcribe(Box::new(AudioModel {
+                asr: AsrEncoder::load(gpu, &checkpoint, asr, &t.asr, t.diarization.chunks)?,
+                fusion: Fusion::load(gpu, &checkpoint, fusion, &t)?,
+                diarizer,
+                config: t,
+            }))),
+            (ModelConfig::Diarization(_), _, _) => Ok(Model::Diarization(Box::new(diarizer))),
+            (ModelConfig::Transcribe(_), _, _) => Err(Error::Input(format!(
+                "{}: config.json describes a Transcribe model but the weights hold only a diarizer",
+                dir.display()
+            ))),
+        }
+    }
+
+    /// The diarizer of either kind of checkpoint.
+    pub fn diarizer(&self) -> &Diarizer {
+        match self {
+            Model::Transcribe(m) => m.diarizer(),
+            Model::Diarization(d) => d,
+        }
+    }
+}
+
+/// The checkpoint's bf16 window and filter bank when it has them, else computed ones.
+fn frontend(checkpoint: &Checkpoint, names: &ModelNames) -> Result<LogMel> {
+    let read = |name: &Option<String>| -> Result<Option<Vec<f32>>> {
+        match name {
+            Some(n) if checkpoint.contains(n) => Ok(Some(checkpoint.f32(n)?)),
+            _ => Ok(None),
+        }
+    };
+    let (window, filterbank) = (read(&names.window)?, read(&names.filterbank)?);
+    Ok(LogMel::new(window.as_deref(), filterbank.as_deref())?)
+}
+
+fn check_features(features: &Features, mel_bins: usize, subsampling: usize) -> Result<()> {
+    if features.frames % subsampling != 0 || features.data.len() != features.frames * mel_bins {
+        return Err(Error::Input(format!(
+            "features hold {} values for {} frames; expected frames × {mel_bins} mel bins with frames a multiple of {subsampling}",
+            features.data.len(),
+            features.frames
+        )));
+    }
+    if features.valid > features.frames {
+        return Err(Error::Input(format!("{} valid frames of only {}", features.valid, features.frames)));
+    }
+    if let Some(bad) = features.data.iter().position(|v| !v.is_finite()) {
+        return Err(Error::Input(format!("feature value {bad} is not finite")));
+    }
+    Ok(())
+}

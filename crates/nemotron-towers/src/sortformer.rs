@@ -1,0 +1,166 @@
+//! The Sortformer diarizer in offline mode (spec §5): the input projection once over the whole
+//! recording, then per chunk `[speaker cache ; FIFO ; chunk with context]` through the encoder and
+//! the head on the GPU (one submission per step), and the cache update on the host.
+
+use std::sync::Mutex;
+
+use audio_kernels::{Activation, Epilogue, conv_im2col, gemm};
+use gpu_core::{Gpu, GpuBuffer, Recorder};
+
+use crate::checkpoint::Checkpoint;
+use crate::chunks::schedule;
+use crate::config::DiarizationConfig;
+use crate::error::{Error, Result};
+use crate::names::ModelNames;
+use crate::speaker_cache::{SpeakerCache, StepLayout};
+use crate::tower::{InputKind, Sequence, Tower};
+use crate::weights::{self, Expectations, GpuStore, HeadWeights, Linear};
+
+fn epilogue(l: &Linear<GpuBuffer, GpuBuffer>, activation: Activation) -> Epilogue<'_> {
+    Epilogue { bias: l.bias.as_ref(), activation, accumulate: false }
+}
+
+/// Buffers of the head for `capacity` encoder rows.
+struct HeadWorkspace {
+    capacity: usize,
+    projected: GpuBuffer,
+    columns: GpuBuffer,
+    upsampled: GpuBuffer,
+    hidden: GpuBuffer,
+    logits: GpuBuffer,
+}
+
+impl HeadWorkspace {
+    fn new(gpu: &Gpu, c: &DiarizationConfig, rows: usize) -> Result<Self> {
+        let (h, sub) = (c.head_hidden, c.encoder.subsampling);
+        Ok(Self {
+            capacity: rows,
+            projected: gpu.zeros("head projected", rows * h)?,
+            columns: gpu.zeros("head conv columns", rows * 3 * h)?,
+            upsampled: gpu.zeros("head upsampled", rows * sub * h)?,
+            hidden: gpu.zeros("head hidden", rows * sub * h)?,
+            logits: gpu.zeros("speaker logits", rows * sub * c.speakers)?,
+        })
+    }
+}
+
+/// The diarization encoder, its head and its speaker-cache schedule.
+pub struct Sortformer {
+    tower: Tower,
+    head: HeadWeights<GpuBuffer, GpuBuffer>,
+    silence: Vec<f32>,
+    config: DiarizationConfig,
+    workspace: Mutex<Option<HeadWorkspace>>,
+}
+
+impl Sortformer {
+    /// Checks every tensor of the encoder and the head (all problems at once), then uploads.
+    pub fn load(gpu: &Gpu, checkpoint: &Checkpoint, names: &ModelNames, config: &DiarizationConfig) -> Result<Self> {
+        let mut expected = Expectations::default();
+        weights::encoder(&mut expected, &names.diarization, &config.encoder)?;
+        weights::head(&mut expected, &names.head, config)?;
+        checkpoint.check(&expected.0)?;
+        let tower = Tower::load(gpu, checkpoint, &names.diarization, &config.encoder)?;
+        let head = weights::head(&mut GpuStore { checkpoint, gpu }, &names.head, config)?;
+        let silence = checkpoint.f32(&names.head.silence)?;
+        Ok(Self { tower, head, silence, config: config.clone(), workspace: Mutex::new(None) })
+    }
+
+    pub fn config(&self) -> &DiarizationConfig {
+        &self.config
+    }
+
+    pub fn tower(&self) -> &Tower {
+        &self.tower
+    }
+
+    /// One step: embedded rows `[n, d]` (with their key mask) through the encoder and the head;
+    /// returns logits `[n·subsampling, speakers]`.
+    pub fn logits(&self, rows: &[f32], valid: &[bool]) -> Result<Vec<f32>> {
+        let c = &self.config;
+        let sub_rows = valid.len() * c.encoder.subsampling;
+        self.tower.run(InputKind::Embeddings, &[Sequence { rows, valid }], |mut rec, encoded, n| {
+            let mut guard = self.workspace.lock().unwrap_or_else(|p| p.into_inner());
+            if guard.as_ref().is_none_or(|w| w.capacity < n) {
+                *guard = None;
+                *guard = Some(HeadWorkspace::new(self.tower.gpu(), c, n.next_multiple_of(64))?);
+            }
+            let Some(work) = guard.as_ref() else {
+                return Err(Error::Input("head workspace was not prepared".into()));
+            };
+            self.record_head(&mut rec, encoded, work, n)?;
+            rec.submit()?;
+            Ok(self.tower.gpu().read_f32_range(&work.logits, 0, sub_rows * c.speakers)?)
+        })
+    }
+
+    fn record_head(&self, rec: &mut Recorder<'_>, encoded: &GpuBuffer, work: &HeadWorkspace, n: usize) -> Result<()> {
+        let c = &self.config;
+        let (d, h, sub) = (c.encoder.hidden, c.head_hidden, c.encoder.subsampling);
+        let w = &self.head;
+        gemm(rec, encoded, &w.proj.weight, &work.projected, n, h, d, &epilogue(&w.proj, Activation::None))?;
+        conv_im2col(rec, &work.projected, &work.columns, n, h)?;
+        // The classifier applies ReLU to the upsampled frames first: fused into the conv GEMM.
+        gemm(rec, &work.columns, &w.upsample.weight, &work.upsampled, n, sub * h, 3 * h, &epilogue(&w.upsample, Activation::Relu))?;
+        // Each frame's `sub·h` channels are `sub` consecutive sub-frames of `h`: no copy needed.
+        gemm(rec, &work.upsampled, &w.dense.weight, &work.hidden, n * sub, h, h, &epilogue(&w.dense, Activation::Relu))?;
+        gemm(rec, &work.hidden, &w.out.weight, &work.logits, n * sub, c.speakers, h, &epilogue(&w.out, Activation::None))?;
+        Ok(())
+    }
+
+    /// The whole recording: raw (un-normalised) log-mel `[frames, mel]` with `valid_frames` real
+    /// frames (`frames` a multiple of the subsampling factor) → logits `[frames, speakers]`.
+    pub fn diarize(&self, features: &[f32], valid_frames: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Vec<f32>> {
+        let c = &self.config;
+        let (d, sub, speakers) = (c.encoder.hidden, c.encoder.subsampling, c.speakers);
+        let width = c.encoder.stacked_features();
+        if features.len() % width != 0 {
+            return Err(Error::Input(format!(
+                "diarization features: {} values are not whole groups of {sub} frames × {} mel bins",
+                features.len(),
+                c.encoder.mel_bins
+            )));
+        }
+        let frames = features.len() / width;
+        let embedded = self.tower.embed(features)?;
+        let valid: Vec<bool> = (0..frames).map(|t| t * sub < valid_frames).collect();
+        let mut cache = SpeakerCache::new(c.cache, speakers, d);
+        let mut logits = Vec::with_capacity(frames * sub * speakers);
+        let chunks = schedule(frames, &c.chunks);
+        for (i, chunk) in chunks.iter().enumerate() {
+            let (rows, step_valid) = cache.step_input(
+                &embedded[chunk.context_start * d..chunk.context_end * d],
+                &valid[chunk.context_start..chunk.context_end],
+            );
+            let layout = StepLayout {
+                cache_rows: cache.cache_rows(),
+                fifo_rows: cache.fifo_rows(),
+                lookback: chunk.lookback(),
+                chunk_rows: chunk.end - chunk.start,
+            };
+            let step = self.logits(&rows, &step_valid)?;
+            let first = layout.chunk_start() * sub * speakers;
+            logits.extend_from_slice(&step[first..first + layout.chunk_rows * sub * speakers]);
+            let probs = encoder_rate_probabilities(&step, &step_valid, sub, speakers);
+            cache.update(layout, &rows, &probs, &self.silence);
+            progress(i + 1, chunks.len());
+        }
+        Ok(logits)
+    }
+}
+
+/// `P[r, s] = mean_j sigmoid(logits[r·sub + j, s])`, 0 on rows that are not valid (spec §5.4).
+pub fn encoder_rate_probabilities(logits: &[f32], valid: &[bool], sub: usize, speakers: usize) -> Vec<f64> {
+    let mut probs = vec![0.0; valid.len() * speakers];
+    for (r, _) in valid.iter().enumerate().filter(|(_, v)| **v) {
+        for s in 0..speakers {
+            let sum: f64 = (0..sub).map(|j| sigmoid(logits[(r * sub + j) * speakers + s] as f64)).sum();
+            probs[r * speakers + s] = sum / sub as f64;
+        }
+    }
+    probs
+}
+
+pub(crate) fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}

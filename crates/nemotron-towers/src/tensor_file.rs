@@ -1,0 +1,85 @@
+//! Writing safetensors files (CLI outputs, golden data) and reading features files.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use safetensors::Dtype;
+use safetensors::tensor::TensorView;
+
+use crate::checkpoint::Checkpoint;
+use crate::error::{Error, Result};
+use crate::frontend::Features;
+
+/// An owned tensor to serialize.
+pub struct Tensor {
+    pub dtype: Dtype,
+    pub shape: Vec<usize>,
+    pub bytes: Vec<u8>,
+}
+
+impl Tensor {
+    pub fn f32(shape: Vec<usize>, values: &[f32]) -> Self {
+        Self { dtype: Dtype::F32, shape, bytes: bytemuck::cast_slice(values).to_vec() }
+    }
+
+    pub fn f64(shape: Vec<usize>, values: &[f64]) -> Self {
+        Self { dtype: Dtype::F64, shape, bytes: bytemuck::cast_slice(values).to_vec() }
+    }
+
+    pub fn bf16(shape: Vec<usize>, bits: &[u16]) -> Self {
+        Self { dtype: Dtype::BF16, shape, bytes: bytemuck::cast_slice(bits).to_vec() }
+    }
+}
+
+/// A safetensors buffer of `tensors` with `metadata`.
+pub fn serialize(tensors: &[(String, Tensor)], metadata: HashMap<String, String>) -> Result<Vec<u8>> {
+    let views: Vec<(&str, TensorView<'_>)> = tensors
+        .iter()
+        .map(|(name, t)| {
+            TensorView::new(t.dtype, t.shape.clone(), &t.bytes)
+                .map(|view| (name.as_str(), view))
+                .map_err(|e| Error::Input(format!("tensor `{name}`: {e}")))
+        })
+        .collect::<Result<_>>()?;
+    let metadata = if metadata.is_empty() { None } else { Some(metadata) };
+    safetensors::serialize(views, metadata).map_err(|e| Error::Input(format!("serializing tensors: {e}")))
+}
+
+/// Writes `tensors` to `path`.
+pub fn write(path: &Path, tensors: &[(String, Tensor)]) -> Result<()> {
+    let bytes = serialize(tensors, HashMap::new())?;
+    std::fs::write(path, bytes).map_err(|e| Error::Input(format!("writing {}: {e}", path.display())))
+}
+
+/// Reads `input_features [F, mel]` and `input_features_mask [F]` (any integer, bool or float
+/// dtype; ones then zeros) from a safetensors file, as the reference cases store them.
+pub fn read_features(path: &Path, mel_bins: usize, subsampling: usize) -> Result<Features> {
+    let file = Checkpoint::open(path)?;
+    let bad = |why: String| Error::Input(format!("{}: {why}", path.display()));
+    let features = file.tensor("input_features")?;
+    let frames = match features.shape {
+        [frames, bins] if *bins == mel_bins => *frames,
+        shape => return Err(bad(format!("input_features has shape {shape:?}, expected [frames, {mel_bins}]"))),
+    };
+    if frames == 0 || frames % subsampling != 0 {
+        return Err(bad(format!("{frames} frames; the model needs a positive multiple of {subsampling}")));
+    }
+    let data = file.f32("input_features")?;
+    if let Some(i) = data.iter().position(|v| !v.is_finite()) {
+        return Err(bad(format!("input_features value {i} is not finite")));
+    }
+    let mask = file.tensor("input_features_mask")?;
+    if mask.shape != [frames] {
+        return Err(bad(format!("input_features_mask has shape {:?}, expected [{frames}]", mask.shape)));
+    }
+    let width = mask.bytes.len() / frames;
+    let ones: Vec<bool> = mask.bytes.chunks_exact(width).map(|b| b.iter().any(|&x| x != 0)).collect();
+    if !matches!(mask.dtype, Dtype::BOOL | Dtype::U8 | Dtype::I8 | Dtype::I16 | Dtype::I32 | Dtype::I64 | Dtype::F32) {
+        return Err(bad(format!("input_features_mask has dtype {:?}", mask.dtype)));
+    }
+    let valid = ones.iter().take_while(|&&m| m).count();
+    if ones[valid..].iter().any(|&m| m) {
+        return Err(bad("input_features_mask is not a run of ones followed by zeros".into()));
+    }
+    Ok(Features { data, frames, valid })
+}

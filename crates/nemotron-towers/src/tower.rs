@@ -1,0 +1,281 @@
+//! A transformer encoder tower on the GPU (the ASR tower and the Sortformer encoder share it).
+//! Weights are uploaded once; activations live in a workspace that is reused across calls and
+//! grows only when a call needs more rows; a call is one command submission, whatever the batch.
+
+use std::sync::{Mutex, MutexGuard};
+
+use audio_kernels::{Activation, Epilogue, LAYER_NORM_EPS, QkNorm, RopeTable, attention, gemm, layer_norm, qk_norm_rope};
+use gpu_core::{Gpu, GpuBuffer, Recorder};
+
+use crate::checkpoint::Checkpoint;
+use crate::config::EncoderConfig;
+use crate::error::{Error, Result};
+use crate::names::EncoderNames;
+use crate::weights::{self, EncoderWeights, Expectations, GpuStore, Norm};
+
+/// GPU-resident encoder weights.
+pub type GpuEncoder = EncoderWeights<GpuBuffer, GpuBuffer>;
+
+/// What the rows of a call are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    /// Stacked log-mel rows `[n, subsampling·mel]`, projected by the tower's input projection.
+    Features,
+    /// Already projected rows `[n, d]` (the Sortformer's cache/FIFO path).
+    Embeddings,
+}
+
+/// One sequence of a batched call: its rows (row-major) and which rows are valid keys.
+#[derive(Clone, Copy, Debug)]
+pub struct Sequence<'a> {
+    pub rows: &'a [f32],
+    /// One entry per row; padding rows are `false` (still computed, never attended to).
+    pub valid: &'a [bool],
+}
+
+/// Activation buffers for `capacity` rows.
+pub(crate) struct Workspace {
+    capacity: usize,
+    pub(crate) input: GpuBuffer,
+    pub(crate) x: GpuBuffer,
+    pub(crate) h: GpuBuffer,
+    /// Normalised activations; holds the tower output after [`Tower::record`].
+    pub(crate) a: GpuBuffer,
+    pub(crate) qkv: GpuBuffer,
+    pub(crate) attended: GpuBuffer,
+    pub(crate) inner: GpuBuffer,
+    pub(crate) mask: GpuBuffer,
+}
+
+impl Workspace {
+    fn new(gpu: &Gpu, c: &EncoderConfig, rows: usize) -> Result<Self> {
+        let d = c.hidden;
+        Ok(Self {
+            capacity: rows,
+            input: gpu.zeros("tower input", rows * c.stacked_features().max(d))?,
+            x: gpu.zeros("tower x", rows * d)?,
+            h: gpu.zeros("tower h", rows * d)?,
+            a: gpu.zeros("tower a", rows * d)?,
+            qkv: gpu.zeros("tower qkv", rows * 3 * d)?,
+            attended: gpu.zeros("tower attended", rows * d)?,
+            inner: gpu.zeros("tower mlp", rows * c.intermediate)?,
+            mask: gpu.zeros("tower key mask", rows)?,
+        })
+    }
+}
+
+/// Growth granularity of the workspace, so slowly growing calls do not reallocate every time.
+const ROW_QUANTUM: usize = 64;
+
+/// An encoder tower on the GPU.
+pub struct Tower {
+    gpu: Gpu,
+    config: EncoderConfig,
+    weights: GpuEncoder,
+    state: Mutex<TowerState>,
+}
+
+struct TowerState {
+    workspace: Option<Workspace>,
+    rope: Option<RopeTable>,
+}
+
+impl Tower {
+    /// Checks the checkpoint for every tensor of the tower (all problems reported at once), then
+    /// uploads the weights.
+    pub fn load(gpu: &Gpu, checkpoint: &Checkpoint, names: &EncoderNames, config: &EncoderConfig) -> Result<Self> {
+        let mut expected = Expectations::default();
+        weights::encoder(&mut expected, names, config)?;
+        checkpoint.check(&expected.0)?;
+        let weights = weights::encoder(&mut GpuStore { checkpoint, gpu }, names, config)?;
+        Ok(Self::new(gpu, config.clone(), weights))
+    }
+
+    /// A tower from already uploaded weights.
+    pub fn new(gpu: &Gpu, config: EncoderConfig, weights: GpuEncoder) -> Self {
+        Self { gpu: gpu.clone(), config, weights, state: Mutex::new(TowerState { workspace: None, rope: None }) }
+    }
+
+    pub fn config(&self) -> &EncoderConfig {
+        &self.config
+    }
+
+    pub(crate) fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// Most rows one call can take: every activation buffer must fit one storage binding.
+    pub fn max_rows(&self) -> usize {
+        let c = &self.config;
+        let widest = c.intermediate.max(3 * c.hidden).max(c.stacked_features());
+        let limit = self.gpu.limits().max_storage_buffer_binding_size as usize;
+        (limit / (4 * widest)) / ROW_QUANTUM * ROW_QUANTUM
+    }
+
+    /// Runs a batch of independent sequences in one submission (padded to the longest, a key mask
+    /// per sequence) and returns each sequence's `[n_i, d]` output.
+    pub fn forward(&self, kind: InputKind, batch: &[Sequence<'_>]) -> Result<Vec<Vec<f32>>> {
+        let d = self.config.hidden;
+        let seq_len = batch.iter().map(|s| s.valid.len()).max().unwrap_or(0);
+        let all = self.run(kind, batch, |rec, out, rows| {
+            rec.submit()?;
+            Ok(self.gpu.read_f32_range(out, 0, rows * d)?)
+        })?;
+        Ok(batch
+            .iter()
+            .enumerate()
+            .map(|(i, s)| all[i * seq_len * d..(i * seq_len + s.valid.len()) * d].to_vec())
+            .collect())
+    }
+
+    /// Uploads the batch, records the tower, and hands the recorder, the `[rows, d]` output buffer
+    /// and the row count to `finish`, which records any further work, submits and reads back.
+    /// The workspace stays locked until `finish` returns, so concurrent calls cannot overwrite
+    /// the output before it is read.
+    pub(crate) fn run<T>(
+        &self,
+        kind: InputKind,
+        batch: &[Sequence<'_>],
+        finish: impl FnOnce(Recorder<'_>, &GpuBuffer, usize) -> Result<T>,
+    ) -> Result<T> {
+        let seq_len = batch.iter().map(|s| s.valid.len()).max().unwrap_or(0);
+        let rows = batch.len() * seq_len;
+        if rows > self.max_rows() {
+            return Err(Error::Input(format!(
+                "a batch of {} sequences of up to {seq_len} rows needs {rows} rows; this device allows {} \
+                 (max_storage_buffer_binding_size {} bytes)",
+                batch.len(),
+                self.max_rows(),
+                self.gpu.limits().max_storage_buffer_binding_size
+            )));
+        }
+        let mut state = self.lock();
+        self.prepare(&mut state, rows.max(1), seq_len.max(1))?;
+        let (Some(work), Some(rope)) = (&state.workspace, &state.rope) else {
+            return Err(Error::Input("tower workspace was not prepared".into()));
+        };
+        let mut rec = Recorder::new(&self.gpu);
+        if rows > 0 {
+            self.upload_batch(work, kind, batch, seq_len)?;
+            self.record(&mut rec, work, rope, kind, batch.len(), seq_len)?;
+        }
+        finish(rec, &work.a, rows)
+    }
+
+    /// The input projection alone: stacked features `[n, subsampling·mel]` → `[n, d]`, in blocks
+    /// of at most [`Tower::max_rows`] rows.
+    pub fn embed(&self, features: &[f32]) -> Result<Vec<f32>> {
+        let c = &self.config;
+        let width = c.stacked_features();
+        if features.len() % width != 0 {
+            return Err(Error::Input(format!("{} feature values are not whole rows of {width}", features.len())));
+        }
+        let mut out = Vec::with_capacity(features.len() / width * c.hidden);
+        let mut state = self.lock();
+        for block in features.chunks(self.max_rows() * width) {
+            let rows = block.len() / width;
+            self.prepare(&mut state, rows, 1)?;
+            let Some(work) = &state.workspace else {
+                return Err(Error::Input("tower workspace was not prepared".into()));
+            };
+            self.gpu.write_f32(&work.input, 0, block)?;
+            let mut rec = Recorder::new(&self.gpu);
+            gemm(&mut rec, &work.input, &self.weights.input_projection, &work.x, rows, c.hidden, width, &Epilogue::default())?;
+            rec.submit()?;
+            out.extend(self.gpu.read_f32_range(&work.x, 0, rows * c.hidden)?);
+        }
+        Ok(out)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, TowerState> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Makes the workspace hold `rows` rows and the rotary table `seq_len` positions.
+    fn prepare(&self, state: &mut TowerState, rows: usize, seq_len: usize) -> Result<()> {
+        if state.workspace.as_ref().is_none_or(|w| w.capacity < rows) {
+            // Free the old buffers before allocating the larger ones.
+            state.workspace = None;
+            state.workspace = Some(Workspace::new(&self.gpu, &self.config, rows.next_multiple_of(ROW_QUANTUM))?);
+        }
+        if state.rope.as_ref().is_none_or(|r| r.positions() < seq_len) {
+            let c = &self.config;
+            state.rope = Some(RopeTable::new(&self.gpu, seq_len.next_multiple_of(ROW_QUANTUM), c.rotary_dims, c.rope_theta)?);
+        }
+        Ok(())
+    }
+
+    /// Packs the batch into `[batch·seq_len]` rows (zero padding) and uploads rows and key mask.
+    fn upload_batch(&self, work: &Workspace, kind: InputKind, batch: &[Sequence<'_>], seq_len: usize) -> Result<()> {
+        let width = match kind {
+            InputKind::Features => self.config.stacked_features(),
+            InputKind::Embeddings => self.config.hidden,
+        };
+        let mut rows = vec![0.0f32; batch.len() * seq_len * width];
+        let mut mask = vec![0u32; batch.len() * seq_len];
+        for (i, s) in batch.iter().enumerate() {
+            if s.rows.len() != s.valid.len() * width {
+                return Err(Error::Input(format!(
+                    "sequence {i}: {} values for {} rows of width {width}",
+                    s.rows.len(),
+                    s.valid.len()
+                )));
+            }
+            rows[i * seq_len * width..][..s.rows.len()].copy_from_slice(s.rows);
+            for (m, &v) in mask[i * seq_len..].iter_mut().zip(s.valid) {
+                *m = v as u32;
+            }
+        }
+        let target = match kind {
+            InputKind::Features => &work.input,
+            InputKind::Embeddings => &work.x,
+        };
+        self.gpu.write_f32(target, 0, &rows)?;
+        self.gpu.write_u32(&work.mask, 0, &mask)?;
+        Ok(())
+    }
+
+    /// Records the whole tower over `batch · seq_len` rows already in the workspace; returns the
+    /// buffer holding the `[rows, d]` output.
+    pub(crate) fn record<'w>(
+        &self,
+        rec: &mut Recorder<'_>,
+        work: &'w Workspace,
+        rope: &RopeTable,
+        kind: InputKind,
+        batch: usize,
+        seq_len: usize,
+    ) -> Result<&'w GpuBuffer> {
+        let c = &self.config;
+        let (d, rows) = (c.hidden, batch * seq_len);
+        let w = &self.weights;
+        if kind == InputKind::Features {
+            gemm(rec, &work.input, &w.input_projection, &work.x, rows, d, c.stacked_features(), &Epilogue::default())?;
+        }
+        norm(rec, &w.embed_norm, &work.x, &work.h, rows, d)?;
+        for layer in &w.layers {
+            norm(rec, &layer.norm1, &work.h, &work.a, rows, d)?;
+            gemm(rec, &work.a, &layer.qkv, &work.qkv, rows, 3 * d, d, &Epilogue::default())?;
+            let qk = layer.qk_norm.as_ref().map(|(q, k)| QkNorm {
+                q_weight: &q.weight,
+                q_bias: &q.bias,
+                k_weight: &k.weight,
+                k_bias: &k.bias,
+            });
+            qk_norm_rope(rec, &work.qkv, rope, qk.as_ref(), rows, seq_len, c.heads, c.head_dim)?;
+            attention(rec, &work.qkv, &work.mask, &work.attended, batch, seq_len, c.heads, c.head_dim)?;
+            let residual = |bias| Epilogue { bias, activation: Activation::None, accumulate: true };
+            gemm(rec, &work.attended, &layer.out.weight, &work.h, rows, d, d, &residual(layer.out.bias.as_ref()))?;
+            norm(rec, &layer.norm2, &work.h, &work.a, rows, d)?;
+            let gelu = Epilogue { bias: layer.fc1.bias.as_ref(), activation: Activation::Gelu, accumulate: false };
+            gemm(rec, &work.a, &layer.fc1.weight, &work.inner, rows, c.intermediate, d, &gelu)?;
+            gemm(rec, &work.inner, &layer.fc2.weight, &work.h, rows, d, c.intermediate, &residual(layer.fc2.bias.as_ref()))?;
+        }
+        norm(rec, &w.final_norm, &work.h, &work.a, rows, d)?;
+        Ok(&work.a)
+    }
+}
+
+fn norm(rec: &mut Recorder<'_>, n: &Norm<GpuBuffer>, x: &GpuBuffer, y: &GpuBuffer, rows: usize, width: usize) -> Result<()> {
+    Ok(layer_norm(rec, x, &n.weight, &n.bias, y, rows, width, LAYER_NORM_EPS)?)
+}

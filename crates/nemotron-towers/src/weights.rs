@@ -1,0 +1,222 @@
+//! The weights of the towers, generic over where they live: a [`WeightStore`] turns checkpoint
+//! tensors into matrices and vectors of its own kind. The same traversal lists the expected
+//! tensors ([`Expectations`]), loads f64 copies for the CPU reference ([`HostStore`]) and uploads
+//! bf16/f32 buffers for the GPU ([`GpuStore`]).
+
+use gpu_core::{Gpu, GpuBuffer};
+
+use crate::checkpoint::Checkpoint;
+use crate::config::{DiarizationConfig, EncoderConfig};
+use crate::error::Result;
+use crate::names::{EncoderNames, FusionNames, HeadNames};
+
+/// LayerNorm parameters.
+#[derive(Clone, Debug)]
+pub struct Norm<V> {
+    pub weight: V,
+    pub bias: V,
+}
+
+/// A `[out, in]` weight and an optional bias.
+#[derive(Clone, Debug)]
+pub struct Linear<M, V> {
+    pub weight: M,
+    pub bias: Option<V>,
+}
+
+/// One pre-norm transformer block.
+#[derive(Clone, Debug)]
+pub struct Layer<M, V> {
+    pub norm1: Norm<V>,
+    /// Fused q/k/v `[3d, d]`, rows q then k then v, head-major inside each block.
+    pub qkv: M,
+    /// Per-head q and k LayerNorms (`[head_dim]` each), when the tower has them.
+    pub qk_norm: Option<(Norm<V>, Norm<V>)>,
+    pub out: Linear<M, V>,
+    pub norm2: Norm<V>,
+    pub fc1: Linear<M, V>,
+    pub fc2: Linear<M, V>,
+}
+
+/// A whole encoder tower.
+#[derive(Clone, Debug)]
+pub struct EncoderWeights<M, V> {
+    /// Stacked-features projection `[d, subsampling·mel]`, no bias.
+    pub input_projection: M,
+    pub embed_norm: Norm<V>,
+    pub layers: Vec<Layer<M, V>>,
+    pub final_norm: Norm<V>,
+}
+
+/// The Sortformer head after the encoder.
+#[derive(Clone, Debug)]
+pub struct HeadWeights<M, V> {
+    /// `[head, d]` + bias.
+    pub proj: Linear<M, V>,
+    /// Conv1d `[head·subsampling, head, 3]` read as a `[head·subsampling, 3·head]` matrix + bias.
+    pub upsample: Linear<M, V>,
+    pub dense: Linear<M, V>,
+    /// `[speakers, head]` + bias.
+    pub out: Linear<M, V>,
+    /// Embedding `[d]` of the silence slots of the speaker cache.
+    pub silence: V,
+}
+
+/// Speaker fusion and the projector of a Transcribe checkpoint.
+#[derive(Clone, Debug)]
+pub struct FusionWeights<M, V> {
+    pub asr_norm: Norm<V>,
+    pub speaker_norm: Norm<V>,
+    pub projector: Linear<M, V>,
+}
+
+/// Where weights go.
+pub trait WeightStore {
+    type Matrix;
+    type Vector;
+    /// The `[rows, cols]` matrix formed by stacking `parts` (each stored with `part_shape`) by rows.
+    fn matrix(&mut self, parts: &[String], part_shape: &[usize], rows: usize, cols: usize) -> Result<Self::Matrix>;
+    /// A vector of `len` values.
+    fn vector(&mut self, name: &str, len: usize) -> Result<Self::Vector>;
+}
+
+fn norm<S: WeightStore>(s: &mut S, module: &str, width: usize) -> Result<Norm<S::Vector>> {
+    Ok(Norm { weight: s.vector(&format!("{module}.weight"), width)?, bias: s.vector(&format!("{module}.bias"), width)? })
+}
+
+fn linear<S: WeightStore>(s: &mut S, module: &str, out: usize, inp: usize) -> Result<Linear<S::Matrix, S::Vector>> {
+    Ok(Linear {
+        weight: s.matrix(&[format!("{module}.weight")], &[out, inp], out, inp)?,
+        bias: Some(s.vector(&format!("{module}.bias"), out)?),
+    })
+}
+
+/// Loads (or lists) an encoder's weights.
+pub fn encoder<S: WeightStore>(
+    s: &mut S,
+    names: &EncoderNames,
+    c: &EncoderConfig,
+) -> Result<EncoderWeights<S::Matrix, S::Vector>> {
+    let d = c.hidden;
+    let input_projection = s.matrix(&[names.input_projection()], &[d, c.stacked_features()], d, c.stacked_features())?;
+    let embed_norm = norm(s, &names.embed_norm(), d)?;
+    let mut layers = Vec::with_capacity(c.layers);
+    for l in 0..c.layers {
+        let qkv_parts = names.qkv(l);
+        let part_rows = 3 * d / qkv_parts.len();
+        let qk_norm = if c.qk_norm {
+            Some((norm(s, &names.q_norm(l), c.head_dim)?, norm(s, &names.k_norm(l), c.head_dim)?))
+        } else {
+            None
+        };
+        layers.push(Layer {
+            norm1: norm(s, &names.norm1(l), d)?,
+            qkv: s.matrix(&qkv_parts, &[part_rows, d], 3 * d, d)?,
+            qk_norm,
+            out: linear(s, &names.out_proj(l), d, d)?,
+            norm2: norm(s, &names.norm2(l), d)?,
+            fc1: linear(s, &names.fc1(l), c.intermediate, d)?,
+            fc2: linear(s, &names.fc2(l), d, c.intermediate)?,
+        });
+    }
+    let final_norm = norm(s, &names.final_norm(), d)?;
+    Ok(EncoderWeights { input_projection, embed_norm, layers, final_norm })
+}
+
+/// Loads (or lists) the Sortformer head.
+pub fn head<S: WeightStore>(s: &mut S, names: &HeadNames, c: &DiarizationConfig) -> Result<HeadWeights<S::Matrix, S::Vector>> {
+    let (d, h, up) = (c.encoder.hidden, c.head_hidden, c.head_hidden * c.encoder.subsampling);
+    Ok(HeadWeights {
+        proj: linear(s, &names.proj, h, d)?,
+        upsample: Linear {
+            weight: s.matrix(&[format!("{}.weight", names.upsample)], &[up, h, 3], up, 3 * h)?,
+            bias: Some(s.vector(&format!("{}.bias", names.upsample), up)?),
+        },
+        dense: linear(s, &names.dense, h, h)?,
+        out: linear(s, &names.out, c.speakers, h)?,
+        silence: s.vector(&names.silence, d)?,
+    })
+}
+
+/// Loads (or lists) the fusion norms and the projector.
+pub fn fusion<S: WeightStore>(
+    s: &mut S,
+    names: &FusionNames,
+    asr_hidden: usize,
+    speakers: usize,
+    text_hidden: usize,
+) -> Result<FusionWeights<S::Matrix, S::Vector>> {
+    Ok(FusionWeights {
+        asr_norm: norm(s, &names.asr_norm, asr_hidden)?,
+        speaker_norm: norm(s, &names.speaker_norm, speakers)?,
+        projector: linear(s, &names.projector, text_hidden, asr_hidden)?,
+    })
+}
+
+/// Lists every `(name, shape)` a traversal asks for, so a checkpoint can be checked in one pass.
+#[derive(Default)]
+pub struct Expectations(pub Vec<(String, Vec<usize>)>);
+
+impl WeightStore for Expectations {
+    type Matrix = ();
+    type Vector = ();
+    fn matrix(&mut self, parts: &[String], part_shape: &[usize], _: usize, _: usize) -> Result<()> {
+        self.0.extend(parts.iter().map(|p| (p.clone(), part_shape.to_vec())));
+        Ok(())
+    }
+    fn vector(&mut self, name: &str, len: usize) -> Result<()> {
+        self.0.push((name.to_string(), vec![len]));
+        Ok(())
+    }
+}
+
+/// A row-major f64 matrix (bf16 weights widened exactly), for the CPU reference.
+#[derive(Clone, Debug)]
+pub struct HostMatrix {
+    pub rows: usize,
+    pub cols: usize,
+    pub data: Vec<f64>,
+}
+
+/// Loads f64 copies of the weights.
+pub struct HostStore<'a>(pub &'a Checkpoint);
+
+impl WeightStore for HostStore<'_> {
+    type Matrix = HostMatrix;
+    type Vector = Vec<f64>;
+    fn matrix(&mut self, parts: &[String], _: &[usize], rows: usize, cols: usize) -> Result<HostMatrix> {
+        let mut data = Vec::with_capacity(rows * cols);
+        for part in parts {
+            data.extend(self.0.bf16(part)?.iter().map(|&b| half::bf16::from_bits(b).to_f64()));
+        }
+        Ok(HostMatrix { rows, cols, data })
+    }
+    fn vector(&mut self, name: &str, _: usize) -> Result<Vec<f64>> {
+        Ok(self.0.f32(name)?.iter().map(|&v| v as f64).collect())
+    }
+}
+
+/// Uploads bf16 matrices (packed two per word) and f32 vectors.
+pub struct GpuStore<'a> {
+    pub checkpoint: &'a Checkpoint,
+    pub gpu: &'a Gpu,
+}
+
+impl WeightStore for GpuStore<'_> {
+    type Matrix = GpuBuffer;
+    type Vector = GpuBuffer;
+    fn matrix(&mut self, parts: &[String], _: &[usize], _: usize, _: usize) -> Result<GpuBuffer> {
+        let label = &parts[0];
+        if let [single] = parts {
+            return Ok(self.gpu.upload_bf16(label, &self.checkpoint.bf16(single)?)?);
+        }
+        let mut bits = Vec::new();
+        for part in parts {
+            bits.extend_from_slice(&self.checkpoint.bf16(part)?);
+        }
+        Ok(self.gpu.upload_bf16(label, &bits)?)
+    }
+    fn vector(&mut self, name: &str, _: usize) -> Result<GpuBuffer> {
+        Ok(self.gpu.upload_f32(name, &self.checkpoint.f32(name)?)?)
+    }
+}

@@ -1,0 +1,161 @@
+//! The GPU towers against the f64 CPU reference: committed goldens, the upstream reference
+//! checkpoints in both name sets on fresh random inputs, batching, and checkpoint errors.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use audio_kernels::testing::{Rng, assert_close, fresh_seed, rel_frobenius, test_gpu};
+use nemotron_towers::golden::{Golden, GoldenTower, keys};
+use nemotron_towers::names::ModelNames;
+use nemotron_towers::reference::{self, TowerInput};
+use nemotron_towers::tensor_file::{Tensor, serialize};
+use nemotron_towers::weights::{self, HostStore};
+use nemotron_towers::{Checkpoint, EncoderConfig, InputKind, ModelConfig, Sequence, Sortformer, Tower};
+
+const TOLERANCE: f64 = 1e-5;
+
+fn testdata(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata").join(path)
+}
+
+fn golden_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(testdata("golden"))
+        .expect("testdata/golden exists (run `cargo xtask golden`)")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "safetensors"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 3, "expected the committed golden files, found {files:?}");
+    files
+}
+
+#[test]
+fn towers_match_the_committed_goldens() {
+    let gpu = test_gpu();
+    for path in golden_files() {
+        let golden = Golden::open(Checkpoint::open(&path).unwrap()).unwrap();
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        let (config, names) = golden.encoder().unwrap();
+        let tower = Tower::load(gpu, &golden.checkpoint, names, config).unwrap();
+        let features = golden.checkpoint.f32(keys::FEATURES).unwrap();
+        let valid = golden.mask(keys::FEATURES_VALID).unwrap();
+        let got = tower.forward(InputKind::Features, &[Sequence { rows: &features, valid: &valid }]).unwrap();
+        let want = golden.checkpoint.f64(keys::EXPECTED_FEATURES).unwrap();
+        assert_close(&format!("{name}: features"), &got[0], &want, TOLERANCE);
+        if golden.tower == GoldenTower::Diarization {
+            let c = golden.config.diarization();
+            let sortformer = Sortformer::load(gpu, &golden.checkpoint, &golden.names, c).unwrap();
+            let rows = golden.checkpoint.f32(keys::EMBEDDINGS).unwrap();
+            let valid = golden.mask(keys::EMBEDDINGS_VALID).unwrap();
+            let encoded = sortformer.tower().forward(InputKind::Embeddings, &[Sequence { rows: &rows, valid: &valid }]);
+            let want = golden.checkpoint.f64(keys::EXPECTED_EMBEDDINGS).unwrap();
+            assert_close(&format!("{name}: embedded rows"), &encoded.unwrap()[0], &want, TOLERANCE);
+            let logits = sortformer.logits(&rows, &valid).unwrap();
+            let want = golden.checkpoint.f64(keys::EXPECTED_LOGITS).unwrap();
+            assert_close(&format!("{name}: speaker logits"), &logits, &want, TOLERANCE);
+        }
+    }
+}
+
+/// The upstream `tiny-chunks` checkpoint under one of its two names sets.
+fn reference_checkpoint(file: &str) -> (Checkpoint, ModelNames, ModelConfig) {
+    let dir = testdata("reference/tiny-chunks");
+    let config = ModelConfig::from_file(&dir.join("config.json")).unwrap();
+    let checkpoint = Checkpoint::open(&dir.join(file)).unwrap();
+    let names = ModelNames::detect(&checkpoint).unwrap();
+    (checkpoint, names, config)
+}
+
+fn random_sequence(rng: &mut Rng, rows: usize, width: usize, valid: usize) -> (Vec<f32>, Vec<bool>) {
+    (rng.f32s(rows * width, 1.7), (0..rows).map(|i| i < valid).collect())
+}
+
+fn check_against_reference(label: &str, tower: &Tower, checkpoint: &Checkpoint, names: &ModelNames, c: &EncoderConfig, asr: bool, seed: u64) -> Vec<f32> {
+    let mut rng = Rng::new(seed);
+    let (rows, valid) = random_sequence(&mut rng, 43, c.stacked_features(), 38);
+    let encoder_names = if asr { names.asr.as_ref().unwrap() } else { &names.diarization };
+    let host = weights::encoder(&mut HostStore(checkpoint), encoder_names, c).unwrap();
+    let rows64: Vec<f64> = rows.iter().map(|&v| v as f64).collect();
+    let want = reference::encoder(&host, c, TowerInput::Features(&rows64), &valid);
+    let got = tower.forward(InputKind::Features, &[Sequence { rows: &rows, valid: &valid }]).unwrap();
+    assert_close(&format!("{label} (seed {seed})"), &got[0], &want, TOLERANCE);
+    got.into_iter().next().unwrap()
+}
+
+#[test]
+fn both_name_sets_load_and_match_the_cpu_reference() {
+    let gpu = test_gpu();
+    let seed = fresh_seed();
+    let mut outputs = Vec::new();
+    for file in ["model.safetensors", "model.hf.safetensors"] {
+        let (checkpoint, names, config) = reference_checkpoint(file);
+        let ModelConfig::Transcribe(t) = &config else { panic!("tiny-chunks is a Transcribe checkpoint") };
+        let asr = Tower::load(gpu, &checkpoint, names.asr.as_ref().unwrap(), &t.asr).unwrap();
+        let diar = Tower::load(gpu, &checkpoint, &names.diarization, &t.diarization.encoder).unwrap();
+        outputs.push((
+            check_against_reference(&format!("{file}: ASR tower"), &asr, &checkpoint, &names, &t.asr, true, seed),
+            check_against_reference(&format!("{file}: Sortformer encoder"), &diar, &checkpoint, &names, &t.diarization.encoder, false, seed),
+        ));
+    }
+    assert_eq!(outputs[0], outputs[1], "the two name sets hold the same weights, so the GPU outputs must agree exactly");
+}
+
+#[test]
+fn the_standalone_diarization_checkpoint_loads_and_matches_the_cpu_reference() {
+    let gpu = test_gpu();
+    let dir = testdata("reference/diar-tiny");
+    let config = ModelConfig::from_file(&dir.join("config.json")).unwrap();
+    let ModelConfig::Diarization(c) = &config else { panic!("diar-tiny is a diarization checkpoint") };
+    let checkpoint = Checkpoint::open(&dir).unwrap();
+    let names = ModelNames::detect(&checkpoint).unwrap();
+    assert_eq!(names, ModelNames::standalone_diarization());
+    let sortformer = Sortformer::load(gpu, &checkpoint, &names, c).unwrap();
+    check_against_reference("diar-tiny: Sortformer encoder", sortformer.tower(), &checkpoint, &names, &c.encoder, false, fresh_seed());
+}
+
+#[test]
+fn a_batch_of_three_equals_three_single_calls() {
+    let gpu = test_gpu();
+    let (checkpoint, names, config) = reference_checkpoint("model.safetensors");
+    let ModelConfig::Transcribe(t) = &config else { panic!("tiny-chunks is a Transcribe checkpoint") };
+    let tower = Tower::load(gpu, &checkpoint, names.asr.as_ref().unwrap(), &t.asr).unwrap();
+    let mut rng = Rng::new(fresh_seed());
+    let width = t.asr.stacked_features();
+    let inputs: Vec<(Vec<f32>, Vec<bool>)> =
+        [(17, 17), (40, 33), (5, 1)].iter().map(|&(n, v)| random_sequence(&mut rng, n, width, v)).collect();
+    let batch: Vec<Sequence<'_>> = inputs.iter().map(|(rows, valid)| Sequence { rows, valid }).collect();
+    let batched = tower.forward(InputKind::Features, &batch).unwrap();
+    for (i, sequence) in batch.iter().enumerate() {
+        let single = tower.forward(InputKind::Features, std::slice::from_ref(sequence)).unwrap();
+        let single64: Vec<f64> = single[0].iter().map(|&v| v as f64).collect();
+        let error = rel_frobenius(&batched[i], &single64);
+        eprintln!("sequence {i}: batched vs single relative error {error:.3e}");
+        assert!(error <= 1e-6, "sequence {i}: batched output differs from the single call by {error:.3e}");
+    }
+}
+
+#[test]
+fn missing_and_misshaped_tensors_are_each_named() {
+    let gpu = test_gpu();
+    let (checkpoint, names, config) = reference_checkpoint("model.safetensors");
+    let ModelConfig::Transcribe(t) = &config else { panic!("tiny-chunks is a Transcribe checkpoint") };
+    let asr = names.asr.as_ref().unwrap();
+    let dropped = format!("{}.weight", asr.fc1(1));
+    let reshaped = asr.input_projection();
+    let tensors: Vec<(String, Tensor)> = checkpoint
+        .names()
+        .filter(|n| *n != dropped)
+        .map(|n| {
+            let t = checkpoint.tensor(n).unwrap();
+            let shape = if n == reshaped { vec![t.shape[1], t.shape[0]] } else { t.shape.to_vec() };
+            (n.to_string(), Tensor { dtype: t.dtype, shape, bytes: t.bytes.to_vec() })
+        })
+        .collect();
+    let broken = Checkpoint::from_bytes("broken", serialize(&tensors, HashMap::new()).unwrap()).unwrap();
+    let error = match Tower::load(gpu, &broken, asr, &t.asr) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a checkpoint with a missing and a mis-shaped tensor loaded"),
+    };
+    assert!(error.contains(&format!("missing tensor `{dropped}` (expected shape [128, 64])")), "{error}");
+    assert!(error.contains(&format!("tensor `{reshaped}` has shape [1024, 64], expected [64, 1024]")), "{error}");
+}
