@@ -60,13 +60,9 @@ fn validate(variant: &Variant) -> Result<String, String> {
         .map_err(|e| e.emit_to_string_with_path(variant.shader.source, variant.shader.name))?;
     let constants: PipelineConstants = variant.constants.iter().map(|(n, v)| (n.to_string(), *v)).collect();
     let stage = naga::ShaderStage::Compute;
-    let (module, info) = naga::back::pipeline_constants::process_overrides(
-        &module,
-        &info,
-        Some((stage, variant.entry)),
-        &constants,
-    )
-    .map_err(|e| format!("override constants: {e}"))?;
+    let (module, info) =
+        naga::back::pipeline_constants::process_overrides(&module, &info, Some((stage, variant.entry)), &constants)
+            .map_err(|e| format!("override constants: {e}"))?;
     if !module.entry_points.iter().any(|ep| ep.name == variant.entry) {
         return Err(format!("no entry point `{}`", variant.entry));
     }
@@ -90,7 +86,8 @@ fn validate(variant: &Variant) -> Result<String, String> {
         )
         .map_err(|e| format!("MSL: {e}"))?;
         let mut hlsl = String::new();
-        let options = naga::back::hlsl::Options { shader_model: naga::back::hlsl::ShaderModel::V6_2, ..Default::default() };
+        let options =
+            naga::back::hlsl::Options { shader_model: naga::back::hlsl::ShaderModel::V6_2, ..Default::default() };
         let pipeline = naga::back::hlsl::PipelineOptions { entry_point: Some((stage, entry)) };
         naga::back::hlsl::Writer::new(&mut hlsl, &options, &pipeline)
             .write(&module, &info, None)

@@ -48,10 +48,8 @@ pub fn fresh_seed() -> u64 {
     if let Some(seed) = std::env::var("TEST_SEED").ok().and_then(|s| s.parse().ok()) {
         return seed;
     }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
     nanos ^ (std::process::id() as u64).rotate_left(32)
 }
 

@@ -132,10 +132,7 @@ fn gelu_matches_exact_erf_form() {
         let want = reference::gelu(v as f64);
         let error = (g as f64 - want).abs();
         let rounding = want.abs() * f32::EPSILON as f64 + f32::MIN_POSITIVE as f64;
-        assert!(
-            error <= 0.5 * (v as f64).abs() * 2e-7 + rounding,
-            "GELU({v:e}) = {g:e}, exact {want:e} (seed {seed})"
-        );
+        assert!(error <= 0.5 * (v as f64).abs() * 2e-7 + rounding, "GELU({v:e}) = {g:e}, exact {want:e} (seed {seed})");
         if v != 0.0 && error / (0.5 * (v as f64).abs()) > worst_erf {
             (worst_erf, worst_at) = (error / (0.5 * (v as f64).abs()), v);
         }

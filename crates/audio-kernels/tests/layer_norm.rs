@@ -12,7 +12,8 @@ fn check(rows: usize, width: usize, offset: f64, seed: u64) {
     let x: Vec<f32> = rng.f32s(rows * width, 2.0).iter().map(|v| v + offset as f32).collect();
     let weight = rng.f32s(width, 1.0);
     let bias = rng.f32s(width, 0.5);
-    let want = reference::layer_norm(&f32_to_f64(&x), &f32_to_f64(&weight), &f32_to_f64(&bias), width, LAYER_NORM_EPS as f64);
+    let want =
+        reference::layer_norm(&f32_to_f64(&x), &f32_to_f64(&weight), &f32_to_f64(&bias), width, LAYER_NORM_EPS as f64);
 
     let xb = gpu.upload_f32("x", &x).unwrap();
     let wb = gpu.upload_f32("weight", &weight).unwrap();
@@ -28,7 +29,9 @@ fn check(rows: usize, width: usize, offset: f64, seed: u64) {
 #[test]
 fn matches_reference_on_odd_and_tile_sizes() {
     let seed = fresh_seed();
-    for (i, &(rows, width)) in [(1, 1), (1, 8), (3, 7), (17, 255), (5, 256), (9, 257), (33, 1280), (2, 3001)].iter().enumerate() {
+    for (i, &(rows, width)) in
+        [(1, 1), (1, 8), (3, 7), (17, 255), (5, 256), (9, 257), (33, 1280), (2, 3001)].iter().enumerate()
+    {
         check(rows, width, 0.0, seed + i as u64);
     }
 }

@@ -62,14 +62,11 @@ impl GpuBuffer {
 /// Packs bf16 bit patterns two per u32, the even element in the low half (an odd count is padded
 /// with a zero half).
 pub fn pack_bf16(bits: &[u16]) -> Vec<u32> {
-    bits.chunks(2)
-        .map(|pair| pair[0] as u32 | (pair.get(1).copied().unwrap_or(0) as u32) << 16)
-        .collect()
+    bits.chunks(2).map(|pair| pair[0] as u32 | (pair.get(1).copied().unwrap_or(0) as u32) << 16).collect()
 }
 
-const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
-    .union(wgpu::BufferUsages::COPY_SRC)
-    .union(wgpu::BufferUsages::COPY_DST);
+const STORAGE: wgpu::BufferUsages =
+    wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::COPY_SRC).union(wgpu::BufferUsages::COPY_DST);
 
 impl Gpu {
     /// Uploads f32 values.
@@ -84,7 +81,7 @@ impl Gpu {
 
     /// Uploads bf16 bit patterns packed two per u32 (see [`pack_bf16`]); no widening on the host.
     pub fn upload_bf16(&self, label: &str, bits: &[u16]) -> Result<GpuBuffer> {
-        if bits.len() % 2 == 0 && cfg!(target_endian = "little") {
+        if bits.len().is_multiple_of(2) && cfg!(target_endian = "little") {
             self.upload_bytes(label, bytemuck::cast_slice(bits))
         } else {
             self.upload_u32(label, &pack_bf16(bits))
@@ -139,9 +136,12 @@ impl Gpu {
     fn upload_bytes(&self, label: &str, bytes: &[u8]) -> Result<GpuBuffer> {
         let buffer = self.create_buffer(label, bytes.len() as u64, true)?;
         {
-            let mut view = buffer.inner.buffer.slice(..).get_mapped_range_mut().map_err(|e| {
-                GpuError::Validation(format!("mapping `{label}` at creation: {e}"))
-            })?;
+            let mut view = buffer
+                .inner
+                .buffer
+                .slice(..)
+                .get_mapped_range_mut()
+                .map_err(|e| GpuError::Validation(format!("mapping `{label}` at creation: {e}")))?;
             let mut padded;
             let src = if bytes.len() as u64 == buffer.size_bytes() {
                 bytes

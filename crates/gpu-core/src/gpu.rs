@@ -97,22 +97,15 @@ impl Gpu {
     /// Opens an adapter: hardware before software, discrete before integrated, native backends
     /// before GL; a name filter narrows the candidates first.
     pub fn with_options(options: &GpuOptions) -> Result<Self> {
-        let backends = options
-            .backends
-            .as_deref()
-            .map(wgpu::Backends::from_comma_list)
-            .unwrap_or(wgpu::Backends::all());
+        let backends =
+            options.backends.as_deref().map(wgpu::Backends::from_comma_list).unwrap_or(wgpu::Backends::all());
         let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
         descriptor.backends = backends;
         let instance = wgpu::Instance::new(descriptor);
         let adapter = choose_adapter(&instance, backends, options)?;
         let info = adapter.get_info();
         if info.device_type == wgpu::DeviceType::Cpu {
-            log::warn!(
-                "using the software adapter `{}` ({:?}): results are exact but slow",
-                info.name,
-                info.backend
-            );
+            log::warn!("using the software adapter `{}` ({:?}): results are exact but slow", info.name, info.backend);
         }
         let features = adapter.features() & OPTIONAL_FEATURES & !options.disabled_features;
         let limits = adapter.limits();
@@ -131,9 +124,8 @@ impl Gpu {
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         };
-        let (device, queue) = pollster::block_on(adapter.request_device(&request)).map_err(|e| {
-            GpuError::RequestDevice { adapter: info.name.clone(), message: e.to_string() }
-        })?;
+        let (device, queue) = pollster::block_on(adapter.request_device(&request))
+            .map_err(|e| GpuError::RequestDevice { adapter: info.name.clone(), message: e.to_string() })?;
         let faults = FaultLog::install(&device);
         let pipelines = PipelineStore::new(&device, &info, features, options.pipeline_cache_dir.as_deref());
         Ok(Self {
@@ -265,10 +257,13 @@ impl Gpu {
 
 fn choose_adapter(instance: &wgpu::Instance, backends: wgpu::Backends, options: &GpuOptions) -> Result<wgpu::Adapter> {
     let all = pollster::block_on(instance.enumerate_adapters(backends));
-    let names: Vec<String> = all.iter().map(|a| {
-        let i = a.get_info();
-        format!("`{}` ({:?}, {:?})", i.name, i.backend, i.device_type)
-    }).collect();
+    let names: Vec<String> = all
+        .iter()
+        .map(|a| {
+            let i = a.get_info();
+            format!("`{}` ({:?}, {:?})", i.name, i.backend, i.device_type)
+        })
+        .collect();
     let filter = options.adapter_name.as_ref().map(|n| n.to_lowercase());
     let mut candidates: Vec<wgpu::Adapter> = all
         .into_iter()

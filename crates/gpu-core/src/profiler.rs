@@ -74,7 +74,8 @@ impl PendingProfile {
             .try_recv()
             .map_err(|_| failed("the map callback did not run".into()))?
             .map_err(|e| failed(e.to_string()))?;
-        let ticks: Vec<u64> = bytemuck::cast_slice(&self.staging.get_mapped_range(..).map_err(|e| failed(e.to_string()))?).to_vec();
+        let ticks: Vec<u64> =
+            bytemuck::cast_slice(&self.staging.get_mapped_range(..).map_err(|e| failed(e.to_string()))?).to_vec();
         let period = gpu.queue().get_timestamp_period() as f64;
         let entries = self
             .labels

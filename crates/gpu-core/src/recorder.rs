@@ -100,7 +100,14 @@ impl<'g> Recorder<'g> {
     }
 
     /// Records a copy of `words` 4-byte words between buffers.
-    pub fn copy(&mut self, src: &GpuBuffer, src_word: usize, dst: &GpuBuffer, dst_word: usize, words: usize) -> Result<()> {
+    pub fn copy(
+        &mut self,
+        src: &GpuBuffer,
+        src_word: usize,
+        dst: &GpuBuffer,
+        dst_word: usize,
+        words: usize,
+    ) -> Result<()> {
         for (buffer, start) in [(src, src_word), (dst, dst_word)] {
             if start + words > buffer.len_words() {
                 return Err(GpuError::SizeMismatch {
@@ -169,7 +176,10 @@ impl<'g> Recorder<'g> {
                         let writes = profile.writes(dispatch_index);
                         pass = Some(
                             encoder
-                                .begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: Some(writes) })
+                                .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                                    label: None,
+                                    timestamp_writes: Some(writes),
+                                })
                                 .forget_lifetime(),
                         );
                     }

@@ -18,7 +18,13 @@ pub struct AsrEncoder {
 }
 
 impl AsrEncoder {
-    pub fn load(gpu: &Gpu, checkpoint: &Checkpoint, names: &EncoderNames, config: &EncoderConfig, chunks: ChunkConfig) -> Result<Self> {
+    pub fn load(
+        gpu: &Gpu,
+        checkpoint: &Checkpoint,
+        names: &EncoderNames,
+        config: &EncoderConfig,
+        chunks: ChunkConfig,
+    ) -> Result<Self> {
         Ok(Self { tower: Tower::load(gpu, checkpoint, names, config)?, chunks })
     }
 
@@ -31,7 +37,7 @@ impl AsrEncoder {
     pub fn encode(&self, normalized: &[f32], valid_frames: usize) -> Result<Vec<f32>> {
         let c = self.tower.config();
         let width = c.stacked_features();
-        if normalized.len() % width != 0 {
+        if !normalized.len().is_multiple_of(width) {
             return Err(Error::Input(format!(
                 "ASR features: {} values are not whole groups of {} frames × {} mel bins",
                 normalized.len(),
@@ -43,7 +49,9 @@ impl AsrEncoder {
         // Spec §4.2: an encoder frame is a valid key when its first mel frame is.
         let valid: Vec<bool> = (0..frames).map(|t| t * c.subsampling < valid_frames).collect();
         let chunks = schedule(frames, &self.chunks);
-        let per_batch = (self.tower.max_rows() / (self.chunks.length + self.chunks.left_context + self.chunks.right_context)).max(1);
+        let per_batch = (self.tower.max_rows()
+            / (self.chunks.length + self.chunks.left_context + self.chunks.right_context))
+            .max(1);
         let mut hidden = vec![0.0f32; frames * c.hidden];
         for group in chunks.chunks(per_batch) {
             let batch: Vec<Sequence<'_>> = group

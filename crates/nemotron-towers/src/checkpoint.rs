@@ -166,7 +166,11 @@ impl Checkpoint {
         let shard = self.shard(i)?;
         let info = shard.tensors.get(name).ok_or_else(missing)?;
         let (start, end) = info.data_offsets;
-        Ok(TensorRef { dtype: info.dtype, shape: &info.shape, bytes: &shard.bytes[shard.data_start + start..shard.data_start + end] })
+        Ok(TensorRef {
+            dtype: info.dtype,
+            shape: &info.shape,
+            bytes: &shard.bytes[shard.data_start + start..shard.data_start + end],
+        })
     }
 
     /// Shape of `name`, or `None` when absent.
@@ -234,7 +238,8 @@ impl Checkpoint {
                     problems.push(format!("tensor `{name}` has shape {:?}, expected {shape:?}", t.shape));
                 }
                 Ok(t) if !matches!(t.dtype, Dtype::BF16 | Dtype::F16 | Dtype::F32) => {
-                    problems.push(format!("tensor `{name}` has dtype {:?}; only BF16, F16, F32 are supported", t.dtype));
+                    problems
+                        .push(format!("tensor `{name}` has dtype {:?}; only BF16, F16, F32 are supported", t.dtype));
                 }
                 Ok(_) => {}
                 Err(CheckpointError::File { path, message }) => problems.push(format!("{path}: {message}")),
@@ -270,7 +275,13 @@ fn parse_shard(path: &Path, bytes: Bytes) -> Result<Shard, String> {
 
 impl std::fmt::Debug for Checkpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Checkpoint({}, {} tensors in {} file(s))", self.dir.display(), self.locations.len(), self.shard_paths.len())
+        write!(
+            f,
+            "Checkpoint({}, {} tensors in {} file(s))",
+            self.dir.display(),
+            self.locations.len(),
+            self.shard_paths.len()
+        )
     }
 }
 

@@ -299,15 +299,19 @@ impl RawEncoder {
             self.intermediate_size.unwrap_or(d.intermediate),
             4 * MAX_WIDTH,
         )?;
-        let heads = in_range(&format!("{name}.num_attention_heads"), self.num_attention_heads.unwrap_or(d.heads), 1024)?;
-        let layers = in_range(&format!("{name}.num_hidden_layers"), self.num_hidden_layers.unwrap_or(d.layers), MAX_LAYERS)?;
+        let heads =
+            in_range(&format!("{name}.num_attention_heads"), self.num_attention_heads.unwrap_or(d.heads), 1024)?;
+        let layers =
+            in_range(&format!("{name}.num_hidden_layers"), self.num_hidden_layers.unwrap_or(d.layers), MAX_LAYERS)?;
         let mel_bins = in_range(&format!("{name}.num_mel_bins"), self.num_mel_bins.unwrap_or(128), 1024)?;
         let subsampling = in_range(&format!("{name}.subsampling_factor"), self.subsampling_factor.unwrap_or(8), 64)?;
         if hidden % heads != 0 {
             return Err(invalid(format!("{name}: {heads} heads do not divide hidden_size {hidden}")));
         }
         if let Some(kv) = self.num_key_value_heads.filter(|&kv| kv != heads) {
-            return Err(invalid(format!("{name}: num_key_value_heads {kv} != num_attention_heads {heads} (only MHA exists)")));
+            return Err(invalid(format!(
+                "{name}: num_key_value_heads {kv} != num_attention_heads {heads} (only MHA exists)"
+            )));
         }
         if let Some(act) = self.hidden_act.as_deref().filter(|&a| a != "gelu") {
             return Err(invalid(format!("{name}: hidden_act `{act}` (only exact `gelu` is implemented)")));
@@ -319,12 +323,15 @@ impl RawEncoder {
         let rope = self.rope_parameters.as_ref();
         let partial = rope.and_then(|r| r.partial_rotary_factor).unwrap_or(d.partial_rotary);
         let rope_theta = rope.and_then(|r| r.rope_theta).unwrap_or(10_000.0);
-        if !(0.0..=1.0).contains(&partial) || !(rope_theta.is_finite() && rope_theta > 1.0) {
-            return Err(invalid(format!("{name}: rope parameters partial_rotary_factor {partial}, rope_theta {rope_theta}")));
+        let rope_ok = (0.0..=1.0).contains(&partial) && rope_theta.is_finite() && rope_theta > 1.0;
+        if !rope_ok {
+            return Err(invalid(format!(
+                "{name}: rope parameters partial_rotary_factor {partial}, rope_theta {rope_theta}"
+            )));
         }
         // HF: `int(head_dim * partial_rotary_factor)`.
         let rotary_dims = (head_dim as f64 * partial) as usize;
-        if rotary_dims == 0 || rotary_dims % 2 != 0 {
+        if rotary_dims == 0 || !rotary_dims.is_multiple_of(2) {
             return Err(invalid(format!("{name}: rotary dimensions {rotary_dims} must be even and positive")));
         }
         Ok(EncoderConfig {
@@ -389,7 +396,8 @@ impl RawTranscribe {
         if !(0.0..=1.0).contains(&threshold) {
             return Err(invalid(format!("speaker_activity_threshold {threshold} outside [0, 1]")));
         }
-        let text_hidden = in_range("text_config.hidden_size", self.text_config.hidden_size.unwrap_or(2688), 4 * MAX_WIDTH)?;
+        let text_hidden =
+            in_range("text_config.hidden_size", self.text_config.hidden_size.unwrap_or(2688), 4 * MAX_WIDTH)?;
         Ok(TranscribeConfig { asr, diarization, speaker_activity_threshold: threshold, text_hidden })
     }
 }
@@ -426,7 +434,10 @@ mod tests {
     #[test]
     fn rejects_bad_sizes_with_the_field_named() {
         for (json, needle) in [
-            (r#"{"model_type":"nemo_speechlm","audio_config":{"asr_config":{"num_attention_heads":3}}}"#, "do not divide"),
+            (
+                r#"{"model_type":"nemo_speechlm","audio_config":{"asr_config":{"num_attention_heads":3}}}"#,
+                "do not divide",
+            ),
             (r#"{"model_type":"nemo_speechlm","audio_config":{"asr_config":{"hidden_size":0}}}"#, "hidden_size = 0"),
             (
                 r#"{"model_type":"nemotron3_diarization","audio_config":{"hidden_size":60,"num_attention_heads":2,

@@ -42,7 +42,8 @@ impl Fusion {
     pub fn load(gpu: &Gpu, checkpoint: &Checkpoint, names: &FusionNames, c: &TranscribeConfig) -> Result<Self> {
         let (hidden, speakers) = (c.asr.hidden, c.diarization.speakers);
         let weights = weights::fusion(&mut GpuStore { checkpoint, gpu }, names, hidden, speakers, c.text_hidden)?;
-        let widen = |name: String| -> Result<Vec<f64>> { Ok(checkpoint.f32(&name)?.into_iter().map(f64::from).collect()) };
+        let widen =
+            |name: String| -> Result<Vec<f64>> { Ok(checkpoint.f32(&name)?.into_iter().map(f64::from).collect()) };
         let speaker_norm =
             (widen(format!("{}.weight", names.speaker_norm))?, widen(format!("{}.bias", names.speaker_norm))?);
         let table = gpu.upload_f32("speaker table", &speaker_table(speakers, hidden))?;
@@ -82,7 +83,8 @@ impl Fusion {
             let rows = block.min(frames - start);
             let keep = tokens.saturating_sub(start).min(rows);
             let hidden = self.gpu.upload_f32("asr hidden", &asr_hidden[start * d..(start + rows) * d])?;
-            let z_rows = self.gpu.upload_f32("speaker features", &z[start * self.speakers..(start + rows) * self.speakers])?;
+            let z_rows =
+                self.gpu.upload_f32("speaker features", &z[start * self.speakers..(start + rows) * self.speakers])?;
             let fused_rows = self.gpu.zeros("fused", rows * d)?;
             let out = self.gpu.zeros("audio embeds", rows * text)?;
             let mut rec = Recorder::new(&self.gpu);

@@ -32,9 +32,9 @@ pub mod timeline;
 pub mod tower;
 pub mod weights;
 
+pub use asr::AsrEncoder;
 pub use checkpoint::{Checkpoint, CheckpointError};
 pub use config::{ConfigError, DiarizationConfig, EncoderConfig, ModelConfig, TranscribeConfig};
 pub use error::{Error, Result};
-pub use asr::AsrEncoder;
 pub use sortformer::Sortformer;
 pub use tower::{InputKind, Sequence, Tower};

@@ -53,10 +53,9 @@ impl EncoderNames {
     pub fn qkv(&self, l: usize) -> Vec<String> {
         match self.style {
             NameStyle::Nemo => vec![format!("{}layers.{l}.attn.w_qkv.weight", self.prefix)],
-            NameStyle::Transformers => ["q", "k", "v"]
-                .iter()
-                .map(|p| format!("{}layers.{l}.self_attn.{p}_proj.weight", self.prefix))
-                .collect(),
+            NameStyle::Transformers => {
+                ["q", "k", "v"].iter().map(|p| format!("{}layers.{l}.self_attn.{p}_proj.weight", self.prefix)).collect()
+            }
         }
     }
     pub fn q_norm(&self, l: usize) -> String {

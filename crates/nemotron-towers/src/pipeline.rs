@@ -69,11 +69,12 @@ impl Diarizer {
     pub fn diarize_features(&self, features: Features, progress: Progress<'_>) -> Result<Diarization> {
         let c = self.config();
         check_features(&features, c.encoder.mel_bins, c.encoder.subsampling)?;
-        let speaker_logits = self.sortformer.diarize(&features.data, features.valid, &mut |done, all| {
-            progress("diarization", done, all)
-        })?;
+        let speaker_logits = self
+            .sortformer
+            .diarize(&features.data, features.valid, &mut |done, all| progress("diarization", done, all))?;
         let frames = features.frames / c.encoder.subsampling;
-        let probabilities = encoder_rate_probabilities(&speaker_logits, &vec![true; frames], c.encoder.subsampling, c.speakers);
+        let probabilities =
+            encoder_rate_probabilities(&speaker_logits, &vec![true; frames], c.encoder.subsampling, c.speakers);
         Ok(Diarization {
             features,
             speaker_logits,
@@ -189,7 +190,7 @@ fn frontend(checkpoint: &Checkpoint, names: &ModelNames) -> Result<LogMel> {
 }
 
 fn check_features(features: &Features, mel_bins: usize, subsampling: usize) -> Result<()> {
-    if features.frames % subsampling != 0 || features.data.len() != features.frames * mel_bins {
+    if !features.frames.is_multiple_of(subsampling) || features.data.len() != features.frames * mel_bins {
         return Err(Error::Input(format!(
             "features hold {} values for {} frames; expected frames × {mel_bins} mel bins with frames a multiple of {subsampling}",
             features.data.len(),

@@ -101,20 +101,52 @@ impl Sortformer {
         gemm(rec, encoded, &w.proj.weight, &work.projected, n, h, d, &epilogue(&w.proj, Activation::None))?;
         conv_im2col(rec, &work.projected, &work.columns, n, h)?;
         // The classifier applies ReLU to the upsampled frames first: fused into the conv GEMM.
-        gemm(rec, &work.columns, &w.upsample.weight, &work.upsampled, n, sub * h, 3 * h, &epilogue(&w.upsample, Activation::Relu))?;
+        gemm(
+            rec,
+            &work.columns,
+            &w.upsample.weight,
+            &work.upsampled,
+            n,
+            sub * h,
+            3 * h,
+            &epilogue(&w.upsample, Activation::Relu),
+        )?;
         // Each frame's `sub·h` channels are `sub` consecutive sub-frames of `h`: no copy needed.
-        gemm(rec, &work.upsampled, &w.dense.weight, &work.hidden, n * sub, h, h, &epilogue(&w.dense, Activation::Relu))?;
-        gemm(rec, &work.hidden, &w.out.weight, &work.logits, n * sub, c.speakers, h, &epilogue(&w.out, Activation::None))?;
+        gemm(
+            rec,
+            &work.upsampled,
+            &w.dense.weight,
+            &work.hidden,
+            n * sub,
+            h,
+            h,
+            &epilogue(&w.dense, Activation::Relu),
+        )?;
+        gemm(
+            rec,
+            &work.hidden,
+            &w.out.weight,
+            &work.logits,
+            n * sub,
+            c.speakers,
+            h,
+            &epilogue(&w.out, Activation::None),
+        )?;
         Ok(())
     }
 
     /// The whole recording: raw (un-normalised) log-mel `[frames, mel]` with `valid_frames` real
     /// frames (`frames` a multiple of the subsampling factor) → logits `[frames, speakers]`.
-    pub fn diarize(&self, features: &[f32], valid_frames: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Vec<f32>> {
+    pub fn diarize(
+        &self,
+        features: &[f32],
+        valid_frames: usize,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Vec<f32>> {
         let c = &self.config;
         let (d, sub, speakers) = (c.encoder.hidden, c.encoder.subsampling, c.speakers);
         let width = c.encoder.stacked_features();
-        if features.len() % width != 0 {
+        if !features.len().is_multiple_of(width) {
             return Err(Error::Input(format!(
                 "diarization features: {} values are not whole groups of {sub} frames × {} mel bins",
                 features.len(),

@@ -38,7 +38,15 @@ impl StepLayout {
 
 impl SpeakerCache {
     pub fn new(config: SpeakerCacheConfig, speakers: usize, width: usize) -> Self {
-        Self { config, speakers, width, cache: Vec::new(), cache_probs: Vec::new(), fifo: Vec::new(), compressed: false }
+        Self {
+            config,
+            speakers,
+            width,
+            cache: Vec::new(),
+            cache_probs: Vec::new(),
+            fifo: Vec::new(),
+            compressed: false,
+        }
     }
 
     pub fn cache_rows(&self) -> usize {
@@ -78,8 +86,11 @@ impl SpeakerCache {
         let fifo_start = layout.cache_rows;
         let mut fifo_probs = probs[fifo_start * s..(fifo_start + layout.fifo_rows) * s].to_vec();
         fifo_probs.extend_from_slice(&probs[chunk.start * s..chunk.end * s]);
-        let mut cand_probs =
-            if self.compressed { std::mem::take(&mut self.cache_probs) } else { probs[..layout.cache_rows * s].to_vec() };
+        let mut cand_probs = if self.compressed {
+            std::mem::take(&mut self.cache_probs)
+        } else {
+            probs[..layout.cache_rows * s].to_vec()
+        };
         cand_probs.extend_from_slice(&fifo_probs[..pop * s]);
         let mut cand = std::mem::take(&mut self.cache);
         cand.extend_from_slice(&candidate[..pop * w]);
@@ -166,8 +177,10 @@ pub fn compress(
         .map(|(s, t)| if t < frames { scores[t * speakers + s] } else { f64::INFINITY })
         .collect();
     let disabled = usize::MAX;
-    let mut picked: Vec<usize> =
-        top_k(&flat, c.cache_length).into_iter().map(|i| if flat[i] == f64::NEG_INFINITY { disabled } else { i }).collect();
+    let mut picked: Vec<usize> = top_k(&flat, c.cache_length)
+        .into_iter()
+        .map(|i| if flat[i] == f64::NEG_INFINITY { disabled } else { i })
+        .collect();
     picked.sort_unstable();
     let mut cache = Vec::with_capacity(c.cache_length * width);
     let mut cache_probs = Vec::with_capacity(c.cache_length * speakers);
@@ -212,10 +225,8 @@ mod tests {
     fn compress_keeps_speaker_frames_in_arrival_order_then_silence() {
         // 2 speakers, cache of 6 (3 per speaker: 2 frames + 1 silence), 8 frames of one width.
         let c = config(6);
-        let probs: Vec<f64> = [
-            [0.9, 0.1], [0.2, 0.1], [0.8, 0.1], [0.1, 0.95], [0.1, 0.7], [0.99, 0.1], [0.1, 0.1], [0.1, 0.9],
-        ]
-        .concat();
+        let probs: Vec<f64> =
+            [[0.9, 0.1], [0.2, 0.1], [0.8, 0.1], [0.1, 0.95], [0.1, 0.7], [0.99, 0.1], [0.1, 0.1], [0.1, 0.9]].concat();
         let embeds: Vec<f32> = (0..8).map(|t| t as f32).collect();
         let (cache, cache_probs) = compress(&c, 2, 1, &embeds, &probs, &[-1.0]);
         // Speaker 0 speaks at 0, 2, 5 and keeps its two best frames, 5 (0.99) and 0 (0.9);

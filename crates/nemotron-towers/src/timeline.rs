@@ -22,7 +22,8 @@ pub fn render(
     seconds: f64,
 ) -> Result<(), String> {
     let fail = |e: &dyn std::fmt::Display| format!("drawing {}: {e}", path.display());
-    plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).map_err(|_| "loading the font".to_string())?;
+    plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
+        .map_err(|_| "loading the font".to_string())?;
     let height = 90 + 36 * speakers as u32;
     let root = BitMapBackend::new(path, (1200, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
@@ -34,18 +35,15 @@ pub fn render(
         .y_label_area_size(10)
         .build_cartesian_2d(0f64..seconds.max(0.01), 0f64..lanes)
         .map_err(|e| fail(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc("seconds")
-        .disable_y_axis()
-        .disable_y_mesh()
-        .draw()
-        .map_err(|e| fail(&e))?;
+    chart.configure_mesh().x_desc("seconds").disable_y_axis().disable_y_mesh().draw().map_err(|e| fail(&e))?;
     let lane = |s: usize, v: f64| lanes - 1.0 - s as f64 + 0.1 + 0.8 * v;
     chart
         .draw_series(segments.iter().map(|seg| {
             let color = Palette99::pick(seg.speaker).mix(0.55).filled();
-            Rectangle::new([(seg.start, lane(seg.speaker, 0.0)), (seg.start + seg.duration, lane(seg.speaker, 1.0))], color)
+            Rectangle::new(
+                [(seg.start, lane(seg.speaker, 0.0)), (seg.start + seg.duration, lane(seg.speaker, 1.0))],
+                color,
+            )
         }))
         .map_err(|e| fail(&e))?;
     chart

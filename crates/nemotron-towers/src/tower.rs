@@ -4,7 +4,9 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use audio_kernels::{Activation, Epilogue, LAYER_NORM_EPS, QkNorm, RopeTable, attention, gemm, layer_norm, qk_norm_rope};
+use audio_kernels::{
+    Activation, Epilogue, LAYER_NORM_EPS, QkNorm, RopeTable, attention, gemm, layer_norm, qk_norm_rope,
+};
 use gpu_core::{Gpu, GpuBuffer, Recorder};
 
 use crate::checkpoint::Checkpoint;
@@ -167,7 +169,7 @@ impl Tower {
     pub fn embed(&self, features: &[f32]) -> Result<Vec<f32>> {
         let c = &self.config;
         let width = c.stacked_features();
-        if features.len() % width != 0 {
+        if !features.len().is_multiple_of(width) {
             return Err(Error::Input(format!("{} feature values are not whole rows of {width}", features.len())));
         }
         let mut out = Vec::with_capacity(features.len() / width * c.hidden);
@@ -180,7 +182,16 @@ impl Tower {
             };
             self.gpu.write_f32(&work.input, 0, block)?;
             let mut rec = Recorder::new(&self.gpu);
-            gemm(&mut rec, &work.input, &self.weights.input_projection, &work.x, rows, c.hidden, width, &Epilogue::default())?;
+            gemm(
+                &mut rec,
+                &work.input,
+                &self.weights.input_projection,
+                &work.x,
+                rows,
+                c.hidden,
+                width,
+                &Epilogue::default(),
+            )?;
             rec.submit()?;
             out.extend(self.gpu.read_f32_range(&work.x, 0, rows * c.hidden)?);
         }
@@ -200,7 +211,8 @@ impl Tower {
         }
         if state.rope.as_ref().is_none_or(|r| r.positions() < seq_len) {
             let c = &self.config;
-            state.rope = Some(RopeTable::new(&self.gpu, seq_len.next_multiple_of(ROW_QUANTUM), c.rotary_dims, c.rope_theta)?);
+            state.rope =
+                Some(RopeTable::new(&self.gpu, seq_len.next_multiple_of(ROW_QUANTUM), c.rotary_dims, c.rope_theta)?);
         }
         Ok(())
     }
@@ -269,13 +281,29 @@ impl Tower {
             norm(rec, &layer.norm2, &work.h, &work.a, rows, d)?;
             let gelu = Epilogue { bias: layer.fc1.bias.as_ref(), activation: Activation::Gelu, accumulate: false };
             gemm(rec, &work.a, &layer.fc1.weight, &work.inner, rows, c.intermediate, d, &gelu)?;
-            gemm(rec, &work.inner, &layer.fc2.weight, &work.h, rows, d, c.intermediate, &residual(layer.fc2.bias.as_ref()))?;
+            gemm(
+                rec,
+                &work.inner,
+                &layer.fc2.weight,
+                &work.h,
+                rows,
+                d,
+                c.intermediate,
+                &residual(layer.fc2.bias.as_ref()),
+            )?;
         }
         norm(rec, &w.final_norm, &work.h, &work.a, rows, d)?;
         Ok(&work.a)
     }
 }
 
-fn norm(rec: &mut Recorder<'_>, n: &Norm<GpuBuffer>, x: &GpuBuffer, y: &GpuBuffer, rows: usize, width: usize) -> Result<()> {
+fn norm(
+    rec: &mut Recorder<'_>,
+    n: &Norm<GpuBuffer>,
+    x: &GpuBuffer,
+    y: &GpuBuffer,
+    rows: usize,
+    width: usize,
+) -> Result<()> {
     Ok(layer_norm(rec, x, &n.weight, &n.bias, y, rows, width, LAYER_NORM_EPS)?)
 }

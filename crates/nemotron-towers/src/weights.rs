@@ -81,7 +81,10 @@ pub trait WeightStore {
 }
 
 fn norm<S: WeightStore>(s: &mut S, module: &str, width: usize) -> Result<Norm<S::Vector>> {
-    Ok(Norm { weight: s.vector(&format!("{module}.weight"), width)?, bias: s.vector(&format!("{module}.bias"), width)? })
+    Ok(Norm {
+        weight: s.vector(&format!("{module}.weight"), width)?,
+        bias: s.vector(&format!("{module}.bias"), width)?,
+    })
 }
 
 fn linear<S: WeightStore>(s: &mut S, module: &str, out: usize, inp: usize) -> Result<Linear<S::Matrix, S::Vector>> {
@@ -98,7 +101,8 @@ pub fn encoder<S: WeightStore>(
     c: &EncoderConfig,
 ) -> Result<EncoderWeights<S::Matrix, S::Vector>> {
     let d = c.hidden;
-    let input_projection = s.matrix(&[names.input_projection()], &[d, c.stacked_features()], d, c.stacked_features())?;
+    let input_projection =
+        s.matrix(&[names.input_projection()], &[d, c.stacked_features()], d, c.stacked_features())?;
     let embed_norm = norm(s, &names.embed_norm(), d)?;
     let mut layers = Vec::with_capacity(c.layers);
     for l in 0..c.layers {
@@ -124,7 +128,11 @@ pub fn encoder<S: WeightStore>(
 }
 
 /// Loads (or lists) the Sortformer head.
-pub fn head<S: WeightStore>(s: &mut S, names: &HeadNames, c: &DiarizationConfig) -> Result<HeadWeights<S::Matrix, S::Vector>> {
+pub fn head<S: WeightStore>(
+    s: &mut S,
+    names: &HeadNames,
+    c: &DiarizationConfig,
+) -> Result<HeadWeights<S::Matrix, S::Vector>> {
     let (d, h, up) = (c.encoder.hidden, c.head_hidden, c.head_hidden * c.encoder.subsampling);
     Ok(HeadWeights {
         proj: linear(s, &names.proj, h, d)?,

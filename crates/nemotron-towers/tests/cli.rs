@@ -46,7 +46,9 @@ fn encode_from_features_writes_the_upstream_outputs() {
     ok(&["--quiet", "encode", "--model", path_str(&case), "--features", path_str(&features), "--out", path_str(&out)]);
     let got = Checkpoint::open(&out).unwrap();
     let want = Checkpoint::open(&features).unwrap();
-    for name in ["asr_last_hidden_state", "speaker_logits", "speaker_probabilities", "last_hidden_state", "audio_embeds"] {
+    for name in
+        ["asr_last_hidden_state", "speaker_logits", "speaker_probabilities", "last_hidden_state", "audio_embeds"]
+    {
         assert_close(&format!("cli {name}"), &got.f32(name).unwrap(), &want.f64(name).unwrap(), 1e-5);
         assert_eq!(got.tensor(name).unwrap().shape, want.tensor(name).unwrap().shape, "{name}");
     }
@@ -81,8 +83,18 @@ fn diarize_writes_rttm_plot_and_tensors_that_agree() {
     let (out, rttm, plot) = (dir.path().join("d.safetensors"), dir.path().join("d.rttm"), dir.path().join("d.png"));
     let case = testdata("reference/diar-tiny");
     ok(&[
-        "--quiet", "diarize", "--model", path_str(&case), "--audio", path_str(&case.join("audio.wav")),
-        "--out", path_str(&out), "--rttm", path_str(&rttm), "--plot", path_str(&plot),
+        "--quiet",
+        "diarize",
+        "--model",
+        path_str(&case),
+        "--audio",
+        path_str(&case.join("audio.wav")),
+        "--out",
+        path_str(&out),
+        "--rttm",
+        path_str(&rttm),
+        "--plot",
+        path_str(&plot),
     ]);
     let logits = Checkpoint::open(&out).unwrap().f32("speaker_logits").unwrap();
     let parsed = parse_rttm(&std::fs::read_to_string(&rttm).unwrap()).unwrap();
@@ -110,7 +122,12 @@ fn usage_errors_exit_2() {
 }
 
 fn write_wav(path: &Path, samples: &[f32]) {
-    let spec = hound::WavSpec { channels: 1, sample_rate: 16_000, bits_per_sample: 32, sample_format: hound::SampleFormat::Float };
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 16_000,
+        bits_per_sample: 32,
+        sample_format: hound::SampleFormat::Float,
+    };
     let mut writer = hound::WavWriter::create(path, spec).unwrap();
     for &s in samples {
         writer.write_sample(s).unwrap();
@@ -155,7 +172,11 @@ fn bad_inputs_give_one_line_errors() {
             ("input_features".to_string(), nemotron_towers::tensor_file::Tensor::f32(vec![frames, bins], &data)),
             (
                 "input_features_mask".to_string(),
-                nemotron_towers::tensor_file::Tensor { dtype: safetensors::Dtype::I32, shape: vec![frames], bytes: bytemuck::cast_slice(&mask).to_vec() },
+                nemotron_towers::tensor_file::Tensor {
+                    dtype: safetensors::Dtype::I32,
+                    shape: vec![frames],
+                    bytes: bytemuck::cast_slice(&mask).to_vec(),
+                },
             ),
         ];
         nemotron_towers::tensor_file::write(&features, &tensors).unwrap();

@@ -22,7 +22,14 @@ fn reference(name: &str) -> Checkpoint {
 }
 
 /// Rows of `[rows, width]` data whose reference probabilities are all clear of the threshold.
-fn clear_rows(values: &[f32], reference: &[f64], width: usize, probabilities: &[f64], speakers: usize, threshold: f64) -> (Vec<f32>, Vec<f64>) {
+fn clear_rows(
+    values: &[f32],
+    reference: &[f64],
+    width: usize,
+    probabilities: &[f64],
+    speakers: usize,
+    threshold: f64,
+) -> (Vec<f32>, Vec<f64>) {
     let (mut got, mut want) = (Vec::new(), Vec::new());
     for (r, row) in reference.chunks(width).enumerate() {
         let p = &probabilities[r * speakers..(r + 1) * speakers];
@@ -49,9 +56,11 @@ fn transcribe_case(name: &str) {
     let probabilities = get("speaker_probabilities");
     assert_close(&format!("{name}: speaker_probabilities"), &out.speaker_probabilities, &probabilities, TOLERANCE);
     let (speakers, threshold) = (c.diarization.speakers, c.speaker_activity_threshold);
-    let (fused, fused_want) = clear_rows(&out.fused, &get("last_hidden_state"), c.asr.hidden, &probabilities, speakers, threshold);
+    let (fused, fused_want) =
+        clear_rows(&out.fused, &get("last_hidden_state"), c.asr.hidden, &probabilities, speakers, threshold);
     assert_close(&format!("{name}: last_hidden_state"), &fused, &fused_want, TOLERANCE);
-    let (embeds, embeds_want) = clear_rows(&out.audio_embeds, &get("audio_embeds"), c.text_hidden, &probabilities, speakers, threshold);
+    let (embeds, embeds_want) =
+        clear_rows(&out.audio_embeds, &get("audio_embeds"), c.text_hidden, &probabilities, speakers, threshold);
     assert_close(&format!("{name}: audio_embeds"), &embeds, &embeds_want, TOLERANCE);
     assert_eq!(out.audio_embeds.len(), get("audio_embeds").len(), "{name}: one row per audio token");
 }
@@ -73,7 +82,9 @@ fn standalone_diarizer_matches_upstream() {
         panic!("diar-tiny is a diarization checkpoint")
     };
     let c = diarizer.config();
-    let features = read_features(&case("diar-tiny").join("reference.safetensors"), c.encoder.mel_bins, c.encoder.subsampling).unwrap();
+    let features =
+        read_features(&case("diar-tiny").join("reference.safetensors"), c.encoder.mel_bins, c.encoder.subsampling)
+            .unwrap();
     let out = diarizer.diarize_features(features, &mut |_, _, _| {}).unwrap();
     let r = reference("diar-tiny");
     assert_close("diar-tiny: speaker_logits", &out.speaker_logits, &r.f64("speaker_logits").unwrap(), TOLERANCE);

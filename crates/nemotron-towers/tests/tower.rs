@@ -70,7 +70,15 @@ fn random_sequence(rng: &mut Rng, rows: usize, width: usize, valid: usize) -> (V
     (rng.f32s(rows * width, 1.7), (0..rows).map(|i| i < valid).collect())
 }
 
-fn check_against_reference(label: &str, tower: &Tower, checkpoint: &Checkpoint, names: &ModelNames, c: &EncoderConfig, asr: bool, seed: u64) -> Vec<f32> {
+fn check_against_reference(
+    label: &str,
+    tower: &Tower,
+    checkpoint: &Checkpoint,
+    names: &ModelNames,
+    c: &EncoderConfig,
+    asr: bool,
+    seed: u64,
+) -> Vec<f32> {
     let mut rng = Rng::new(seed);
     let (rows, valid) = random_sequence(&mut rng, 43, c.stacked_features(), 38);
     let encoder_names = if asr { names.asr.as_ref().unwrap() } else { &names.diarization };
@@ -94,10 +102,21 @@ fn both_name_sets_load_and_match_the_cpu_reference() {
         let diar = Tower::load(gpu, &checkpoint, &names.diarization, &t.diarization.encoder).unwrap();
         outputs.push((
             check_against_reference(&format!("{file}: ASR tower"), &asr, &checkpoint, &names, &t.asr, true, seed),
-            check_against_reference(&format!("{file}: Sortformer encoder"), &diar, &checkpoint, &names, &t.diarization.encoder, false, seed),
+            check_against_reference(
+                &format!("{file}: Sortformer encoder"),
+                &diar,
+                &checkpoint,
+                &names,
+                &t.diarization.encoder,
+                false,
+                seed,
+            ),
         ));
     }
-    assert_eq!(outputs[0], outputs[1], "the two name sets hold the same weights, so the GPU outputs must agree exactly");
+    assert_eq!(
+        outputs[0], outputs[1],
+        "the two name sets hold the same weights, so the GPU outputs must agree exactly"
+    );
 }
 
 #[test]
@@ -110,7 +129,15 @@ fn the_standalone_diarization_checkpoint_loads_and_matches_the_cpu_reference() {
     let names = ModelNames::detect(&checkpoint).unwrap();
     assert_eq!(names, ModelNames::standalone_diarization());
     let sortformer = Sortformer::load(gpu, &checkpoint, &names, c).unwrap();
-    check_against_reference("diar-tiny: Sortformer encoder", sortformer.tower(), &checkpoint, &names, &c.encoder, false, fresh_seed());
+    check_against_reference(
+        "diar-tiny: Sortformer encoder",
+        sortformer.tower(),
+        &checkpoint,
+        &names,
+        &c.encoder,
+        false,
+        fresh_seed(),
+    );
 }
 
 #[test]

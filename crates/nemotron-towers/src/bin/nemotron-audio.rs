@@ -168,7 +168,9 @@ impl Bar {
 fn encode(input: &Input, out: &Path, quiet: bool) -> Fallible<()> {
     let (_gpu, model) = load(input)?;
     let Model::Transcribe(model) = model else {
-        return Err("this checkpoint is a diarizer alone; `encode` needs a Transcribe checkpoint (try `diarize`)".into());
+        return Err(
+            "this checkpoint is a diarizer alone; `encode` needs a Transcribe checkpoint (try `diarize`)".into()
+        );
     };
     let c = model.config();
     let mut bar = Bar::new(quiet);
@@ -235,10 +237,12 @@ fn diarize(
         tensor_file::write(path, &tensors).map_err(|e| e.to_string())?;
     }
     if let Some(path) = rttm_path {
-        let id = input.audio.as_ref().or(input.features.as_ref()).and_then(|p| p.file_stem()).map_or_else(
-            || "audio".to_string(),
-            |s| s.to_string_lossy().into_owned(),
-        );
+        let id = input
+            .audio
+            .as_ref()
+            .or(input.features.as_ref())
+            .and_then(|p| p.file_stem())
+            .map_or_else(|| "audio".to_string(), |s| s.to_string_lossy().into_owned());
         std::fs::write(path, rttm::to_rttm(&id, &segments)).map_err(|e| format!("writing {}: {e}", path.display()))?;
     }
     if let Some(path) = plot {
