@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{GpuError, Result};
 use crate::gpu::Gpu;
+use crate::memory::MemoryCounter;
 
 static NEXT_BUFFER_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -21,6 +22,7 @@ pub(crate) struct BufferInner {
     pub(crate) buffer: wgpu::Buffer,
     pub(crate) id: u64,
     label: String,
+    memory: Arc<MemoryCounter>,
 }
 
 impl Drop for BufferInner {
@@ -28,6 +30,7 @@ impl Drop for BufferInner {
         // Bind groups cached with this buffer may outlive it; free the memory now rather than
         // when the cache is next pruned.
         self.buffer.destroy();
+        self.memory.freed(self.buffer.size());
     }
 }
 
@@ -69,6 +72,21 @@ const STORAGE: wgpu::BufferUsages =
     wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::COPY_SRC).union(wgpu::BufferUsages::COPY_DST);
 
 impl Gpu {
+    /// Bytes held in this context's buffers now.
+    pub fn memory_in_use(&self) -> u64 {
+        self.inner.memory.live()
+    }
+
+    /// Most bytes held in this context's buffers at once since creation or the last reset.
+    pub fn peak_memory(&self) -> u64 {
+        self.inner.memory.peak()
+    }
+
+    /// Starts a new peak measurement from the current use.
+    pub fn reset_peak_memory(&self) {
+        self.inner.memory.reset_peak();
+    }
+
     /// Uploads f32 values.
     pub fn upload_f32(&self, label: &str, data: &[f32]) -> Result<GpuBuffer> {
         self.upload_bytes(label, bytemuck::cast_slice(data))
@@ -184,7 +202,9 @@ impl Gpu {
             return Err(GpuError::OutOfMemory { what: format!("buffer `{label}`"), bytes: size });
         }
         let id = NEXT_BUFFER_ID.fetch_add(1, Ordering::Relaxed);
-        Ok(GpuBuffer { inner: Arc::new(BufferInner { buffer, id, label: label.to_string() }) })
+        let memory = Arc::clone(&self.inner.memory);
+        memory.allocated(size);
+        Ok(GpuBuffer { inner: Arc::new(BufferInner { buffer, id, label: label.to_string(), memory }) })
     }
 
     fn read_bytes(&self, buffer: &GpuBuffer, offset: usize, words: usize) -> Result<Vec<u8>> {
@@ -213,12 +233,7 @@ impl Gpu {
         staging.map_async(wgpu::MapMode::Read, .., move |result| {
             let _ = sender.send(result);
         });
-        self.wait()?;
-        let mapped = receiver.try_recv().map_err(|_| GpuError::Readback {
-            what: buffer.label().to_string(),
-            message: "the map callback did not run".into(),
-        })?;
-        mapped.map_err(|e| GpuError::Readback { what: buffer.label().to_string(), message: e.to_string() })?;
+        self.await_mapping(&receiver, buffer.label())?;
         let data = staging
             .get_mapped_range(..)
             .map_err(|e| GpuError::Readback { what: buffer.label().to_string(), message: e.to_string() })?

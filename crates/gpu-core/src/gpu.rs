@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use crate::bind_cache::BindGroupCache;
 use crate::error::{GpuError, Result};
 use crate::faults::FaultLog;
+use crate::memory::MemoryCounter;
 use crate::params::ArenaPool;
 use crate::pipeline::PipelineStore;
 
@@ -23,7 +24,8 @@ const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP
 pub struct GpuOptions {
     /// Case-insensitive substring of the adapter name (`WGPU_ADAPTER_NAME`).
     pub adapter_name: Option<String>,
-    /// Comma list of backends, e.g. `vulkan,metal` (`WGPU_BACKEND`); `None` means all.
+    /// Comma list of backends, e.g. `vulkan,metal` (`WGPU_BACKEND`); `None` means the native
+    /// ones (Vulkan, Metal, DX12). GL has to be asked for: its compute support is too limited.
     pub backends: Option<String>,
     /// Accept a software (CPU) adapter when no hardware one exists; a warning is logged.
     pub allow_software: bool,
@@ -86,6 +88,7 @@ pub(crate) struct GpuInner {
     pub(crate) bind_groups: Mutex<BindGroupCache>,
     pub(crate) arenas: ArenaPool,
     pub(crate) faults: Arc<FaultLog>,
+    pub(crate) memory: Arc<MemoryCounter>,
 }
 
 impl Gpu {
@@ -140,6 +143,7 @@ impl Gpu {
                 bind_groups: Mutex::new(BindGroupCache::default()),
                 arenas: ArenaPool::default(),
                 faults,
+                memory: Arc::default(),
             }),
         })
     }
@@ -203,6 +207,25 @@ impl Gpu {
             Err(e) => {
                 self.check_faults()?;
                 Err(GpuError::DeviceLost(e.to_string()))
+            }
+        }
+    }
+
+    /// Waits until the `map_async` callback feeding `receiver` has run. Another thread's poll can
+    /// be the one that fires it, after this thread's poll has returned, so one poll is not proof.
+    pub(crate) fn await_mapping(
+        &self,
+        receiver: &std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+        what: &str,
+    ) -> Result<()> {
+        let failed = |message: String| GpuError::Readback { what: what.to_string(), message };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+        loop {
+            self.wait()?;
+            match receiver.recv_timeout(std::time::Duration::from_millis(5)) {
+                Ok(mapped) => return mapped.map_err(|e| failed(e.to_string())),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if std::time::Instant::now() < deadline => {}
+                Err(_) => return Err(failed("the buffer was never mapped".into())),
             }
         }
     }

@@ -8,6 +8,7 @@ mod buffer;
 mod error;
 mod faults;
 mod gpu;
+mod memory;
 mod params;
 mod pipeline;
 mod profiler;
@@ -18,7 +19,7 @@ pub use error::{GpuError, Result};
 pub use gpu::{Gpu, GpuOptions};
 pub use pipeline::{Access, Kernel, KernelSpec, MAX_PARAMS_BYTES, Shader};
 pub use profiler::Profile;
-pub use recorder::Recorder;
+pub use recorder::{Recorder, Timing};
 
 /// Re-exported so dependants name the same wgpu version.
 pub use wgpu;

@@ -180,8 +180,8 @@ impl Gpu {
             return Ok(Arc::clone(kernel));
         }
         let kernel = Arc::new(self.compile(spec)?);
-        lock(&store.pipelines).insert(key, Arc::clone(&kernel));
-        Ok(kernel)
+        // Another thread may have compiled the same pipeline meanwhile: keep one.
+        Ok(Arc::clone(lock(&store.pipelines).entry(key).or_insert(kernel)))
     }
 
     fn compile(&self, spec: &KernelSpec<'_>) -> Result<Kernel> {

@@ -1,4 +1,5 @@
-//! GPU timestamps around each dispatch, resolved after the submission and summed per kernel.
+//! GPU timestamps (around each dispatch, or one span over a whole submission), resolved after the
+//! submission and summed per kernel.
 
 use std::collections::HashMap;
 
@@ -43,13 +44,14 @@ impl PendingProfile {
         Self { labels, sets, resolve, staging }
     }
 
-    /// Timestamp writes for dispatch `index`: queries 2·index and 2·index+1.
-    pub(crate) fn writes(&self, index: u32) -> wgpu::ComputePassTimestampWrites<'_> {
+    /// Timestamp writes for entry `index` (queries 2·index and 2·index+1): the start, the end, or
+    /// both, of the pass being opened.
+    pub(crate) fn writes(&self, index: u32, start: bool, end: bool) -> wgpu::ComputePassTimestampWrites<'_> {
         let first = index * 2;
         wgpu::ComputePassTimestampWrites {
             query_set: &self.sets[(first / QUERIES_PER_SET) as usize],
-            beginning_of_pass_write_index: Some(first % QUERIES_PER_SET),
-            end_of_pass_write_index: Some(first % QUERIES_PER_SET + 1),
+            beginning_of_pass_write_index: start.then_some(first % QUERIES_PER_SET),
+            end_of_pass_write_index: end.then_some(first % QUERIES_PER_SET + 1),
         }
     }
 
@@ -68,12 +70,8 @@ impl PendingProfile {
         self.staging.map_async(wgpu::MapMode::Read, .., move |r| {
             let _ = sender.send(r);
         });
-        gpu.wait()?;
+        gpu.await_mapping(&receiver, "profiler timestamps")?;
         let failed = |message: String| GpuError::Readback { what: "profiler timestamps".into(), message };
-        receiver
-            .try_recv()
-            .map_err(|_| failed("the map callback did not run".into()))?
-            .map_err(|e| failed(e.to_string()))?;
         let ticks: Vec<u64> =
             bytemuck::cast_slice(&self.staging.get_mapped_range(..).map_err(|e| failed(e.to_string()))?).to_vec();
         let period = gpu.queue().get_timestamp_period() as f64;

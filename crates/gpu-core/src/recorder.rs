@@ -1,6 +1,6 @@
 //! Records a sequence of kernel launches and copies and submits them as one command buffer:
-//! one compute pass, one parameter upload, one submit. With profiling on, each dispatch gets its
-//! own pass with GPU timestamps at both ends.
+//! one compute pass, one parameter upload, one submit. Optionally timed on the GPU: one span over
+//! the whole submission, or each dispatch in its own pass with timestamps at both ends.
 
 use std::sync::Arc;
 
@@ -15,27 +15,41 @@ enum Op {
     Copy { src: GpuBuffer, src_offset: u64, dst: GpuBuffer, dst_offset: u64, bytes: u64 },
 }
 
+/// How a submission is timed on the GPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Timing {
+    #[default]
+    Off,
+    /// From the start of the first dispatch to the end of the last: the submission's GPU time,
+    /// with the passes left as they are.
+    Span,
+    /// Each dispatch in its own pass between two timestamps (per-kernel times; the extra passes
+    /// add a little time of their own).
+    PerDispatch,
+}
+
 /// A batch of GPU work, submitted at once by [`Recorder::submit`].
 pub struct Recorder<'g> {
     gpu: &'g Gpu,
     ops: Vec<Op>,
     params: Vec<u8>,
-    profile: bool,
+    timing: Timing,
 }
 
 impl<'g> Recorder<'g> {
     /// An empty batch on `gpu`.
     pub fn new(gpu: &'g Gpu) -> Self {
-        Self { gpu, ops: Vec::new(), params: Vec::new(), profile: false }
+        Self { gpu, ops: Vec::new(), params: Vec::new(), timing: Timing::Off }
     }
 
-    /// Records GPU timestamps around every dispatch (ignored, with a warning, when the device
-    /// has no timestamp queries).
-    pub fn with_profiling(mut self, on: bool) -> Self {
-        if on && !self.gpu.has(wgpu::Features::TIMESTAMP_QUERY) {
-            log::warn!("profiling requested but the adapter has no timestamp queries");
+    /// Times the submission on the GPU (ignored, with a warning, when the device has no
+    /// timestamp queries).
+    pub fn with_timing(mut self, timing: Timing) -> Self {
+        let available = self.gpu.has(wgpu::Features::TIMESTAMP_QUERY);
+        if timing != Timing::Off && !available {
+            log::warn!("GPU timing requested but the adapter has no timestamp queries");
         }
-        self.profile = on && self.gpu.has(wgpu::Features::TIMESTAMP_QUERY);
+        self.timing = if available { timing } else { Timing::Off };
         self
     }
 
@@ -134,7 +148,8 @@ impl<'g> Recorder<'g> {
         self.encode_and_submit().map(|_| ())
     }
 
-    /// Submits, waits, and returns per-dispatch GPU times (empty when profiling is off).
+    /// Submits, waits, and returns the GPU times asked for by [`Recorder::with_timing`] (empty
+    /// when timing is off): one entry `submission` for a span, one per dispatch otherwise.
     pub fn submit_profiled(self) -> Result<Profile> {
         let gpu = self.gpu;
         match self.encode_and_submit()? {
@@ -156,36 +171,46 @@ impl<'g> Recorder<'g> {
         gpu.inner.queue.write_buffer(&arena.buffer, 0, &self.params);
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("recorder") });
-        let labels: Vec<String> = self
-            .ops
-            .iter()
-            .filter_map(|op| match op {
-                Op::Dispatch { kernel, .. } => Some(kernel.label.clone()),
-                Op::Copy { .. } => None,
-            })
-            .collect();
-        let mut pending = self.profile.then(|| PendingProfile::new(gpu, labels));
+        let dispatches: Vec<usize> =
+            self.ops.iter().enumerate().filter(|(_, op)| matches!(op, Op::Dispatch { .. })).map(|(i, _)| i).collect();
+        let labels: Vec<String> = match self.timing {
+            Timing::Off => Vec::new(),
+            Timing::Span => vec!["submission".to_string()],
+            Timing::PerDispatch => dispatches
+                .iter()
+                .filter_map(|&i| match &self.ops[i] {
+                    Op::Dispatch { kernel, .. } => Some(kernel.label.clone()),
+                    Op::Copy { .. } => None,
+                })
+                .collect(),
+        };
+        let mut pending = (!labels.is_empty()).then(|| PendingProfile::new(gpu, labels));
+        // The op that opens the final run of dispatches (the pass that must end the span).
+        let last_run = dispatches.last().map(|&last| {
+            let copy_before = self.ops[..last].iter().rposition(|op| matches!(op, Op::Copy { .. }));
+            copy_before.map_or(0, |c| c + 1)
+        });
         let mut pass: Option<wgpu::ComputePass<'static>> = None;
         let mut dispatch_index = 0u32;
-        for op in &self.ops {
+        for (i, op) in self.ops.iter().enumerate() {
             match op {
                 Op::Dispatch { kernel, group, offset, workgroups } => {
-                    if let Some(profile) = pending.as_ref() {
+                    let writes = match (&pending, self.timing) {
+                        (Some(p), Timing::PerDispatch) => Some(p.writes(dispatch_index, true, true)),
+                        (Some(p), Timing::Span) if pass.is_none() => {
+                            let first = dispatch_index == 0;
+                            let last = last_run.is_some_and(|r| i >= r);
+                            (first || last).then(|| p.writes(0, first, last))
+                        }
+                        _ => None,
+                    };
+                    if self.timing == Timing::PerDispatch {
                         // End the previous pass before the encoder can open the next one.
                         drop(pass.take());
-                        let writes = profile.writes(dispatch_index);
-                        pass = Some(
-                            encoder
-                                .begin_compute_pass(&wgpu::ComputePassDescriptor {
-                                    label: None,
-                                    timestamp_writes: Some(writes),
-                                })
-                                .forget_lifetime(),
-                        );
                     }
                     let p = pass.get_or_insert_with(|| {
                         encoder
-                            .begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None })
+                            .begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: writes })
                             .forget_lifetime()
                     });
                     p.set_pipeline(&kernel.pipeline);

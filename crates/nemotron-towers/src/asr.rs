@@ -25,7 +25,11 @@ impl AsrEncoder {
         config: &EncoderConfig,
         chunks: ChunkConfig,
     ) -> Result<Self> {
-        Ok(Self { tower: Tower::load(gpu, checkpoint, names, config)?, chunks })
+        Ok(Self::new(Tower::load(gpu, checkpoint, names, config)?, chunks))
+    }
+
+    pub fn new(tower: Tower, chunks: ChunkConfig) -> Self {
+        Self { tower, chunks }
     }
 
     pub fn tower(&self) -> &Tower {

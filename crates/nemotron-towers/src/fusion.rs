@@ -42,10 +42,17 @@ impl Fusion {
     pub fn load(gpu: &Gpu, checkpoint: &Checkpoint, names: &FusionNames, c: &TranscribeConfig) -> Result<Self> {
         let (hidden, speakers) = (c.asr.hidden, c.diarization.speakers);
         let weights = weights::fusion(&mut GpuStore { checkpoint, gpu }, names, hidden, speakers, c.text_hidden)?;
-        let widen =
-            |name: String| -> Result<Vec<f64>> { Ok(checkpoint.f32(&name)?.into_iter().map(f64::from).collect()) };
-        let speaker_norm =
-            (widen(format!("{}.weight", names.speaker_norm))?, widen(format!("{}.bias", names.speaker_norm))?);
+        Self::new(gpu, weights, c)
+    }
+
+    /// Fusion from uploaded weights.
+    pub fn new(gpu: &Gpu, weights: FusionWeights<GpuBuffer, GpuBuffer>, c: &TranscribeConfig) -> Result<Self> {
+        let (hidden, speakers) = (c.asr.hidden, c.diarization.speakers);
+        // The 8-wide speaker norm runs on the host.
+        let widen = |b: &GpuBuffer| -> Result<Vec<f64>> {
+            Ok(gpu.read_f32_range(b, 0, speakers)?.into_iter().map(f64::from).collect())
+        };
+        let speaker_norm = (widen(&weights.speaker_norm.weight)?, widen(&weights.speaker_norm.bias)?);
         let table = gpu.upload_f32("speaker table", &speaker_table(speakers, hidden))?;
         Ok(Self {
             gpu: gpu.clone(),

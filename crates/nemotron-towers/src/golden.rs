@@ -142,25 +142,8 @@ fn mask_tensor(rows: usize, valid: usize) -> Tensor {
     Tensor::f32(vec![rows], &mask)
 }
 
-/// Random weights for every tensor the tower asks for: matrices bf16 with a 1/√fan-in scale,
-/// norm weights near 1, biases and embeddings small.
 fn random_weights(expected: &[(String, Vec<usize>)], rng: &mut Rng) -> Vec<(String, Tensor)> {
-    expected
-        .iter()
-        .map(|(name, shape)| {
-            let count: usize = shape.iter().product();
-            let tensor = if shape.len() >= 2 {
-                let fan_in: usize = shape[1..].iter().product();
-                let bits = rng.bf16s(count, (3.0 / fan_in as f64).sqrt());
-                Tensor::bf16(shape.clone(), &bits)
-            } else if name.ends_with(".weight") {
-                Tensor::f32(shape.clone(), &rng.f32s(count, 0.2).iter().map(|v| 1.0 + v).collect::<Vec<_>>())
-            } else {
-                Tensor::f32(shape.clone(), &rng.f32s(count, 0.2))
-            };
-            (name.clone(), tensor)
-        })
-        .collect()
+    expected.iter().map(|(name, shape)| (name.clone(), weights::random_tensor(name, shape, rng))).collect()
 }
 
 /// Builds the golden file of `case`: weights, inputs, and the f64 reference outputs.

@@ -13,6 +13,7 @@
 
 pub mod asr;
 pub mod audio;
+pub mod bench;
 pub mod checkpoint;
 pub mod chunks;
 pub mod config;

@@ -13,7 +13,9 @@ use crate::frontend::{Features, LogMel};
 use crate::fusion::Fusion;
 use crate::names::ModelNames;
 use crate::sortformer::{Sortformer, encoder_rate_probabilities};
-use crate::weights::{self, Expectations};
+use crate::tower::Tower;
+use crate::weights::{self, Expectations, RandomStore};
+use audio_kernels::testing::Rng;
 
 /// Reports progress: (stage, steps done, steps in all).
 pub type Progress<'a> = &'a mut dyn FnMut(&str, usize, usize);
@@ -59,6 +61,10 @@ impl Diarizer {
         &self.frontend
     }
 
+    pub fn sortformer(&self) -> &Sortformer {
+        &self.sortformer
+    }
+
     /// 16 kHz mono samples → speaker activity.
     pub fn diarize_audio(&self, samples: &[f32], progress: Progress<'_>) -> Result<Diarization> {
         let features = self.frontend.compute(samples)?;
@@ -98,6 +104,10 @@ impl AudioModel {
 
     pub fn diarizer(&self) -> &Diarizer {
         &self.diarizer
+    }
+
+    pub fn asr_tower(&self) -> &Tower {
+        self.asr.tower()
     }
 
     /// 16 kHz mono samples → all outputs.
@@ -166,6 +176,28 @@ impl Model {
                 dir.display()
             ))),
         }
+    }
+
+    /// A model of `config`'s shapes with random weights (for benchmarks: no checkpoint needed).
+    pub fn random(gpu: &Gpu, config: &ModelConfig, seed: u64) -> Result<Self> {
+        let mut store = RandomStore { gpu, rng: Rng::new(seed) };
+        let names = ModelNames::nemo();
+        let c = config.diarization();
+        let tower = Tower::new(gpu, c.encoder.clone(), weights::encoder(&mut store, &names.diarization, &c.encoder)?);
+        let head = weights::head(&mut store, &names.head, c)?;
+        let diarizer = Diarizer { frontend: LogMel::new(None, None)?, sortformer: Sortformer::new(tower, head, c)? };
+        let ModelConfig::Transcribe(t) = config else { return Ok(Model::Diarization(Box::new(diarizer))) };
+        let (Some(asr_names), Some(fusion_names)) = (&names.asr, &names.fusion) else {
+            return Err(Error::Input("the NeMo name set lacks the ASR tower".into()));
+        };
+        let asr = Tower::new(gpu, t.asr.clone(), weights::encoder(&mut store, asr_names, &t.asr)?);
+        let fusion = weights::fusion(&mut store, fusion_names, t.asr.hidden, c.speakers, t.text_hidden)?;
+        Ok(Model::Transcribe(Box::new(AudioModel {
+            asr: AsrEncoder::new(asr, t.diarization.chunks),
+            fusion: Fusion::new(gpu, fusion, t)?,
+            diarizer,
+            config: t.clone(),
+        })))
     }
 
     /// The diarizer of either kind of checkpoint.

@@ -62,7 +62,13 @@ impl Sortformer {
         checkpoint.check(&expected.0)?;
         let tower = Tower::load(gpu, checkpoint, &names.diarization, &config.encoder)?;
         let head = weights::head(&mut GpuStore { checkpoint, gpu }, &names.head, config)?;
-        let silence = checkpoint.f32(&names.head.silence)?;
+        Self::new(tower, head, config)
+    }
+
+    /// A diarizer from an encoder tower and uploaded head weights.
+    pub fn new(tower: Tower, head: HeadWeights<GpuBuffer, GpuBuffer>, config: &DiarizationConfig) -> Result<Self> {
+        // The cache update runs on the host, so the silence embedding lives there too.
+        let silence = tower.gpu().read_f32_range(&head.silence, 0, config.encoder.hidden)?;
         Ok(Self { tower, head, silence, config: config.clone(), workspace: Mutex::new(None) })
     }
 

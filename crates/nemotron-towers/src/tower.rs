@@ -7,7 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 use audio_kernels::{
     Activation, Epilogue, LAYER_NORM_EPS, QkNorm, RopeTable, attention, gemm, layer_norm, qk_norm_rope,
 };
-use gpu_core::{Gpu, GpuBuffer, Recorder};
+use gpu_core::{Gpu, GpuBuffer, Profile, Recorder, Timing};
 
 use crate::checkpoint::Checkpoint;
 use crate::config::EncoderConfig;
@@ -128,6 +128,11 @@ impl Tower {
             .enumerate()
             .map(|(i, s)| all[i * seq_len * d..(i * seq_len + s.valid.len()) * d].to_vec())
             .collect())
+    }
+
+    /// Runs the batch with GPU `timing` and returns the times instead of the output (benchmarks).
+    pub fn timed(&self, kind: InputKind, batch: &[Sequence<'_>], timing: Timing) -> Result<Profile> {
+        self.run(kind, batch, |rec, _, _| Ok(rec.with_timing(timing).submit_profiled()?))
     }
 
     /// Uploads the batch, records the tower, and hands the recorder, the `[rows, d]` output buffer

@@ -1,14 +1,16 @@
 //! The weights of the towers, generic over where they live: a [`WeightStore`] turns checkpoint
 //! tensors into matrices and vectors of its own kind. The same traversal lists the expected
 //! tensors ([`Expectations`]), loads f64 copies for the CPU reference ([`HostStore`]) and uploads
-//! bf16/f32 buffers for the GPU ([`GpuStore`]).
+//! bf16/f32 buffers for the GPU ([`GpuStore`]), or makes random ones ([`RandomStore`]).
 
+use audio_kernels::testing::Rng;
 use gpu_core::{Gpu, GpuBuffer};
 
 use crate::checkpoint::Checkpoint;
 use crate::config::{DiarizationConfig, EncoderConfig};
 use crate::error::Result;
 use crate::names::{EncoderNames, FusionNames, HeadNames};
+use crate::tensor_file::Tensor;
 
 /// LayerNorm parameters.
 #[derive(Clone, Debug)]
@@ -226,5 +228,38 @@ impl WeightStore for GpuStore<'_> {
     }
     fn vector(&mut self, name: &str, _: usize) -> Result<GpuBuffer> {
         Ok(self.gpu.upload_f32(name, &self.checkpoint.f32(name)?)?)
+    }
+}
+
+/// A random stand-in for the checkpoint tensor `name`: matrices (2-D and up) bf16 with a
+/// 1/√fan-in scale, norm weights near 1, biases and embeddings small.
+pub fn random_tensor(name: &str, shape: &[usize], rng: &mut Rng) -> Tensor {
+    let count: usize = shape.iter().product();
+    if shape.len() >= 2 {
+        let fan_in: usize = shape[1..].iter().product();
+        Tensor::bf16(shape.to_vec(), &rng.bf16s(count, (3.0 / fan_in as f64).sqrt()))
+    } else if name.ends_with(".weight") {
+        Tensor::f32(shape.to_vec(), &rng.f32s(count, 0.2).iter().map(|v| 1.0 + v).collect::<Vec<_>>())
+    } else {
+        Tensor::f32(shape.to_vec(), &rng.f32s(count, 0.2))
+    }
+}
+
+/// Uploads random weights of the right shapes (for benchmarks without a checkpoint).
+pub struct RandomStore<'a> {
+    pub gpu: &'a Gpu,
+    pub rng: Rng,
+}
+
+impl WeightStore for RandomStore<'_> {
+    type Matrix = GpuBuffer;
+    type Vector = GpuBuffer;
+    fn matrix(&mut self, parts: &[String], _: &[usize], rows: usize, cols: usize) -> Result<GpuBuffer> {
+        let t = random_tensor(&parts[0], &[rows, cols], &mut self.rng);
+        Ok(self.gpu.upload_bf16(&parts[0], bytemuck::cast_slice(&t.bytes))?)
+    }
+    fn vector(&mut self, name: &str, len: usize) -> Result<GpuBuffer> {
+        let t = random_tensor(name, &[len], &mut self.rng);
+        Ok(self.gpu.upload_f32(name, bytemuck::cast_slice(&t.bytes))?)
     }
 }

@@ -8,10 +8,11 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use gpu_core::Gpu;
 use indicatif::{ProgressBar, ProgressStyle};
+use nemotron_towers::ModelConfig;
 use nemotron_towers::frontend::Features;
 use nemotron_towers::pipeline::{AudioOutputs, Diarization, Model};
 use nemotron_towers::tensor_file::{self, Tensor};
-use nemotron_towers::{audio, rttm, timeline};
+use nemotron_towers::{audio, bench, rttm, timeline};
 
 /// The bundled tiny random-weight checkpoint: its outputs are meaningless, it only makes the
 /// commands runnable without a download.
@@ -56,6 +57,22 @@ enum Command {
     },
     /// The GPU adapter, backend, driver, enabled features and limits.
     Info,
+    /// Time release-sized towers with random bf16 weights (no checkpoint needed): one ASR chunk
+    /// of 600 rows, one Sortformer step of 828 rows, and the whole module on synthetic audio.
+    Bench {
+        /// Lengths of synthetic audio, in seconds, for the whole-module runs.
+        #[arg(long, value_delimiter = ',', default_value = "60,600")]
+        seconds: Vec<u32>,
+        /// Timed repeats per tower case (median reported, after two warm-up runs).
+        #[arg(long, default_value_t = 10)]
+        repeats: usize,
+        /// Print per-kernel GPU times of the tower cases.
+        #[arg(long)]
+        profile: bool,
+        /// Bench the shapes of this config.json instead of the release model's.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
 }
 
 #[derive(Args)]
@@ -94,10 +111,24 @@ fn run(cli: &Cli) -> Fallible<()> {
             Ok(())
         }
         Command::Encode { input, out } => encode(input, out, cli.quiet),
+        Command::Bench { seconds, repeats, profile, config } => bench(seconds, *repeats, *profile, config.as_deref()),
         Command::Diarize { input, out, rttm, plot, threshold } => {
             diarize(input, out.as_deref(), rttm.as_deref(), plot.as_deref(), *threshold, cli.quiet)
         }
     }
+}
+
+fn bench(seconds: &[u32], repeats: usize, profile: bool, config: Option<&Path>) -> Fallible<()> {
+    if repeats == 0 {
+        return Err("--repeats must be at least 1".into());
+    }
+    let config = config.map(ModelConfig::from_file).transpose().map_err(|e| e.to_string())?;
+    let gpu = gpu()?;
+    let info = gpu.adapter_info();
+    println!("nemotron-audio bench on {} ({:?}, driver {} {})", info.name, info.backend, info.driver, info.driver_info);
+    let options = bench::BenchOptions { seconds: seconds.to_vec(), repeats, profile, config };
+    bench::run(&gpu, &options, &mut |line| println!("{line}")).map_err(|e| e.to_string())?;
+    Ok(())
 }
 
 fn gpu() -> Fallible<Gpu> {

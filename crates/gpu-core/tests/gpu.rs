@@ -1,0 +1,162 @@
+//! gpu-core on whatever adapter exists (lavapipe in CI): buffers, limits, dispatch through the
+//! caches, copies, timing, memory accounting, and readbacks from several threads at once.
+
+use std::sync::OnceLock;
+
+use gpu_core::{Access, Gpu, GpuError, KernelSpec, Recorder, Shader, Timing, pack_bf16};
+
+fn gpu() -> &'static Gpu {
+    static GPU: OnceLock<Gpu> = OnceLock::new();
+    GPU.get_or_init(|| Gpu::new().unwrap_or_else(|e| panic!("GPU tests need an adapter: {e}")))
+}
+
+/// `y[i] = x[i] * p.scale + p.offset`, enough to see parameters and bindings arrive.
+static AXPB: Shader = Shader {
+    name: "test_axpb",
+    source: r#"
+struct Params { n: u32, scale: f32, offset: f32 }
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(1) @binding(0) var<uniform> p: Params;
+override BIAS: f32 = 0.0;
+@compute @workgroup_size(64)
+fn axpb(@builtin(global_invocation_id) id: vec3<u32>) {
+    if id.x < p.n { y[id.x] = x[id.x] * p.scale + p.offset + BIAS; }
+}
+"#,
+};
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    n: u32,
+    scale: f32,
+    offset: f32,
+}
+
+const BINDINGS: &[Access] = &[Access::Read, Access::ReadWrite];
+
+fn spec<'a>(bias: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
+    KernelSpec { shader: &AXPB, entry: "axpb", constants: bias, bindings: BINDINGS }
+}
+
+#[test]
+fn uploads_round_trip_and_bf16_packs_even_elements_low() {
+    let gpu = gpu();
+    let values = [1.5f32, -2.25, f32::MAX, 0.0, 7.0];
+    assert_eq!(gpu.read_f32(&gpu.upload_f32("v", &values).unwrap()).unwrap(), values);
+    let bits = [0x3f80u16, 0x4000, 0xbf80];
+    let packed = gpu.read_u32(&gpu.upload_bf16("b", &bits).unwrap()).unwrap();
+    assert_eq!(packed, pack_bf16(&bits));
+    assert_eq!(packed, vec![0x4000_3f80, 0x0000_bf80]);
+    let buffer = gpu.zeros("z", 6).unwrap();
+    gpu.write_f32(&buffer, 2, &[3.0, 4.0]).unwrap();
+    assert_eq!(gpu.read_f32_range(&buffer, 1, 4).unwrap(), vec![0.0, 3.0, 4.0, 0.0]);
+    assert!(matches!(gpu.write_f32(&buffer, 5, &[1.0, 2.0]), Err(GpuError::SizeMismatch { .. })));
+}
+
+#[test]
+fn oversized_buffers_name_the_limit() {
+    let gpu = gpu();
+    let words = (gpu.limits().max_storage_buffer_binding_size / 4 + 1) as usize;
+    match gpu.zeros("huge", words) {
+        Err(GpuError::LimitExceeded { limit, requested, max, what }) => {
+            assert!(limit.starts_with("max_"), "{limit}");
+            assert!(requested > max && what.contains("huge"));
+        }
+        other => panic!("expected LimitExceeded, got {other:?}"),
+    }
+}
+
+#[test]
+fn dispatches_use_params_constants_and_cached_pipelines() {
+    let gpu = gpu();
+    let n = 1000;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let (xb, yb) = (gpu.upload_f32("x", &x).unwrap(), gpu.upload_f32("y", &vec![f32::NAN; n]).unwrap());
+    let plain = gpu.kernel(&spec(&[])).unwrap();
+    let biased = gpu.kernel(&spec(&[("BIAS", 0.5)])).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&plain, &gpu.kernel(&spec(&[])).unwrap()), "pipelines are cached");
+    let mut rec = Recorder::new(gpu);
+    let groups = [n.div_ceil(64) as u32, 1, 1];
+    rec.dispatch(&plain, &[&xb, &yb], &Params { n: n as u32, scale: 2.0, offset: 1.0 }, groups).unwrap();
+    rec.dispatch(&biased, &[&yb, &xb], &Params { n: n as u32, scale: 1.0, offset: 0.0 }, groups).unwrap();
+    assert_eq!(rec.dispatches(), 2);
+    let profile = rec.with_timing(Timing::PerDispatch).submit_profiled().unwrap();
+    let got = gpu.read_f32(&xb).unwrap();
+    assert!(got.iter().enumerate().all(|(i, &v)| v == 2.0 * i as f32 + 1.5), "{:?}", &got[..4]);
+    if gpu.has(gpu_core::wgpu::Features::TIMESTAMP_QUERY) {
+        assert_eq!(profile.entries.len(), 2);
+        assert!(profile.report().contains("test_axpb:axpb[BIAS=0.5]"));
+    }
+    let err = Recorder::new(gpu).dispatch(&plain, &[&xb], &Params { n: 1, scale: 1.0, offset: 0.0 }, [1, 1, 1]);
+    assert!(matches!(err, Err(GpuError::Validation(_))), "a missing binding is an error, not a panic");
+}
+
+#[test]
+fn bad_wgsl_is_a_compile_error_naming_the_shader() {
+    static BROKEN: Shader = Shader { name: "broken", source: "fn main( {" };
+    let spec = KernelSpec { shader: &BROKEN, entry: "main", constants: &[], bindings: &[] };
+    match gpu().kernel(&spec) {
+        Err(GpuError::ShaderCompile { shader, .. }) => assert_eq!(shader, "broken"),
+        other => panic!("expected ShaderCompile, got {:?}", other.map(|k| k.label().to_string())),
+    }
+}
+
+#[test]
+fn copies_and_span_timing() {
+    let gpu = gpu();
+    {
+        let a = gpu.upload_f32("a", &[1.0, 2.0, 3.0, 4.0]).unwrap();
+        let b = gpu.zeros("b", 4).unwrap();
+        let plain = gpu.kernel(&spec(&[])).unwrap();
+        let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
+        rec.copy(&a, 1, &b, 0, 3).unwrap();
+        rec.dispatch(&plain, &[&b, &a], &Params { n: 4, scale: 10.0, offset: 0.0 }, [1, 1, 1]).unwrap();
+        let profile = rec.submit_profiled().unwrap();
+        assert_eq!(gpu.read_f32(&a).unwrap(), vec![20.0, 30.0, 40.0, 0.0]);
+        if gpu.has(gpu_core::wgpu::Features::TIMESTAMP_QUERY) {
+            assert_eq!(profile.entries.len(), 1);
+            assert!(profile.total_ns() >= 0.0);
+        }
+        assert!(gpu.peak_memory() >= gpu.memory_in_use());
+    }
+}
+
+#[test]
+fn memory_accounting_follows_buffer_lifetimes() {
+    // Its own context, so that concurrent tests do not move the numbers.
+    let gpu = Gpu::new().unwrap();
+    assert_eq!(gpu.memory_in_use(), 0);
+    let a = gpu.zeros("a", 1000).unwrap();
+    let b = a.clone();
+    assert_eq!(gpu.memory_in_use(), 4000);
+    drop(a);
+    assert_eq!(gpu.memory_in_use(), 4000, "a clone keeps the buffer");
+    drop(b);
+    assert_eq!((gpu.memory_in_use(), gpu.peak_memory()), (0, 4000));
+    gpu.reset_peak_memory();
+    assert_eq!(gpu.peak_memory(), 0);
+}
+
+#[test]
+fn readbacks_from_several_threads_all_arrive() {
+    let gpu = gpu();
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            s.spawn(move || {
+                for i in 0..25 {
+                    let values: Vec<f32> = (0..257).map(|j| (t * 1000 + i * 10 + j) as f32).collect();
+                    let buffer = gpu.upload_f32("threaded", &values).unwrap();
+                    assert_eq!(gpu.read_f32(&buffer).unwrap(), values);
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn describe_names_adapter_and_limits() {
+    let text = gpu().describe();
+    assert!(text.contains("adapter:") && text.contains("storage binding"), "{text}");
+}
