@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use audio_kernels::shaders::{Variant, all_variants};
+use audio_kernels::shaders::{SHARED_PARTS, Variant, all_variants};
 use naga::back::PipelineConstants;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
@@ -37,7 +37,7 @@ fn describe(variant: &Variant) -> String {
 /// A `.wgsl` file that no launcher builds is dead code, or a launcher that forgot to list it.
 fn check_every_file_is_used(variants: &[Variant]) -> Result<(), String> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shaders");
-    let used: BTreeSet<&str> = variants.iter().map(|v| v.shader.name).collect();
+    let used: BTreeSet<&str> = variants.iter().map(|v| v.shader.name).chain(SHARED_PARTS.iter().copied()).collect();
     let entries = std::fs::read_dir(&dir).map_err(|e| format!("reading {}: {e}", dir.display()))?;
     for entry in entries.flatten() {
         let path = entry.path();

@@ -1,7 +1,11 @@
 //! Linear layer with bf16 weights and a fused epilogue (`shaders/gemm.wgsl`):
-//! `Y = act(X · Wᵀ + bias)`, or `Y += act(X · Wᵀ + bias)`.
+//! `Y = act(X · Wᵀ + bias)`, or `Y += act(X · Wᵀ + bias)`. On adapters with f16 cooperative
+//! matrices, eligible products go to the tensor-core path ([`crate::gemm_coop`]) instead.
 
 use gpu_core::{Access, GpuBuffer, GpuError, KernelSpec, Recorder, Result};
+
+use crate::gemm_coop;
+use crate::weight::Weight;
 
 use crate::launch::{bf16_words, require};
 use crate::shaders::{GEMM, Variant};
@@ -23,10 +27,10 @@ pub enum Activation {
 }
 
 impl Activation {
-    const ALL: [Activation; 3] = [Activation::None, Activation::Gelu, Activation::Relu];
+    pub(crate) const ALL: [Activation; 3] = [Activation::None, Activation::Gelu, Activation::Relu];
 
-    /// The shader's `ACTIVATION` code.
-    fn code(self) -> f64 {
+    /// The shaders' `ACTIVATION` code.
+    pub(crate) fn code(self) -> f64 {
         match self {
             Activation::None => 0.0,
             Activation::Gelu => 1.0,
@@ -109,18 +113,31 @@ pub fn variants() -> Vec<Variant> {
 pub fn gemm(
     rec: &mut Recorder<'_>,
     x: &GpuBuffer,
-    w: &GpuBuffer,
+    w: &Weight,
     y: &GpuBuffer,
     n: usize,
     m: usize,
     k: usize,
     epilogue: &Epilogue<'_>,
 ) -> Result<()> {
+    if (w.rows, w.cols) != (m, k) {
+        return Err(GpuError::SizeMismatch {
+            what: format!("gemm weight `{}` is [{}, {}], the product needs [{m}, {k}]", w.buffer.label(), w.rows, w.cols),
+            expected: (m * k) as u64,
+            got: (w.rows * w.cols) as u64,
+        });
+    }
     require(x, n * k, "gemm input")?;
-    require(w, bf16_words(m * k), "gemm weight")?;
+    require(&w.buffer, bf16_words(m * k), "gemm weight")?;
     require(y, n * m, "gemm output")?;
     if let Some(bias) = epilogue.bias {
         require(bias, m, "gemm bias")?;
+    }
+    if n == 0 || m == 0 {
+        return Ok(());
+    }
+    if gemm_coop::usable(rec.gpu(), w, k) {
+        return gemm_coop::gemm_coop(rec, x, w, y, n, epilogue);
     }
     check_workgroup_limits(rec)?;
     let params = Params { n: dimension(n, "n")?, m: dimension(m, "m")?, k: dimension(k, "k")? };
@@ -134,7 +151,7 @@ pub fn gemm(
     // Without a bias the shader never reads binding 2, but a buffer must be bound there.
     let bias = epilogue.bias.unwrap_or(x);
     let workgroups = [m.div_ceil(TILE_COLS) as u32, n.div_ceil(TILE_ROWS) as u32, 1];
-    rec.dispatch(&kernel, &[x, w, bias, y], &params, workgroups)
+    rec.dispatch(&kernel, &[x, &w.buffer, bias, y], &params, workgroups)
 }
 
 fn check_workgroup_limits(rec: &Recorder<'_>) -> Result<()> {

@@ -7,6 +7,7 @@
 pub mod attention;
 pub mod conv_im2col;
 pub mod gemm;
+pub mod gemm_coop;
 mod launch;
 pub mod layer_norm;
 pub mod qk_norm_rope;
@@ -14,6 +15,7 @@ pub mod reference;
 pub mod shaders;
 pub mod speaker_fusion;
 pub mod testing;
+pub mod weight;
 
 pub use attention::attention;
 pub use conv_im2col::conv_im2col;
@@ -21,3 +23,4 @@ pub use gemm::{Activation, Epilogue, gemm};
 pub use layer_norm::{LAYER_NORM_EPS, layer_norm};
 pub use qk_norm_rope::{QK_NORM_ROPE_MAX_HEAD_DIM, QkNorm, RopeTable, qk_norm_rope};
 pub use speaker_fusion::speaker_fusion;
+pub use weight::Weight;

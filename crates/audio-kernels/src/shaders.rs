@@ -3,17 +3,28 @@
 
 use gpu_core::{KernelSpec, Shader};
 
+/// `shader!(IDENT, "name", "part", …)`: `shaders/name.wgsl` followed by the shared `shaders/part.wgsl` files
+/// (WGSL declarations may come in any order, so appended parts can serve the code above them).
 macro_rules! shader {
-    ($ident:ident, $name:literal) => {
+    ($ident:ident, $name:literal $(, $part:literal)*) => {
         #[doc = concat!("`shaders/", $name, ".wgsl`")]
-        pub static $ident: Shader =
-            Shader { name: $name, source: include_str!(concat!("../../../shaders/", $name, ".wgsl")) };
+        pub static $ident: Shader = Shader {
+            name: $name,
+            source: concat!(
+                include_str!(concat!("../../../shaders/", $name, ".wgsl"))
+                $(, "\n", include_str!(concat!("../../../shaders/", $part, ".wgsl")))*
+            ),
+        };
     };
 }
 
+/// Files under `shaders/` that are not kernels on their own but appended to some (see `shader!`).
+pub const SHARED_PARTS: &[&str] = &["gemm_epilogue"];
+
 shader!(ATTENTION, "attention");
 shader!(CONV_IM2COL, "conv_im2col");
-shader!(GEMM, "gemm");
+shader!(GEMM, "gemm", "gemm_epilogue");
+shader!(GEMM_COOP, "gemm_coop", "gemm_epilogue");
 shader!(LAYER_NORM, "layer_norm");
 shader!(QK_NORM_ROPE, "qk_norm_rope");
 shader!(SPEAKER_FUSION, "speaker_fusion");
@@ -39,6 +50,7 @@ pub fn all_variants() -> Vec<Variant> {
         crate::attention::variants(),
         crate::conv_im2col::variants(),
         crate::gemm::variants(),
+        crate::gemm_coop::variants(),
         crate::layer_norm::variants(),
         crate::qk_norm_rope::variants(),
         crate::speaker_fusion::variants(),

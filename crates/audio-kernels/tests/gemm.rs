@@ -4,8 +4,8 @@
 
 use audio_kernels::reference;
 use audio_kernels::testing::{Rng, assert_close, bf16_to_f64, f32_to_f64, fresh_seed, poisoned, test_gpu};
-use audio_kernels::{Activation, Epilogue, gemm};
-use gpu_core::{GpuError, Recorder};
+use audio_kernels::{Activation, Epilogue, Weight, gemm, gemm_coop};
+use gpu_core::{Gpu, GpuError, GpuOptions, Recorder, wgpu};
 
 /// (n, m, k): the first five have odd k, the rest even k.
 const SHAPES: &[(usize, usize, usize)] = &[
@@ -19,6 +19,7 @@ const SHAPES: &[(usize, usize, usize)] = &[
     (100, 8, 192),
     (70, 130, 1024),
     (200, 256, 1280),
+    (97, 64, 5120),
 ];
 
 /// f32 accumulation over k ≤ 1280 lands near 1e-7; a wrong element or a missed k step is far above this.
@@ -32,7 +33,10 @@ struct Case {
 }
 
 fn check(case: Case, n: usize, m: usize, k: usize, seed: u64) {
-    let gpu = test_gpu();
+    check_on(test_gpu(), case, n, m, k, seed);
+}
+
+fn check_on(gpu: &Gpu, case: Case, n: usize, m: usize, k: usize, seed: u64) {
     let mut rng = Rng::new(seed);
     let x = rng.f32s(n * k, 1.0);
     // Scaled so X·Wᵀ has unit spread: the activations see both signs and their curved region.
@@ -54,7 +58,8 @@ fn check(case: Case, n: usize, m: usize, k: usize, seed: u64) {
         .collect();
 
     let xb = gpu.upload_f32("x", &x).unwrap();
-    let wb = gpu.upload_bf16("w", &w).unwrap();
+    let wb = Weight::upload(gpu, "w", &w, m, k).unwrap();
+    let path = if gemm_coop::usable(gpu, &wb, k) { "tensor cores" } else { "f32" };
     let bb = gpu.upload_f32("bias", &bias).unwrap();
     let yb = if case.accumulate { gpu.upload_f32("y", &y0).unwrap() } else { poisoned(gpu, "y", n * m) };
     let epilogue =
@@ -63,7 +68,7 @@ fn check(case: Case, n: usize, m: usize, k: usize, seed: u64) {
     gemm(&mut rec, &xb, &wb, &yb, n, m, k, &epilogue).unwrap();
     rec.submit().unwrap();
     let got = gpu.read_f32(&yb).unwrap();
-    assert_close(&format!("gemm {case:?} n={n} m={m} k={k} seed={seed}"), &got, &want, TOLERANCE);
+    assert_close(&format!("gemm ({path}) {case:?} n={n} m={m} k={k} seed={seed}"), &got, &want, TOLERANCE);
 }
 
 fn check_all_shapes(case: Case) {
@@ -119,7 +124,7 @@ fn gelu_matches_exact_erf_form() {
     let one = half::bf16::from_f32(1.0).to_bits();
 
     let xb = gpu.upload_f32("x", &x).unwrap();
-    let wb = gpu.upload_bf16("w", &[one]).unwrap();
+    let wb = Weight::upload(gpu, "w", &[one], 1, 1).unwrap();
     let yb = poisoned(gpu, "y", n);
     let epilogue = Epilogue { activation: Activation::Gelu, ..Epilogue::default() };
     let mut rec = Recorder::new(gpu);
@@ -152,10 +157,36 @@ fn short_buffers_are_named() {
             .collect();
         let epilogue = Epilogue { bias: Some(&buffers[2]), ..Epilogue::default() };
         let mut rec = Recorder::new(gpu);
-        let err = gemm(&mut rec, &buffers[0], &buffers[1], &buffers[3], n, m, k, &epilogue).unwrap_err();
+        let w = Weight::from_buffer(buffers[1].clone(), m, k);
+        let err = gemm(&mut rec, &buffers[0], &w, &buffers[3], n, m, k, &epilogue).unwrap_err();
         assert!(
             matches!(&err, GpuError::SizeMismatch { what, .. } if what.contains(&format!("`{short}`"))),
             "short `{short}` gave: {err}"
         );
     }
+}
+
+/// The f32 path on the shapes the tensor-core path would otherwise take (on adapters without
+/// cooperative matrices this repeats the f32 checks; on those with them it keeps the f32 path tested).
+#[test]
+fn f32_path_with_cooperative_matrices_disabled() {
+    let options = GpuOptions {
+        disabled_features: wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX,
+        ..GpuOptions::from_env()
+    };
+    let gpu = Gpu::with_options(&options).unwrap();
+    let seed = fresh_seed();
+    let case = Case { bias: true, activation: Activation::Gelu, accumulate: false };
+    for (i, &(n, m, k)) in [(64, 64, 64), (70, 130, 1024), (97, 64, 5120)].iter().enumerate() {
+        check_on(&gpu, case, n, m, k, seed + i as u64);
+    }
+}
+
+#[test]
+fn mismatched_weight_shape_is_an_error() {
+    let gpu = test_gpu();
+    let w = Weight::upload(gpu, "w", &[0; 12], 3, 4).unwrap();
+    let (x, y) = (gpu.zeros("x", 8).unwrap(), gpu.zeros("y", 8).unwrap());
+    let err = gemm(&mut Recorder::new(gpu), &x, &w, &y, 2, 4, 3, &Epilogue::default()).unwrap_err();
+    assert!(err.to_string().contains("is [3, 4], the product needs [4, 3]"), "{err}");
 }

@@ -78,7 +78,6 @@ pub struct Gpu {
 }
 
 pub(crate) struct GpuInner {
-    pub(crate) adapter: wgpu::Adapter,
     pub(crate) device: wgpu::Device,
     pub(crate) queue: wgpu::Queue,
     pub(crate) info: wgpu::AdapterInfo,
@@ -89,6 +88,8 @@ pub(crate) struct GpuInner {
     pub(crate) arenas: ArenaPool,
     pub(crate) faults: Arc<FaultLog>,
     pub(crate) memory: Arc<MemoryCounter>,
+    cooperative_matrices: Vec<wgpu::CooperativeMatrixProperties>,
+    scratch: Mutex<std::collections::HashMap<&'static str, crate::GpuBuffer>>,
 }
 
 impl Gpu {
@@ -130,10 +131,14 @@ impl Gpu {
         let (device, queue) = pollster::block_on(adapter.request_device(&request))
             .map_err(|e| GpuError::RequestDevice { adapter: info.name.clone(), message: e.to_string() })?;
         let faults = FaultLog::install(&device);
+        let cooperative_matrices = if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+            adapter.cooperative_matrix_properties()
+        } else {
+            Vec::new()
+        };
         let pipelines = PipelineStore::new(&device, &info, features, options.pipeline_cache_dir.as_deref());
         Ok(Self {
             inner: Arc::new(GpuInner {
-                adapter,
                 device,
                 queue,
                 info,
@@ -144,6 +149,8 @@ impl Gpu {
                 arenas: ArenaPool::default(),
                 faults,
                 memory: Arc::default(),
+                cooperative_matrices,
+                scratch: Mutex::default(),
             }),
         })
     }
@@ -184,12 +191,22 @@ impl Gpu {
     }
 
     /// Cooperative-matrix shapes the adapter reports (empty without the feature).
-    pub fn cooperative_matrix_shapes(&self) -> Vec<wgpu::CooperativeMatrixProperties> {
-        if self.has(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
-            self.inner.adapter.cooperative_matrix_properties()
-        } else {
-            Vec::new()
+    pub fn cooperative_matrix_shapes(&self) -> &[wgpu::CooperativeMatrixProperties] {
+        &self.inner.cooperative_matrices
+    }
+
+    /// A device-side scratch buffer of at least `words` words, shared by every caller that uses
+    /// `key` and grown as needed. Sharing is safe because the queue runs submissions one after
+    /// another: a kernel pair that writes then reads the scratch within one submission cannot be
+    /// interleaved with another submission's pair.
+    pub fn scratch(&self, key: &'static str, words: usize) -> Result<crate::GpuBuffer> {
+        let mut scratch = self.inner.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(buffer) = scratch.get(key).filter(|b| b.len_words() >= words) {
+            return Ok(buffer.clone());
         }
+        let buffer = self.zeros(key, words.max(64) + words / 2)?;
+        scratch.insert(key, buffer.clone());
+        Ok(buffer)
     }
 
     /// Persists the driver pipeline cache now (it is also saved when the last clone drops).

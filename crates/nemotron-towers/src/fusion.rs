@@ -3,7 +3,7 @@
 //! language model's width. The 8-wide part runs on the host; the wide part on the GPU.
 
 use audio_kernels::reference::speaker_table;
-use audio_kernels::{Epilogue, LAYER_NORM_EPS, gemm, layer_norm, speaker_fusion};
+use audio_kernels::{Weight, Epilogue, LAYER_NORM_EPS, gemm, layer_norm, speaker_fusion};
 use gpu_core::{Gpu, GpuBuffer, Recorder};
 
 use crate::checkpoint::Checkpoint;
@@ -23,7 +23,7 @@ pub struct FusionOutput {
 /// Fusion weights on the GPU plus the host-side speaker norm.
 pub struct Fusion {
     gpu: Gpu,
-    weights: FusionWeights<GpuBuffer, GpuBuffer>,
+    weights: FusionWeights<Weight, GpuBuffer>,
     speaker_norm: (Vec<f64>, Vec<f64>),
     table: GpuBuffer,
     threshold: f64,
@@ -46,7 +46,7 @@ impl Fusion {
     }
 
     /// Fusion from uploaded weights.
-    pub fn new(gpu: &Gpu, weights: FusionWeights<GpuBuffer, GpuBuffer>, c: &TranscribeConfig) -> Result<Self> {
+    pub fn new(gpu: &Gpu, weights: FusionWeights<Weight, GpuBuffer>, c: &TranscribeConfig) -> Result<Self> {
         let (hidden, speakers) = (c.asr.hidden, c.diarization.speakers);
         // The 8-wide speaker norm runs on the host.
         let widen = |b: &GpuBuffer| -> Result<Vec<f64>> {

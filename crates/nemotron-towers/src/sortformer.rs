@@ -4,7 +4,7 @@
 
 use std::sync::Mutex;
 
-use audio_kernels::{Activation, Epilogue, conv_im2col, gemm};
+use audio_kernels::{Weight, Activation, Epilogue, conv_im2col, gemm};
 use gpu_core::{Gpu, GpuBuffer, Recorder};
 
 use crate::checkpoint::Checkpoint;
@@ -16,7 +16,7 @@ use crate::speaker_cache::{SpeakerCache, StepLayout};
 use crate::tower::{InputKind, Sequence, Tower};
 use crate::weights::{self, Expectations, GpuStore, HeadWeights, Linear};
 
-fn epilogue(l: &Linear<GpuBuffer, GpuBuffer>, activation: Activation) -> Epilogue<'_> {
+fn epilogue(l: &Linear<Weight, GpuBuffer>, activation: Activation) -> Epilogue<'_> {
     Epilogue { bias: l.bias.as_ref(), activation, accumulate: false }
 }
 
@@ -47,7 +47,7 @@ impl HeadWorkspace {
 /// The diarization encoder, its head and its speaker-cache schedule.
 pub struct Sortformer {
     tower: Tower,
-    head: HeadWeights<GpuBuffer, GpuBuffer>,
+    head: HeadWeights<Weight, GpuBuffer>,
     silence: Vec<f32>,
     config: DiarizationConfig,
     workspace: Mutex<Option<HeadWorkspace>>,
@@ -66,7 +66,7 @@ impl Sortformer {
     }
 
     /// A diarizer from an encoder tower and uploaded head weights.
-    pub fn new(tower: Tower, head: HeadWeights<GpuBuffer, GpuBuffer>, config: &DiarizationConfig) -> Result<Self> {
+    pub fn new(tower: Tower, head: HeadWeights<Weight, GpuBuffer>, config: &DiarizationConfig) -> Result<Self> {
         // The cache update runs on the host, so the silence embedding lives there too.
         let silence = tower.gpu().read_f32_range(&head.silence, 0, config.encoder.hidden)?;
         Ok(Self { tower, head, silence, config: config.clone(), workspace: Mutex::new(None) })

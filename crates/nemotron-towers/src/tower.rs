@@ -4,7 +4,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use audio_kernels::{
+use audio_kernels::{Weight, 
     Activation, Epilogue, LAYER_NORM_EPS, QkNorm, RopeTable, attention, gemm, layer_norm, qk_norm_rope,
 };
 use gpu_core::{Gpu, GpuBuffer, Profile, Recorder, Timing};
@@ -16,7 +16,7 @@ use crate::names::EncoderNames;
 use crate::weights::{self, EncoderWeights, Expectations, GpuStore, Norm};
 
 /// GPU-resident encoder weights.
-pub type GpuEncoder = EncoderWeights<GpuBuffer, GpuBuffer>;
+pub type GpuEncoder = EncoderWeights<Weight, GpuBuffer>;
 
 /// What the rows of a call are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

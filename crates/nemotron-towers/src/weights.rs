@@ -4,6 +4,7 @@
 //! bf16/f32 buffers for the GPU ([`GpuStore`]), or makes random ones ([`RandomStore`]).
 
 use audio_kernels::testing::Rng;
+use audio_kernels::Weight;
 use gpu_core::{Gpu, GpuBuffer};
 
 use crate::checkpoint::Checkpoint;
@@ -206,25 +207,25 @@ impl WeightStore for HostStore<'_> {
     }
 }
 
-/// Uploads bf16 matrices (packed two per word) and f32 vectors.
+/// Uploads bf16 matrices (packed two per word, see [`Weight`]) and f32 vectors.
 pub struct GpuStore<'a> {
     pub checkpoint: &'a Checkpoint,
     pub gpu: &'a Gpu,
 }
 
 impl WeightStore for GpuStore<'_> {
-    type Matrix = GpuBuffer;
+    type Matrix = Weight;
     type Vector = GpuBuffer;
-    fn matrix(&mut self, parts: &[String], _: &[usize], _: usize, _: usize) -> Result<GpuBuffer> {
+    fn matrix(&mut self, parts: &[String], _: &[usize], rows: usize, cols: usize) -> Result<Weight> {
         let label = &parts[0];
         if let [single] = parts {
-            return Ok(self.gpu.upload_bf16(label, &self.checkpoint.bf16(single)?)?);
+            return Ok(Weight::upload(self.gpu, label, &self.checkpoint.bf16(single)?, rows, cols)?);
         }
         let mut bits = Vec::new();
         for part in parts {
             bits.extend_from_slice(&self.checkpoint.bf16(part)?);
         }
-        Ok(self.gpu.upload_bf16(label, &bits)?)
+        Ok(Weight::upload(self.gpu, label, &bits, rows, cols)?)
     }
     fn vector(&mut self, name: &str, _: usize) -> Result<GpuBuffer> {
         Ok(self.gpu.upload_f32(name, &self.checkpoint.f32(name)?)?)
@@ -252,11 +253,11 @@ pub struct RandomStore<'a> {
 }
 
 impl WeightStore for RandomStore<'_> {
-    type Matrix = GpuBuffer;
+    type Matrix = Weight;
     type Vector = GpuBuffer;
-    fn matrix(&mut self, parts: &[String], _: &[usize], rows: usize, cols: usize) -> Result<GpuBuffer> {
+    fn matrix(&mut self, parts: &[String], _: &[usize], rows: usize, cols: usize) -> Result<Weight> {
         let t = random_tensor(&parts[0], &[rows, cols], &mut self.rng);
-        Ok(self.gpu.upload_bf16(&parts[0], bytemuck::cast_slice(&t.bytes))?)
+        Ok(Weight::upload(self.gpu, &parts[0], bytemuck::cast_slice(&t.bytes), rows, cols)?)
     }
     fn vector(&mut self, name: &str, len: usize) -> Result<GpuBuffer> {
         let t = random_tensor(name, &[len], &mut self.rng);

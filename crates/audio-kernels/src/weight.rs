@@ -1,0 +1,97 @@
+//! Weight matrices on the GPU: bf16, two per word, plus what the tensor-core GEMM needs to know —
+//! a power-of-two scale under which every value is exactly an f16, when one exists.
+
+use gpu_core::{Gpu, GpuBuffer, Result, wgpu};
+
+/// A `[rows, cols]` bf16 matrix (PyTorch `[out, in]`) on the GPU.
+#[derive(Clone, Debug)]
+pub struct Weight {
+    pub buffer: GpuBuffer,
+    pub rows: usize,
+    pub cols: usize,
+    f16_exponent: Option<i32>,
+}
+
+impl Weight {
+    /// Uploads bf16 bit patterns. On adapters with cooperative matrices the values are checked
+    /// for an exact f16 form (see [`f16_exponent`]); a matrix without one stays on the f32 path,
+    /// with a logged note.
+    pub fn upload(gpu: &Gpu, label: &str, bits: &[u16], rows: usize, cols: usize) -> Result<Self> {
+        let f16_exponent = if gpu.has(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+            let (exponent, inexact) = f16_exponent(bits);
+            if exponent.is_none() {
+                log::info!("`{label}`: {inexact} of {} values have no exact f16 form; it stays on the f32 path", bits.len());
+            }
+            exponent
+        } else {
+            None
+        };
+        Ok(Self { buffer: gpu.upload_bf16(label, bits)?, rows, cols, f16_exponent })
+    }
+
+    /// A weight over an already uploaded bf16 buffer, kept on the f32 path.
+    pub fn from_buffer(buffer: GpuBuffer, rows: usize, cols: usize) -> Self {
+        Self { buffer, rows, cols, f16_exponent: None }
+    }
+
+    /// `s` such that every value · 2^s is exactly an f16, when the tensor-core path may use it.
+    pub fn f16_exponent(&self) -> Option<i32> {
+        self.f16_exponent
+    }
+}
+
+/// The exponent `s` that puts the largest magnitude of `bits` in [2^14, 2^15) (0 for an all-zero
+/// matrix) when every value · 2^s is then exactly an f16, and the number of values that are not.
+pub fn f16_exponent(bits: &[u16]) -> (Option<i32>, usize) {
+    let widen = |b: u16| half::bf16::from_bits(b).to_f32();
+    if bits.iter().any(|&b| !widen(b).is_finite()) {
+        return (None, bits.iter().filter(|&&b| !widen(b).is_finite()).count());
+    }
+    let largest = bits.iter().map(|&b| widen(b).abs()).fold(0.0f32, f32::max);
+    if largest == 0.0 {
+        return (Some(0), 0);
+    }
+    let exponent = 14 - largest.log2().floor() as i32;
+    let scale = 2f32.powi(exponent);
+    let inexact = count_parallel(bits, |&b| {
+        let v = widen(b) * scale;
+        half::f16::from_f32(v).to_f32() != v
+    });
+    ((inexact == 0).then_some(exponent), inexact)
+}
+
+/// Counts matches of `pred` over `items`, on all cores for big matrices.
+fn count_parallel(items: &[u16], pred: impl Fn(&u16) -> bool + Sync) -> usize {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = items.len().div_ceil(threads).max(1 << 16);
+    std::thread::scope(|s| {
+        let handles: Vec<_> =
+            items.chunks(chunk).map(|part| s.spawn(|| part.iter().filter(|b| pred(b)).count())).collect();
+        handles.into_iter().map(|h| h.join().unwrap_or(usize::MAX)).sum()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bf16(v: f32) -> u16 {
+        half::bf16::from_f32(v).to_bits()
+    }
+
+    #[test]
+    fn typical_weights_convert_exactly() {
+        let bits: Vec<u16> = [0.02f32, -0.75, 1.5e-6, 0.0, -3.0e-3].iter().map(|&v| bf16(v)).collect();
+        let (exponent, inexact) = f16_exponent(&bits);
+        assert_eq!((exponent, inexact), (Some(15), 0), "0.75·2^15 lands in [2^14, 2^15)");
+    }
+
+    #[test]
+    fn a_range_too_wide_for_f16_is_refused_and_counted() {
+        // 2^-40 next to 1: after scaling 1 to 2^14, 2^-26 is below f16's smallest subnormal.
+        let bits: Vec<u16> = [1.0f32, 2f32.powi(-40), 2f32.powi(-41), 0.5].iter().map(|&v| bf16(v)).collect();
+        assert_eq!(f16_exponent(&bits), (None, 2));
+        assert_eq!(f16_exponent(&[bf16(f32::INFINITY), bf16(1.0)]), (None, 1));
+        assert_eq!(f16_exponent(&[0, 0]), (Some(0), 0));
+    }
+}
