@@ -1,6 +1,6 @@
 //! Masked multi-head attention launcher (`shaders/attention.wgsl`), flash style.
 
-use gpu_core::{Access, GpuBuffer, GpuError, KernelSpec, Recorder, Result};
+use gpu_core::{Access, GpuBuffer, GpuError, KernelSpec, Recorder, Result, wgpu};
 
 use crate::launch::{grid, require};
 use crate::shaders::{ATTENTION, Variant};
@@ -24,41 +24,56 @@ struct Params {
 
 const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::ReadWrite];
 
-/// The specialisation for one head dimension: the padded head dimension the loops unroll over,
-/// and the key tile, halved at 128 so the staged tiles fit 32 KiB of workgroup memory.
+/// The specialisation: head dimension padded to 32, 64 or 128 (the loops unroll over it), lanes
+/// per query (8, or 4 on adapters with 4-wide subgroups), and the key tile (32, or 16 where the
+/// staged K and V tiles would not fit the device's workgroup memory).
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Tiling {
     head_dim: usize,
+    lanes: usize,
     block_keys: usize,
 }
 
-const TILINGS: [Tiling; 3] = [
-    Tiling { head_dim: 32, block_keys: 32 },
-    Tiling { head_dim: 64, block_keys: 32 },
-    Tiling { head_dim: 128, block_keys: 16 },
-];
+const HEAD_DIMS: [usize; 3] = [32, 64, 128];
 
 impl Tiling {
-    fn for_head_dim(head_dim: usize) -> Result<Self> {
-        TILINGS.into_iter().find(|t| head_dim <= t.head_dim).ok_or_else(|| GpuError::LimitExceeded {
+    fn choose(head_dim: usize, subgroup_min: u32, workgroup_bytes: u32) -> Result<Self> {
+        let padded = HEAD_DIMS.into_iter().find(|&d| head_dim <= d).ok_or_else(|| GpuError::LimitExceeded {
             what: "attention head_dim".into(),
             limit: "MAX_HEAD_DIM",
             requested: head_dim as u64,
             max: MAX_HEAD_DIM as u64,
-        })
+        })?;
+        let lanes = if subgroup_min >= 8 { 8 } else { 4 };
+        if subgroup_min < 4 {
+            return Err(GpuError::LimitExceeded {
+                what: "attention needs subgroups of at least 4 lanes".into(),
+                limit: "subgroup_min_size",
+                requested: 4,
+                max: subgroup_min as u64,
+            });
+        }
+        let wide = Tiling { head_dim: padded, lanes, block_keys: 32 };
+        let tiling =
+            if wide.workgroup_bytes() <= workgroup_bytes as u64 { wide } else { Tiling { block_keys: 16, ..wide } };
+        if tiling.workgroup_bytes() > workgroup_bytes as u64 {
+            return Err(GpuError::LimitExceeded {
+                what: format!("attention workgroup memory (head_dim {head_dim})"),
+                limit: "max_compute_workgroup_storage_size",
+                requested: tiling.workgroup_bytes(),
+                max: workgroup_bytes as u64,
+            });
+        }
+        Ok(tiling)
     }
 
-    /// Bytes of `var<workgroup>` the shader declares for this tiling (query block, K/V tile and
-    /// probabilities with their padding, row factors).
+    /// Bytes of `var<workgroup>` the shader declares: the K and V tiles and the key states.
     fn workgroup_bytes(self) -> u64 {
-        let vec_dim = self.head_dim / 4;
-        let vec4s = BLOCK_QUERIES * vec_dim + self.block_keys * (vec_dim + 1);
-        let floats = BLOCK_QUERIES * (self.block_keys + 1) + BLOCK_QUERIES;
-        (16 * vec4s + 4 * floats) as u64
+        (2 * self.block_keys * self.head_dim * 4 + self.block_keys * 4) as u64
     }
 
-    fn constants(self) -> [(&'static str, f64); 2] {
-        [("HEAD_DIM", self.head_dim as f64), ("BLOCK_KEYS", self.block_keys as f64)]
+    fn constants(self) -> [(&'static str, f64); 3] {
+        [("HEAD_DIM", self.head_dim as f64), ("LANES", self.lanes as f64), ("BLOCK_KEYS", self.block_keys as f64)]
     }
 }
 
@@ -68,7 +83,15 @@ fn spec<'a>(constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
 
 /// Every pipeline this launcher can build, for shader validation.
 pub fn variants() -> Vec<Variant> {
-    TILINGS.iter().map(|t| Variant::of(&spec(&t.constants()))).collect()
+    let mut variants = Vec::new();
+    for head_dim in HEAD_DIMS {
+        for lanes in [4, 8] {
+            for block_keys in [16, 32] {
+                variants.push(Variant::of(&spec(&Tiling { head_dim, lanes, block_keys }.constants())));
+            }
+        }
+    }
+    variants
 }
 
 /// `out[r, head h] = softmax(q·kᵀ/√head_dim + mask)·v` over the keys of row r's sequence, for
@@ -78,7 +101,7 @@ pub fn variants() -> Vec<Variant> {
 /// `[h·head_dim, (h+1)·head_dim)` of each), `d = heads·head_dim`; `key_valid` one u32 per row
 /// (0 = padding key, excluded); `out` f32 `[seqs·seq_len, d]`. A sequence without any valid key
 /// attends uniformly to all its keys, as Transformers' eager attention does. `head_dim` ≤ 128;
-/// `seq_len` has no limit.
+/// `seq_len` has no limit. Needs subgroup operations with at least 4 lanes.
 #[allow(clippy::too_many_arguments)]
 pub fn attention(
     rec: &mut Recorder<'_>,
@@ -90,7 +113,6 @@ pub fn attention(
     heads: usize,
     head_dim: usize,
 ) -> Result<()> {
-    let tiling = Tiling::for_head_dim(head_dim)?;
     let rows = seqs * seq_len;
     let width = heads * head_dim;
     require(qkv, rows * 3 * width, "attention qkv")?;
@@ -99,16 +121,17 @@ pub fn attention(
     if rows == 0 || width == 0 {
         return Ok(());
     }
-    let limits = rec.gpu().limits();
-    let bytes = tiling.workgroup_bytes();
-    if bytes > limits.max_compute_workgroup_storage_size as u64 {
+    let gpu = rec.gpu();
+    if !gpu.has(wgpu::Features::SUBGROUP) {
         return Err(GpuError::LimitExceeded {
-            what: format!("attention workgroup memory (head_dim {head_dim})"),
-            limit: "max_compute_workgroup_storage_size",
-            requested: bytes,
-            max: limits.max_compute_workgroup_storage_size as u64,
+            what: "attention needs subgroup operations (wgpu feature SUBGROUP)".into(),
+            limit: "features",
+            requested: 1,
+            max: 0,
         });
     }
+    let subgroup_min = gpu.adapter_info().subgroup_min_size;
+    let tiling = Tiling::choose(head_dim, subgroup_min, gpu.limits().max_compute_workgroup_storage_size)?;
     let query_blocks = seq_len.div_ceil(BLOCK_QUERIES);
     let workgroups = seqs * heads * query_blocks;
     let params = Params {
@@ -129,12 +152,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_head_dim_gets_the_smallest_tiling_that_fits_32_kib() {
+    fn every_head_dim_gets_the_smallest_tiling_that_fits() {
         for head_dim in 1..=MAX_HEAD_DIM {
-            let tiling = Tiling::for_head_dim(head_dim).unwrap();
-            assert!(head_dim <= tiling.head_dim && (tiling.head_dim == 32 || 2 * head_dim > tiling.head_dim));
-            assert!(tiling.workgroup_bytes() <= 32 << 10, "{tiling:?}: {} bytes", tiling.workgroup_bytes());
+            for (subgroup, bytes) in [(8, 32 << 10), (32, 48 << 10), (4, 32 << 10)] {
+                let tiling = Tiling::choose(head_dim, subgroup, bytes).unwrap();
+                assert!(head_dim <= tiling.head_dim && (tiling.head_dim == 32 || 2 * head_dim > tiling.head_dim));
+                assert!(tiling.workgroup_bytes() <= bytes as u64, "{tiling:?}");
+                assert_eq!(tiling.lanes, if subgroup >= 8 { 8 } else { 4 });
+            }
         }
-        assert!(Tiling::for_head_dim(MAX_HEAD_DIM + 1).is_err());
+        assert_eq!(Tiling::choose(128, 32, 48 << 10).unwrap().block_keys, 32);
+        assert_eq!(Tiling::choose(128, 8, 32 << 10).unwrap().block_keys, 16);
+        assert!(Tiling::choose(MAX_HEAD_DIM + 1, 32, 48 << 10).is_err());
+        assert!(Tiling::choose(64, 2, 48 << 10).is_err());
     }
 }

@@ -122,7 +122,12 @@ pub fn gemm(
 ) -> Result<()> {
     if (w.rows, w.cols) != (m, k) {
         return Err(GpuError::SizeMismatch {
-            what: format!("gemm weight `{}` is [{}, {}], the product needs [{m}, {k}]", w.buffer.label(), w.rows, w.cols),
+            what: format!(
+                "gemm weight `{}` is [{}, {}], the product needs [{m}, {k}]",
+                w.buffer.label(),
+                w.rows,
+                w.cols
+            ),
             expected: (m * k) as u64,
             got: (w.rows * w.cols) as u64,
         });

@@ -78,13 +78,8 @@ pub(crate) fn gemm_coop(
 ) -> Result<()> {
     let (m, k) = (w.rows, w.cols);
     let exponent = w.f16_exponent().unwrap_or(0);
-    let params = Params {
-        n: n as u32,
-        m: m as u32,
-        k: k as u32,
-        w_scale: 2f32.powi(exponent),
-        w_unscale: 2f32.powi(-exponent),
-    };
+    let params =
+        Params { n: n as u32, m: m as u32, k: k as u32, w_scale: 2f32.powi(exponent), w_unscale: 2f32.powi(-exponent) };
     let scales = rec.gpu().scratch("gemm row scales", 2 * n)?;
     let bias = epilogue.bias.unwrap_or(x);
     let row_scales = rec.gpu().kernel(&spec("row_scales", &[]))?;

@@ -20,7 +20,10 @@ impl Weight {
         let f16_exponent = if gpu.has(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
             let (exponent, inexact) = f16_exponent(bits);
             if exponent.is_none() {
-                log::info!("`{label}`: {inexact} of {} values have no exact f16 form; it stays on the f32 path", bits.len());
+                log::info!(
+                    "`{label}`: {inexact} of {} values have no exact f16 form; it stays on the f32 path",
+                    bits.len()
+                );
             }
             exponent
         } else {

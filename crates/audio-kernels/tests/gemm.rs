@@ -170,10 +170,8 @@ fn short_buffers_are_named() {
 /// cooperative matrices this repeats the f32 checks; on those with them it keeps the f32 path tested).
 #[test]
 fn f32_path_with_cooperative_matrices_disabled() {
-    let options = GpuOptions {
-        disabled_features: wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX,
-        ..GpuOptions::from_env()
-    };
+    let options =
+        GpuOptions { disabled_features: wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX, ..GpuOptions::from_env() };
     let gpu = Gpu::with_options(&options).unwrap();
     let seed = fresh_seed();
     let case = Case { bias: true, activation: Activation::Gelu, accumulate: false };

@@ -3,7 +3,7 @@
 //! language model's width. The 8-wide part runs on the host; the wide part on the GPU.
 
 use audio_kernels::reference::speaker_table;
-use audio_kernels::{Weight, Epilogue, LAYER_NORM_EPS, gemm, layer_norm, speaker_fusion};
+use audio_kernels::{Epilogue, LAYER_NORM_EPS, Weight, gemm, layer_norm, speaker_fusion};
 use gpu_core::{Gpu, GpuBuffer, Recorder};
 
 use crate::checkpoint::Checkpoint;

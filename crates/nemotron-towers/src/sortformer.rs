@@ -4,7 +4,7 @@
 
 use std::sync::Mutex;
 
-use audio_kernels::{Weight, Activation, Epilogue, conv_im2col, gemm};
+use audio_kernels::{Activation, Epilogue, Weight, conv_im2col, gemm};
 use gpu_core::{Gpu, GpuBuffer, Recorder};
 
 use crate::checkpoint::Checkpoint;

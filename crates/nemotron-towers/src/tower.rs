@@ -4,8 +4,8 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use audio_kernels::{Weight, 
-    Activation, Epilogue, LAYER_NORM_EPS, QkNorm, RopeTable, attention, gemm, layer_norm, qk_norm_rope,
+use audio_kernels::{
+    Activation, Epilogue, LAYER_NORM_EPS, QkNorm, RopeTable, Weight, attention, gemm, layer_norm, qk_norm_rope,
 };
 use gpu_core::{Gpu, GpuBuffer, Profile, Recorder, Timing};
 

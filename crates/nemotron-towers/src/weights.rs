@@ -3,8 +3,8 @@
 //! tensors ([`Expectations`]), loads f64 copies for the CPU reference ([`HostStore`]) and uploads
 //! bf16/f32 buffers for the GPU ([`GpuStore`]), or makes random ones ([`RandomStore`]).
 
-use audio_kernels::testing::Rng;
 use audio_kernels::Weight;
+use audio_kernels::testing::Rng;
 use gpu_core::{Gpu, GpuBuffer};
 
 use crate::checkpoint::Checkpoint;
