@@ -10,14 +10,14 @@
 // without valid keys ends up attending uniformly to all of its keys. Keys past the end of the
 // sequence (in a partial tile) are excluded outright.
 //
-// Tiling: a workgroup takes one (sequence, head, block of 32 queries), LANES invocations per query.
-// Each invocation keeps its query's head dims 4·(lane + LANES·i) .. +3 (pre-scaled by 1/√head_dim)
-// and the same dims of the output accumulator in registers. Keys go by tiles of BLOCK_KEYS rows,
-// K and V staged in workgroup memory (a lane reads 16 consecutive bytes, the LANES lanes of a query
-// a contiguous run, and the queries of a subgroup the same run: conflict-free broadcasts). Per tile:
-// each lane forms partial dot products with every key, the LANES partials of a query are summed
-// with subgroup shuffles (every lane ends with all scores), the running max, sum and accumulator are
-// rescaled once, and the lane's output dims accumulate probability × v.
+// Tiling: a workgroup takes one (sequence, head, block of 32 queries), LANES = HEAD_DIM/16 invocations
+// per query, so that each invocation holds exactly four vec4 of its query (dims 4·(lane + LANES·i),
+// pre-scaled by 1/√head_dim) and of the output accumulator in named registers. Keys go by tiles of
+// BLOCK_KEYS rows, K and V staged in workgroup memory (a lane reads 16 consecutive bytes, the lanes
+// of a query a contiguous run, the queries of a subgroup the same run: conflict-free broadcasts).
+// Per tile: each lane forms partial dot products with every key, the LANES partials of a query are
+// summed with subgroup shuffles and the score is staged in workgroup memory; then every lane
+// rescales its running max, sum and accumulator once and accumulates probability × v.
 // HEAD_DIM is head_dim padded up to 32, 64 or 128 (padding dims are zero, never written out).
 
 struct Params {
@@ -36,24 +36,20 @@ struct Params {
 
 override HEAD_DIM: u32 = 128u;
 override BLOCK_KEYS: u32 = 32u;
-// Invocations per query row: a power of two no larger than the subgroup, so that a query's lanes
-// share one subgroup.
-override LANES: u32 = 8u;
 
 const BLOCK_QUERIES: u32 = 32u;
 const MASKED: f32 = -3.40282347e38;
-// Register arrays are sized for the largest specialisation; loops over them have constant bounds.
-const MAX_PER_LANE: u32 = 8u;
-const MAX_KEYS: u32 = 32u;
 
-override WG: u32 = BLOCK_QUERIES * LANES;
 override VEC_DIM: u32 = HEAD_DIM / 4u;
-override PER_LANE: u32 = VEC_DIM / LANES;
+override LANES: u32 = VEC_DIM / 4u;
+override WG: u32 = BLOCK_QUERIES * LANES;
+override SCORE_STRIDE: u32 = BLOCK_KEYS + 1u;
 
 var<workgroup> k_tile: array<vec4<f32>, BLOCK_KEYS * VEC_DIM>;
 var<workgroup> v_tile: array<vec4<f32>, BLOCK_KEYS * VEC_DIM>;
 // Per key of the tile: 0 past the sequence end, 1 masked, 2 valid.
 var<workgroup> key_state: array<u32, BLOCK_KEYS>;
+var<workgroup> scores: array<f32, BLOCK_QUERIES * SCORE_STRIDE>;
 
 // Dims 4·dim4 .. 4·dim4+3 of one head's q, k or v in `row` of the sequence; zero past head_dim.
 fn head_vec4(row: u32, column0: u32, dim4: u32) -> vec4<f32> {
@@ -83,18 +79,22 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gro
     let seq_row0 = (flat / (p.query_blocks * p.heads)) * p.seq_len;
     let width = p.heads * p.head_dim;
     let q_column0 = head * p.head_dim;
-    let query = query0 + t / LANES;
+    let q_row = t / LANES;
+    let query = query0 + q_row;
     let lane = t % LANES;
     // Rows past the sequence end compute on a clamped row and are not written.
     let query_row = seq_row0 + min(query, p.seq_len - 1u);
-
-    var q: array<vec4<f32>, MAX_PER_LANE>;
-    var acc: array<vec4<f32>, MAX_PER_LANE>;
-    for (var i = 0u; i < PER_LANE; i++) {
-        q[i] = head_vec4(query_row, q_column0, lane + LANES * i) * p.scale;
-    }
+    let q0 = head_vec4(query_row, q_column0, lane) * p.scale;
+    let q1 = head_vec4(query_row, q_column0, lane + LANES) * p.scale;
+    let q2 = head_vec4(query_row, q_column0, lane + 2u * LANES) * p.scale;
+    let q3 = head_vec4(query_row, q_column0, lane + 3u * LANES) * p.scale;
+    var acc0 = vec4<f32>(0.0);
+    var acc1 = vec4<f32>(0.0);
+    var acc2 = vec4<f32>(0.0);
+    var acc3 = vec4<f32>(0.0);
     var row_max = MASKED;
     var row_sum = 0.0;
+    let score_row = q_row * SCORE_STRIDE;
 
     for (var key0 = 0u; key0 < p.seq_len; key0 += BLOCK_KEYS) {
         workgroupBarrier();
@@ -105,42 +105,44 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gro
         }
         if t < BLOCK_KEYS {
             let key = key0 + t;
-            key_state[t] = select(0u, select(1u, 2u, key_valid[seq_row0 + min(key, p.seq_len - 1u)] != 0u), key < p.seq_len);
+            let valid = key_valid[seq_row0 + min(key, p.seq_len - 1u)] != 0u;
+            key_state[t] = select(0u, select(1u, 2u, valid), key < p.seq_len);
         }
         workgroupBarrier();
 
-        var score: array<f32, MAX_KEYS>;
         for (var j = 0u; j < BLOCK_KEYS; j++) {
-            var partial = 0.0;
-            for (var i = 0u; i < PER_LANE; i++) {
-                partial += dot(q[i], k_tile[j * VEC_DIM + lane + LANES * i]);
+            let at = j * VEC_DIM + lane;
+            var s = dot(q0, k_tile[at]) + dot(q1, k_tile[at + LANES]) + dot(q2, k_tile[at + 2u * LANES])
+                + dot(q3, k_tile[at + 3u * LANES]);
+            for (var offset = 1u; offset < LANES; offset *= 2u) {
+                s += subgroupShuffleXor(s, offset);
             }
-            score[j] = partial;
-        }
-        for (var offset = 1u; offset < LANES; offset *= 2u) {
-            for (var j = 0u; j < BLOCK_KEYS; j++) {
-                score[j] += subgroupShuffleXor(score[j], offset);
+            if lane == 0u {
+                scores[score_row + j] = select(MASKED, s, key_state[j] == 2u);
             }
         }
+        workgroupBarrier();
+
         var tile_max = row_max;
         for (var j = 0u; j < BLOCK_KEYS; j++) {
-            let state = key_state[j];
-            score[j] = select(MASKED, score[j], state == 2u);
-            if state != 0u {
-                tile_max = max(tile_max, score[j]);
+            if key_state[j] != 0u {
+                tile_max = max(tile_max, scores[score_row + j]);
             }
         }
         let factor = exp(row_max - tile_max);
         row_sum *= factor;
-        for (var i = 0u; i < PER_LANE; i++) {
-            acc[i] *= factor;
-        }
+        acc0 *= factor;
+        acc1 *= factor;
+        acc2 *= factor;
+        acc3 *= factor;
         for (var j = 0u; j < BLOCK_KEYS; j++) {
-            let prob = select(0.0, exp(score[j] - tile_max), key_state[j] != 0u);
+            let prob = select(0.0, exp(scores[score_row + j] - tile_max), key_state[j] != 0u);
             row_sum += prob;
-            for (var i = 0u; i < PER_LANE; i++) {
-                acc[i] += prob * v_tile[j * VEC_DIM + lane + LANES * i];
-            }
+            let at = j * VEC_DIM + lane;
+            acc0 += prob * v_tile[at];
+            acc1 += prob * v_tile[at + LANES];
+            acc2 += prob * v_tile[at + 2u * LANES];
+            acc3 += prob * v_tile[at + 3u * LANES];
         }
         row_max = tile_max;
     }
@@ -148,14 +150,18 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gro
     if query < p.seq_len {
         let start = (seq_row0 + query) * width + q_column0;
         let inv_sum = 1.0 / row_sum;
-        for (var i = 0u; i < PER_LANE; i++) {
-            let value = acc[i] * inv_sum;
-            let dim0 = 4u * (lane + LANES * i);
-            for (var k = 0u; k < 4u; k++) {
-                if dim0 + k < p.head_dim {
-                    out[start + dim0 + k] = value[k];
-                }
-            }
+        write_vec4(start, lane, acc0 * inv_sum);
+        write_vec4(start, lane + LANES, acc1 * inv_sum);
+        write_vec4(start, lane + 2u * LANES, acc2 * inv_sum);
+        write_vec4(start, lane + 3u * LANES, acc3 * inv_sum);
+    }
+}
+
+// Dims 4·dim4 .. 4·dim4+3 of an output row starting at `start`, those below head_dim.
+fn write_vec4(start: u32, dim4: u32, value: vec4<f32>) {
+    for (var k = 0u; k < 4u; k++) {
+        if 4u * dim4 + k < p.head_dim {
+            out[start + 4u * dim4 + k] = value[k];
         }
     }
 }

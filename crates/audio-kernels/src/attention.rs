@@ -24,13 +24,12 @@ struct Params {
 
 const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::ReadWrite];
 
-/// The specialisation: head dimension padded to 32, 64 or 128 (the loops unroll over it), lanes
-/// per query (8, or 4 on adapters with 4-wide subgroups), and the key tile (32, or 16 where the
-/// staged K and V tiles would not fit the device's workgroup memory).
+/// The specialisation: head dimension padded to 32, 64 or 128 (the shader then runs head_dim/16
+/// lanes per query, which must share a subgroup), and the key tile: 32, or 16 where the staged
+/// tiles would not fit the device's workgroup memory.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Tiling {
     head_dim: usize,
-    lanes: usize,
     block_keys: usize,
 }
 
@@ -44,16 +43,15 @@ impl Tiling {
             requested: head_dim as u64,
             max: MAX_HEAD_DIM as u64,
         })?;
-        let lanes = if subgroup_min >= 8 { 8 } else { 4 };
-        if subgroup_min < 4 {
+        let wide = Tiling { head_dim: padded, block_keys: 32 };
+        if (subgroup_min as usize) < wide.lanes() {
             return Err(GpuError::LimitExceeded {
-                what: "attention needs subgroups of at least 4 lanes".into(),
+                what: format!("attention with head_dim {head_dim} needs subgroups of {} lanes", wide.lanes()),
                 limit: "subgroup_min_size",
-                requested: 4,
+                requested: wide.lanes() as u64,
                 max: subgroup_min as u64,
             });
         }
-        let wide = Tiling { head_dim: padded, lanes, block_keys: 32 };
         let tiling =
             if wide.workgroup_bytes() <= workgroup_bytes as u64 { wide } else { Tiling { block_keys: 16, ..wide } };
         if tiling.workgroup_bytes() > workgroup_bytes as u64 {
@@ -67,13 +65,19 @@ impl Tiling {
         Ok(tiling)
     }
 
-    /// Bytes of `var<workgroup>` the shader declares: the K and V tiles and the key states.
-    fn workgroup_bytes(self) -> u64 {
-        (2 * self.block_keys * self.head_dim * 4 + self.block_keys * 4) as u64
+    /// Invocations per query (`LANES` in the shader).
+    fn lanes(self) -> usize {
+        self.head_dim / 16
     }
 
-    fn constants(self) -> [(&'static str, f64); 3] {
-        [("HEAD_DIM", self.head_dim as f64), ("LANES", self.lanes as f64), ("BLOCK_KEYS", self.block_keys as f64)]
+    /// Bytes of `var<workgroup>` the shader declares: K and V tiles, key states, staged scores.
+    fn workgroup_bytes(self) -> u64 {
+        (2 * self.block_keys * self.head_dim * 4 + self.block_keys * 4 + BLOCK_QUERIES * (self.block_keys + 1) * 4)
+            as u64
+    }
+
+    fn constants(self) -> [(&'static str, f64); 2] {
+        [("HEAD_DIM", self.head_dim as f64), ("BLOCK_KEYS", self.block_keys as f64)]
     }
 }
 
@@ -85,10 +89,8 @@ fn spec<'a>(constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
 pub fn variants() -> Vec<Variant> {
     let mut variants = Vec::new();
     for head_dim in HEAD_DIMS {
-        for lanes in [4, 8] {
-            for block_keys in [16, 32] {
-                variants.push(Variant::of(&spec(&Tiling { head_dim, lanes, block_keys }.constants())));
-            }
+        for block_keys in [16, 32] {
+            variants.push(Variant::of(&spec(&Tiling { head_dim, block_keys }.constants())));
         }
     }
     variants
@@ -101,7 +103,7 @@ pub fn variants() -> Vec<Variant> {
 /// `[h·head_dim, (h+1)·head_dim)` of each), `d = heads·head_dim`; `key_valid` one u32 per row
 /// (0 = padding key, excluded); `out` f32 `[seqs·seq_len, d]`. A sequence without any valid key
 /// attends uniformly to all its keys, as Transformers' eager attention does. `head_dim` ≤ 128;
-/// `seq_len` has no limit. Needs subgroup operations with at least 4 lanes.
+/// `seq_len` has no limit. Needs subgroup operations (head_dim/16 lanes, rounded up to 2, 4 or 8).
 #[allow(clippy::too_many_arguments)]
 pub fn attention(
     rec: &mut Recorder<'_>,
@@ -154,16 +156,15 @@ mod tests {
     #[test]
     fn every_head_dim_gets_the_smallest_tiling_that_fits() {
         for head_dim in 1..=MAX_HEAD_DIM {
-            for (subgroup, bytes) in [(8, 32 << 10), (32, 48 << 10), (4, 32 << 10)] {
+            for (subgroup, bytes) in [(8, 32 << 10), (32, 48 << 10)] {
                 let tiling = Tiling::choose(head_dim, subgroup, bytes).unwrap();
                 assert!(head_dim <= tiling.head_dim && (tiling.head_dim == 32 || 2 * head_dim > tiling.head_dim));
                 assert!(tiling.workgroup_bytes() <= bytes as u64, "{tiling:?}");
-                assert_eq!(tiling.lanes, if subgroup >= 8 { 8 } else { 4 });
             }
         }
         assert_eq!(Tiling::choose(128, 32, 48 << 10).unwrap().block_keys, 32);
         assert_eq!(Tiling::choose(128, 8, 32 << 10).unwrap().block_keys, 16);
         assert!(Tiling::choose(MAX_HEAD_DIM + 1, 32, 48 << 10).is_err());
-        assert!(Tiling::choose(64, 2, 48 << 10).is_err());
+        assert!(Tiling::choose(128, 4, 48 << 10).is_err(), "8 lanes per query need 8-lane subgroups");
     }
 }

@@ -1,6 +1,7 @@
 //! The tensor-core GEMM launcher (`shaders/gemm_coop.wgsl`): f32-accurate products on 16×16×16
-//! f16→f32 cooperative matrices, with the weight scaled to an exact f16 form and each row of X
-//! scaled and split into two f16 halves. [`crate::gemm`] picks it when [`usable`] says so.
+//! f16→f32 cooperative matrices, with the weight stored as its exact f16 image (see
+//! [`crate::Weight`]) and each row of X scaled and split into two f16 halves. [`crate::gemm`]
+//! takes this path for every weight stored that way.
 
 use gpu_core::{Access, Gpu, GpuBuffer, KernelSpec, Recorder, Result, wgpu};
 
@@ -9,10 +10,13 @@ use crate::launch::grid;
 use crate::shaders::{GEMM_COOP, Variant};
 use crate::weight::Weight;
 
-const TILE: usize = 64;
-const STEP: usize = 32;
-/// Workgroup memory of `gemm_coop`: x_hi, x_lo, w_tile (64 rows of 40 halves each) and the f32 staging.
-const WORKGROUP_BYTES: u32 = 3 * 64 * 40 * 2 + 4 * 256 * 4;
+/// Rows and columns of Y per workgroup.
+const TILE_ROWS: usize = 64;
+pub(crate) const TILE_COLS: usize = 128;
+/// k must be a multiple of this (one cooperative-matrix step).
+pub(crate) const K_STEP: usize = 16;
+/// Workgroup memory of `gemm_coop`: one 16×16 f32 staging tile per subgroup.
+const WORKGROUP_BYTES: u32 = 4 * 256 * 4;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -20,14 +24,16 @@ struct Params {
     n: u32,
     m: u32,
     k: u32,
-    w_scale: f32,
+    padded_n: u32,
     w_unscale: f32,
 }
 
-const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite, Access::ReadWrite];
+const BINDINGS: &[Access] =
+    &[Access::Read, Access::Read, Access::Read, Access::ReadWrite, Access::ReadWrite, Access::ReadWrite];
 
-/// Whether the tensor-core path can compute `x[n×k] · wᵀ` on this device.
-pub fn usable(gpu: &Gpu, w: &Weight, k: usize) -> bool {
+/// Whether this device runs the tensor-core path (weights uploaded to it are then stored as f16
+/// where exact).
+pub fn supported(gpu: &Gpu) -> bool {
     let info = gpu.adapter_info();
     let has_shape = gpu.cooperative_matrix_shapes().iter().any(|p| {
         (p.m_size, p.n_size, p.k_size) == (16, 16, 16)
@@ -39,8 +45,11 @@ pub fn usable(gpu: &Gpu, w: &Weight, k: usize) -> bool {
         && info.subgroup_min_size == 32
         && info.subgroup_max_size == 32
         && gpu.limits().max_compute_workgroup_storage_size >= WORKGROUP_BYTES
-        && k.is_multiple_of(STEP)
-        && w.f16_exponent().is_some()
+}
+
+/// Whether `gemm` takes the tensor-core path for `w`.
+pub fn usable(w: &Weight) -> bool {
+    w.f16_exponent().is_some()
 }
 
 fn constants(epilogue: (bool, Activation, bool)) -> [(&'static str, f64); 3] {
@@ -55,7 +64,7 @@ fn spec<'a>(entry: &'static str, constants: &'a [(&'static str, f64)]) -> Kernel
 
 /// Every pipeline this launcher can build, for shader validation.
 pub fn variants() -> Vec<Variant> {
-    let mut variants = vec![Variant::of(&spec("row_scales", &[]))];
+    let mut variants = vec![Variant::of(&spec("split_rows", &[]))];
     for has_bias in [false, true] {
         for activation in Activation::ALL {
             for accumulate in [false, true] {
@@ -66,8 +75,8 @@ pub fn variants() -> Vec<Variant> {
     variants
 }
 
-/// Records the row-scale pass and the product. Sizes were checked by [`crate::gemm`], and
-/// [`usable`] holds.
+/// Records the split of X and the product. Sizes were checked by [`crate::gemm`], and `w` is
+/// stored as f16 ([`usable`]).
 pub(crate) fn gemm_coop(
     rec: &mut Recorder<'_>,
     x: &GpuBuffer,
@@ -77,16 +86,24 @@ pub(crate) fn gemm_coop(
     epilogue: &Epilogue<'_>,
 ) -> Result<()> {
     let (m, k) = (w.rows, w.cols);
-    let exponent = w.f16_exponent().unwrap_or(0);
-    let params =
-        Params { n: n as u32, m: m as u32, k: k as u32, w_scale: 2f32.powi(exponent), w_unscale: 2f32.powi(-exponent) };
-    let scales = rec.gpu().scratch("gemm row scales", 2 * n)?;
+    let padded_n = n.next_multiple_of(TILE_ROWS);
+    let params = Params {
+        n: n as u32,
+        m: m as u32,
+        k: k as u32,
+        padded_n: padded_n as u32,
+        w_unscale: 2f32.powi(-w.f16_exponent().unwrap_or(0)),
+    };
+    let gpu = rec.gpu();
+    let split = gpu.scratch("gemm split activations", padded_n * k)?;
+    let scales = gpu.scratch("gemm row scales", 2 * padded_n)?;
     let bias = epilogue.bias.unwrap_or(x);
-    let row_scales = rec.gpu().kernel(&spec("row_scales", &[]))?;
-    let workgroups = grid(rec, n);
-    rec.dispatch(&row_scales, &[x, &w.buffer, bias, y, &scales], &params, workgroups)?;
+    let buffers = [x, &w.buffer, bias, y, &split, &scales];
+    let split_rows = gpu.kernel(&spec("split_rows", &[]))?;
+    let workgroups = grid(rec, padded_n);
+    rec.dispatch(&split_rows, &buffers, &params, workgroups)?;
     let constants = constants((epilogue.bias.is_some(), epilogue.activation, epilogue.accumulate));
     let kernel = rec.gpu().kernel(&spec("gemm_coop", &constants))?;
-    let workgroups = [m.div_ceil(TILE) as u32, n.div_ceil(TILE) as u32, 1];
-    rec.dispatch(&kernel, &[x, &w.buffer, bias, y, &scales], &params, workgroups)
+    let workgroups = [m.div_ceil(TILE_COLS) as u32, (padded_n / TILE_ROWS) as u32, 1];
+    rec.dispatch(&kernel, &buffers, &params, workgroups)
 }

@@ -1,11 +1,16 @@
-//! Weight matrices on the GPU: bf16, two per word, plus what the tensor-core GEMM needs to know —
-//! a power-of-two scale under which every value is exactly an f16, when one exists.
+//! Weight matrices on the GPU, 16 bits per value: bf16 as in the checkpoint, or — on adapters that
+//! run the tensor-core GEMM — the exact f16 image `w·2^s` of those bf16 values when one exists
+//! (same size, same numbers; the tensor cores take f16, not bf16).
 
-use gpu_core::{Gpu, GpuBuffer, Result, wgpu};
+use gpu_core::{Gpu, GpuBuffer, Result};
 
-/// A `[rows, cols]` bf16 matrix (PyTorch `[out, in]`) on the GPU.
+use crate::gemm_coop;
+
+/// A `[rows, cols]` weight matrix (PyTorch `[out, in]`) on the GPU.
 #[derive(Clone, Debug)]
 pub struct Weight {
+    /// bf16 packed two per word (flat row-major), or with an `f16_exponent` the f16 image, two per
+    /// word, rows padded with zeros to a multiple of the tensor-core tile.
     pub buffer: GpuBuffer,
     pub rows: usize,
     pub cols: usize,
@@ -13,23 +18,26 @@ pub struct Weight {
 }
 
 impl Weight {
-    /// Uploads bf16 bit patterns. On adapters with cooperative matrices the values are checked
-    /// for an exact f16 form (see [`f16_exponent`]); a matrix without one stays on the f32 path,
-    /// with a logged note.
+    /// Uploads bf16 bit patterns. Where the tensor-core GEMM runs ([`gemm_coop::supported`]) and
+    /// `cols` is a multiple of its k step, a matrix whose values all have an exact f16 form under
+    /// one power-of-two scale (see [`f16_exponent`]) is stored in that form; otherwise it stays
+    /// bf16 on the f32 path, with a logged note saying how many values were inexact.
     pub fn upload(gpu: &Gpu, label: &str, bits: &[u16], rows: usize, cols: usize) -> Result<Self> {
-        let f16_exponent = if gpu.has(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+        if gemm_coop::supported(gpu) && cols.is_multiple_of(gemm_coop::K_STEP) {
             let (exponent, inexact) = f16_exponent(bits);
-            if exponent.is_none() {
-                log::info!(
-                    "`{label}`: {inexact} of {} values have no exact f16 form; it stays on the f32 path",
+            match exponent {
+                Some(exponent) => {
+                    let padded = rows.next_multiple_of(gemm_coop::TILE_COLS) * cols;
+                    let buffer = gpu.upload_bf16(label, &f16_image(bits, exponent, padded))?;
+                    return Ok(Self { buffer, rows, cols, f16_exponent: Some(exponent) });
+                }
+                None => log::info!(
+                    "`{label}`: {inexact} of {} values have no exact f16 form; it stays bf16 on the f32 path",
                     bits.len()
-                );
+                ),
             }
-            exponent
-        } else {
-            None
-        };
-        Ok(Self { buffer: gpu.upload_bf16(label, bits)?, rows, cols, f16_exponent })
+        }
+        Ok(Self { buffer: gpu.upload_bf16(label, bits)?, rows, cols, f16_exponent: None })
     }
 
     /// A weight over an already uploaded bf16 buffer, kept on the f32 path.
@@ -61,6 +69,15 @@ pub fn f16_exponent(bits: &[u16]) -> (Option<i32>, usize) {
         half::f16::from_f32(v).to_f32() != v
     });
     ((inexact == 0).then_some(exponent), inexact)
+}
+
+/// f16 bit patterns of `bits`·2^`exponent` (exact by [`f16_exponent`]), zero-padded to `len`.
+fn f16_image(bits: &[u16], exponent: i32, len: usize) -> Vec<u16> {
+    let scale = 2f32.powi(exponent);
+    let mut image: Vec<u16> =
+        bits.iter().map(|&b| half::f16::from_f32(half::bf16::from_bits(b).to_f32() * scale).to_bits()).collect();
+    image.resize(len.max(bits.len()), 0);
+    image
 }
 
 /// Counts matches of `pred` over `items`, on all cores for big matrices.

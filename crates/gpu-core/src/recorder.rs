@@ -34,12 +34,15 @@ pub struct Recorder<'g> {
     ops: Vec<Op>,
     params: Vec<u8>,
     timing: Timing,
+    /// The bound buffers, alive until the submission: dropping a buffer's last handle destroys it,
+    /// and a destroyed buffer in a recorded bind group fails the submit.
+    retained: Vec<GpuBuffer>,
 }
 
 impl<'g> Recorder<'g> {
     /// An empty batch on `gpu`.
     pub fn new(gpu: &'g Gpu) -> Self {
-        Self { gpu, ops: Vec::new(), params: Vec::new(), timing: Timing::Off }
+        Self { gpu, ops: Vec::new(), params: Vec::new(), timing: Timing::Off, retained: Vec::new() }
     }
 
     /// Times the submission on the GPU (ignored, with a warning, when the device has no
@@ -109,6 +112,7 @@ impl<'g> Recorder<'g> {
             let mut cache = self.gpu.inner.bind_groups.lock().unwrap_or_else(|p| p.into_inner());
             cache.get(&self.gpu.inner.device, &kernel.storage_layout, buffers)
         };
+        self.retained.extend(buffers.iter().map(|&b| b.clone()));
         self.ops.push(Op::Dispatch { kernel: Arc::clone(kernel), group, offset: offset as u32, workgroups });
         Ok(())
     }

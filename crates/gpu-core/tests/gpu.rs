@@ -160,3 +160,17 @@ fn describe_names_adapter_and_limits() {
     let text = gpu().describe();
     assert!(text.contains("adapter:") && text.contains("storage binding"), "{text}");
 }
+
+#[test]
+fn buffers_dropped_after_recording_stay_alive_until_the_submit() {
+    let gpu = gpu();
+    let y = gpu.zeros("y", 4).unwrap();
+    let kernel = gpu.kernel(&spec(&[])).unwrap();
+    let mut rec = Recorder::new(gpu);
+    {
+        let x = gpu.upload_f32("temporary", &[1.0, 2.0, 3.0, 4.0]).unwrap();
+        rec.dispatch(&kernel, &[&x, &y], &Params { n: 4, scale: 3.0, offset: 0.0 }, [1, 1, 1]).unwrap();
+    }
+    rec.submit().unwrap();
+    assert_eq!(gpu.read_f32(&y).unwrap(), vec![3.0, 6.0, 9.0, 12.0]);
+}
