@@ -6,13 +6,15 @@
 // Precision: the hardware multiplies f16 × f16 exactly into f32 and accumulates in f32. `split_rows` scales each row
 // of X by a power of two 2^r (its largest value lands in [2^14, 2^15)) and splits x·2^r = hi + lo: hi keeps the top
 // 11 significant bits (the low 13 mantissa bits cleared, so hi is exactly an f16 and x·2^r − hi is exact in f32),
-// lo = f16(x·2^r − hi) the next 11: 22 bits, against f32's 24. Both halves are multiplied with the same W tile into
-// one accumulator, and the epilogue multiplies by 2^−(r+s), which is exact.
+// lo = f16(x·2^r − hi) the next 11: 22 bits, against f32's 24. Both halves are multiplied with the same W tile, and
+// the epilogue multiplies by 2^−(r+s), which is exact. The tensor cores round their f32 accumulation toward zero, a
+// bias that grows with the number of steps accumulated (measured: 1.1e-5 relative at k = 5120), so each block of
+// BLOCK_K products starts from zero and is added to the running total with an ordinary, correctly rounded f32 add.
 //
 // Tiling: a workgroup of 4 subgroups (SUBGROUP lanes each) computes a 64×128 tile of Y; each subgroup 32 rows × 64
-// columns as 2×4 accumulators, loading its 16×16 operand tiles straight from memory (the row and column halves of a
-// workgroup share them through the cache). There is no staging and no barrier in the k loop. The epilogue stages one
-// 16×16 accumulator per subgroup in workgroup memory at a time.
+// columns as 2×4 accumulators (and 2×4 block accumulators), loading its 16×16 operand tiles straight from memory one
+// step ahead (the row and column halves of a workgroup share them through the cache). There is no staging and no
+// barrier in the k loop. The epilogue stages one 16×16 accumulator per subgroup in workgroup memory at a time.
 
 enable f16;
 enable wgpu_cooperative_matrix;
@@ -42,6 +44,9 @@ override ACTIVATION: u32 = 0u;  // read by `activate` (gemm_epilogue.wgsl)
 override ACCUMULATE: bool = false;
 // Lanes per subgroup: the launcher uses this path only where the subgroup size is fixed.
 override SUBGROUP: u32 = 32u;
+
+// Products accumulated on the tensor cores before the block joins the f32 total (4 cooperative steps).
+const BLOCK_K: u32 = 64u;
 
 const SPLIT_THREADS: u32 = 64u;
 var<workgroup> row_max: array<f32, SPLIT_THREADS>;
@@ -123,31 +128,77 @@ fn gemm_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     var c11 = coop_mat16x16<f32, C>();
     var c12 = coop_mat16x16<f32, C>();
     var c13 = coop_mat16x16<f32, C>();
+    var d00 = coop_mat16x16<f32, C>();
+    var d01 = coop_mat16x16<f32, C>();
+    var d02 = coop_mat16x16<f32, C>();
+    var d03 = coop_mat16x16<f32, C>();
+    var d10 = coop_mat16x16<f32, C>();
+    var d11 = coop_mat16x16<f32, C>();
+    var d12 = coop_mat16x16<f32, C>();
+    var d13 = coop_mat16x16<f32, C>();
+    // Operands of the current step; the next step's are loaded before this step's products, so
+    // the loads overlap the tensor-core work.
+    var b0 = coopLoad<coop_mat16x16<f16, B>>(&w[w0], k);
+    var b1 = coopLoad<coop_mat16x16<f16, B>>(&w[w1], k);
+    var b2 = coopLoad<coop_mat16x16<f16, B>>(&w[w2], k);
+    var b3 = coopLoad<coop_mat16x16<f16, B>>(&w[w3], k);
+    var h0 = coopLoadT<coop_mat16x16<f16, A>>(&split[hi0], k);
+    var h1 = coopLoadT<coop_mat16x16<f16, A>>(&split[hi1], k);
+    var l0 = coopLoadT<coop_mat16x16<f16, A>>(&split[lo0], k);
+    var l1 = coopLoadT<coop_mat16x16<f16, A>>(&split[lo1], k);
     for (var k0 = 0u; k0 < k; k0 += 16u) {
-        let b0 = coopLoad<coop_mat16x16<f16, B>>(&w[w0 + k0], k);
-        let b1 = coopLoad<coop_mat16x16<f16, B>>(&w[w1 + k0], k);
-        let b2 = coopLoad<coop_mat16x16<f16, B>>(&w[w2 + k0], k);
-        let b3 = coopLoad<coop_mat16x16<f16, B>>(&w[w3 + k0], k);
-        let h0 = coopLoadT<coop_mat16x16<f16, A>>(&split[hi0 + k0], k);
-        let h1 = coopLoadT<coop_mat16x16<f16, A>>(&split[hi1 + k0], k);
-        c00 = coopMultiplyAdd(h0, b0, c00);
-        c01 = coopMultiplyAdd(h0, b1, c01);
-        c02 = coopMultiplyAdd(h0, b2, c02);
-        c03 = coopMultiplyAdd(h0, b3, c03);
-        c10 = coopMultiplyAdd(h1, b0, c10);
-        c11 = coopMultiplyAdd(h1, b1, c11);
-        c12 = coopMultiplyAdd(h1, b2, c12);
-        c13 = coopMultiplyAdd(h1, b3, c13);
-        let l0 = coopLoadT<coop_mat16x16<f16, A>>(&split[lo0 + k0], k);
-        let l1 = coopLoadT<coop_mat16x16<f16, A>>(&split[lo1 + k0], k);
-        c00 = coopMultiplyAdd(l0, b0, c00);
-        c01 = coopMultiplyAdd(l0, b1, c01);
-        c02 = coopMultiplyAdd(l0, b2, c02);
-        c03 = coopMultiplyAdd(l0, b3, c03);
-        c10 = coopMultiplyAdd(l1, b0, c10);
-        c11 = coopMultiplyAdd(l1, b1, c11);
-        c12 = coopMultiplyAdd(l1, b2, c12);
-        c13 = coopMultiplyAdd(l1, b3, c13);
+        // The last step reloads itself rather than reading past the row.
+        let kn = select(k0, k0 + 16u, k0 + 16u < k);
+        let nb0 = coopLoad<coop_mat16x16<f16, B>>(&w[w0 + kn], k);
+        let nb1 = coopLoad<coop_mat16x16<f16, B>>(&w[w1 + kn], k);
+        let nb2 = coopLoad<coop_mat16x16<f16, B>>(&w[w2 + kn], k);
+        let nb3 = coopLoad<coop_mat16x16<f16, B>>(&w[w3 + kn], k);
+        let nh0 = coopLoadT<coop_mat16x16<f16, A>>(&split[hi0 + kn], k);
+        let nh1 = coopLoadT<coop_mat16x16<f16, A>>(&split[hi1 + kn], k);
+        let nl0 = coopLoadT<coop_mat16x16<f16, A>>(&split[lo0 + kn], k);
+        let nl1 = coopLoadT<coop_mat16x16<f16, A>>(&split[lo1 + kn], k);
+        d00 = coopMultiplyAdd(h0, b0, d00);
+        d01 = coopMultiplyAdd(h0, b1, d01);
+        d02 = coopMultiplyAdd(h0, b2, d02);
+        d03 = coopMultiplyAdd(h0, b3, d03);
+        d10 = coopMultiplyAdd(h1, b0, d10);
+        d11 = coopMultiplyAdd(h1, b1, d11);
+        d12 = coopMultiplyAdd(h1, b2, d12);
+        d13 = coopMultiplyAdd(h1, b3, d13);
+        d00 = coopMultiplyAdd(l0, b0, d00);
+        d01 = coopMultiplyAdd(l0, b1, d01);
+        d02 = coopMultiplyAdd(l0, b2, d02);
+        d03 = coopMultiplyAdd(l0, b3, d03);
+        d10 = coopMultiplyAdd(l1, b0, d10);
+        d11 = coopMultiplyAdd(l1, b1, d11);
+        d12 = coopMultiplyAdd(l1, b2, d12);
+        d13 = coopMultiplyAdd(l1, b3, d13);
+        if (k0 + 16u) % BLOCK_K == 0u || k0 + 16u >= k {
+            c00 = c00 + d00;
+            c01 = c01 + d01;
+            c02 = c02 + d02;
+            c03 = c03 + d03;
+            c10 = c10 + d10;
+            c11 = c11 + d11;
+            c12 = c12 + d12;
+            c13 = c13 + d13;
+            d00 = coop_mat16x16<f32, C>();
+            d01 = coop_mat16x16<f32, C>();
+            d02 = coop_mat16x16<f32, C>();
+            d03 = coop_mat16x16<f32, C>();
+            d10 = coop_mat16x16<f32, C>();
+            d11 = coop_mat16x16<f32, C>();
+            d12 = coop_mat16x16<f32, C>();
+            d13 = coop_mat16x16<f32, C>();
+        }
+        b0 = nb0;
+        b1 = nb1;
+        b2 = nb2;
+        b3 = nb3;
+        h0 = nh0;
+        h1 = nh1;
+        l0 = nl0;
+        l1 = nl1;
     }
 
     let base = sg * 256u;
