@@ -17,7 +17,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 
 if [[ "${SKIP_TESTS:-0}" != 1 ]]; then
     for t in .dev/t/*; do
         echo "== $(basename "$t")"
-        "$t" --test-threads 4 2>&1 | grep -E "relative|test result|panicked|FAILED|error"
+        "$t" --test-threads 4 --nocapture 2>&1 | grep -E "relative|test result|panicked|FAILED|error"
     done > "$OUT/tests.txt" 2>&1
     grep -E "^==|test result|panicked|FAILED" "$OUT/tests.txt"
 fi

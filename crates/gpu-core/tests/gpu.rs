@@ -13,6 +13,7 @@ fn gpu() -> &'static Gpu {
 /// `y[i] = x[i] * p.scale + p.offset`, enough to see parameters and bindings arrive.
 static AXPB: Shader = Shader {
     name: "test_axpb",
+    trusted: false,
     source: r#"
 struct Params { n: u32, scale: f32, offset: f32 }
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -95,7 +96,7 @@ fn dispatches_use_params_constants_and_cached_pipelines() {
 
 #[test]
 fn bad_wgsl_is_a_compile_error_naming_the_shader() {
-    static BROKEN: Shader = Shader { name: "broken", source: "fn main( {" };
+    static BROKEN: Shader = Shader { name: "broken", source: "fn main( {", trusted: false };
     let spec = KernelSpec { shader: &BROKEN, entry: "main", constants: &[], bindings: &[] };
     match gpu().kernel(&spec) {
         Err(GpuError::ShaderCompile { shader, .. }) => assert_eq!(shader, "broken"),
