@@ -48,12 +48,16 @@ impl Default for GpuOptions {
 }
 
 impl GpuOptions {
-    /// Defaults, overridden by `WGPU_ADAPTER_NAME`, `WGPU_BACKEND` and `NEMOTRON_PIPELINE_CACHE`.
+    /// Defaults, overridden by `WGPU_ADAPTER_NAME`, `WGPU_BACKEND`, `NEMOTRON_PIPELINE_CACHE` and
+    /// `NEMOTRON_PRECISION=f32` (no tensor-core path: cooperative matrices stay disabled).
     pub fn from_env() -> Self {
         let mut options = Self::default();
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         options.adapter_name = var("WGPU_ADAPTER_NAME");
         options.backends = var("WGPU_BACKEND");
+        if var("NEMOTRON_PRECISION").is_some_and(|p| p.eq_ignore_ascii_case("f32")) {
+            options.disabled_features |= wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
+        }
         match var("NEMOTRON_PIPELINE_CACHE").as_deref() {
             Some("off") | Some("0") => options.pipeline_cache_dir = None,
             Some(dir) => options.pipeline_cache_dir = Some(PathBuf::from(dir)),

@@ -26,6 +26,10 @@ struct Cli {
     /// No progress bar; only errors on stderr.
     #[arg(long, short, global = true)]
     quiet: bool,
+    /// `auto`: tensor cores where the adapter has f16 cooperative matrices (f32-accurate split
+    /// products), `f32`: plain f32 kernels everywhere. Also `NEMOTRON_PRECISION`.
+    #[arg(long, global = true, value_parser = ["auto", "f32"])]
+    precision: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -95,6 +99,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let level = if cli.quiet { "error" } else { "warn,nemotron_towers=info,gpu_core=info" };
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).format_target(false).init();
+    if let Some(precision) = &cli.precision {
+        // SAFETY: set before any thread exists; the GPU context reads it at creation.
+        unsafe { std::env::set_var("NEMOTRON_PRECISION", precision) };
+    }
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
