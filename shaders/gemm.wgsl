@@ -152,21 +152,29 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
     }
 
+    // Row i of the thread's tile is one vec4 of 4 consecutive columns, activated as a whole.
+    let col = col0 + tx * TN;
+    var bias4 = vec4<f32>(0.0);
+    if HAS_BIAS {
+        for (var j = 0u; j < TN; j++) {
+            if col + j < p.m {
+                bias4[j] = bias[col + j];
+            }
+        }
+    }
     for (var i = 0u; i < TM; i++) {
         let row = row0 + ty * TM + i;
-        for (var j = 0u; j < TN; j++) {
-            let col = col0 + tx * TN + j;
-            if row < p.n && col < p.m {
-                var v = acc[i][j];
-                if HAS_BIAS {
-                    v += bias[col];
+        if row < p.n {
+            let v = activate4(acc[i] + bias4);
+            for (var j = 0u; j < TN; j++) {
+                if col + j < p.m {
+                    let at = row * p.m + col + j;
+                    var out = v[j];
+                    if ACCUMULATE {
+                        out += y[at];
+                    }
+                    y[at] = out;
                 }
-                v = activate(v);
-                let at = row * p.m + col;
-                if ACCUMULATE {
-                    v += y[at];
-                }
-                y[at] = v;
             }
         }
     }

@@ -8,50 +8,55 @@
 //   |z| < 1: erf(z) = z + z·Q(z²). Q excludes the leading 1, so that 1 is exact rather than a rounded coefficient.
 //   |z| ≥ 1: erfc(|z|) = t·H(t)·exp(−z²), t = 1/(1 + |z|/2). Its error is relative, so GELU stays accurate in the
 //            far negative tail, where 1 + erf(z) = erfc(|z|) would otherwise be a cancellation.
-fn erf_below_one(z: f32) -> f32 {
+// Four values at a time and branch-free (both pieces evaluated, one selected): GEMM epilogues apply it
+// to whole register rows, where a per-element branch would keep drivers from unrolling the loops.
+fn erf_below_one(z: vec4<f32>) -> vec4<f32> {
     let s = z * z;
-    var q = 7.87587506269e-5;
-    q = fma(q, s, -8.01686428717e-4);
-    q = fma(q, s, 5.18908742343e-3);
-    q = fma(q, s, -2.68542120106e-2);
-    q = fma(q, s, 1.12835947152e-1);
-    q = fma(q, s, -3.76126266667e-1);
-    q = fma(q, s, 1.28379165848e-1);
+    var q = vec4(7.87587506269e-5);
+    q = fma(q, s, vec4(-8.01686428717e-4));
+    q = fma(q, s, vec4(5.18908742343e-3));
+    q = fma(q, s, vec4(-2.68542120106e-2));
+    q = fma(q, s, vec4(1.12835947152e-1));
+    q = fma(q, s, vec4(-3.76126266667e-1));
+    q = fma(q, s, vec4(1.28379165848e-1));
     return fma(z, q, z);
 }
 
-fn erfc_from_one(a: f32) -> f32 {
+fn erfc_from_one(a: vec4<f32>) -> vec4<f32> {
     let t = 1.0 / (1.0 + 0.5 * a);
-    var h = -8.17515802895e-2;
-    h = fma(h, t, 2.63308377547e-1);
-    h = fma(h, t, -2.62995492498e-1);
-    h = fma(h, t, 3.56949746395e-2);
-    h = fma(h, t, -2.93144205311e-2);
-    h = fma(h, t, 8.78569444745e-2);
-    h = fma(h, t, 1.75914156569e-1);
-    h = fma(h, t, 2.46852579693e-1);
-    h = fma(h, t, 2.82094405494e-1);
-    h = fma(h, t, 2.82094793055e-1);
+    var h = vec4(-8.17515802895e-2);
+    h = fma(h, t, vec4(2.63308377547e-1));
+    h = fma(h, t, vec4(-2.62995492498e-1));
+    h = fma(h, t, vec4(3.56949746395e-2));
+    h = fma(h, t, vec4(-2.93144205311e-2));
+    h = fma(h, t, vec4(8.78569444745e-2));
+    h = fma(h, t, vec4(1.75914156569e-1));
+    h = fma(h, t, vec4(2.46852579693e-1));
+    h = fma(h, t, vec4(2.82094405494e-1));
+    h = fma(h, t, vec4(2.82094793055e-1));
     return t * h * exp(-a * a);
 }
 
-fn gelu(v: f32) -> f32 {
+fn gelu(v: vec4<f32>) -> vec4<f32> {
     let z = v * 0.70710678118654752;
     let half_v = 0.5 * v;
-    if abs(z) < 1.0 {
-        return fma(half_v, erf_below_one(z), half_v);
-    }
+    let inner = fma(half_v, erf_below_one(z), half_v);
     let tail = erfc_from_one(abs(z));
     // 1 + erf(z) is 2 − erfc(z) above zero and erfc(−z) below.
-    return select(half_v * tail, fma(-half_v, tail, v), z > 0.0);
+    let outer = select(half_v * tail, fma(-half_v, tail, v), z > vec4(0.0));
+    return select(outer, inner, abs(z) < vec4(1.0));
 }
 
-fn activate(v: f32) -> f32 {
+fn activate4(v: vec4<f32>) -> vec4<f32> {
     if ACTIVATION == 1u {
         return gelu(v);
     }
     if ACTIVATION == 2u {
-        return max(v, 0.0);
+        return max(v, vec4(0.0));
     }
     return v;
+}
+
+fn activate(v: f32) -> f32 {
+    return activate4(vec4(v)).x;
 }
