@@ -1,0 +1,23 @@
+//! Wall time of one `conv_im2col` submission at the Sortformer head's shape (828 rows of 192).
+
+use audio_kernels::conv_im2col;
+use audio_kernels::testing::{Rng, test_gpu};
+use criterion::{Criterion, criterion_group, criterion_main};
+use gpu_core::Recorder;
+
+fn benches(c: &mut Criterion) {
+    let gpu = test_gpu();
+    let (n, channels) = (828, 192);
+    let h = gpu.upload_f32("h", &Rng::new(1).f32s(n * channels, 1.0)).expect("upload h");
+    let cols = gpu.zeros("cols", n * 3 * channels).expect("allocate cols");
+    c.bench_function("conv_im2col 828x192", |b| {
+        b.iter(|| {
+            let mut rec = Recorder::new(gpu);
+            conv_im2col(&mut rec, &h, &cols, n, channels).expect("record");
+            rec.submit_profiled().expect("submit");
+        })
+    });
+}
+
+criterion_group!(conv_im2col_benches, benches);
+criterion_main!(conv_im2col_benches);

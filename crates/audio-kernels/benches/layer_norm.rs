@@ -1,0 +1,27 @@
+//! Wall time of one `layer_norm` submission (record, submit, wait) at the towers' widths.
+
+use audio_kernels::testing::{Rng, test_gpu};
+use audio_kernels::{LAYER_NORM_EPS, layer_norm};
+use criterion::{Criterion, criterion_group, criterion_main};
+use gpu_core::Recorder;
+
+fn benches(c: &mut Criterion) {
+    let gpu = test_gpu();
+    let mut rng = Rng::new(1);
+    for (rows, width) in [(600, 1280), (828, 512)] {
+        let x = gpu.upload_f32("x", &rng.f32s(rows * width, 2.0)).expect("upload x");
+        let weight = gpu.upload_f32("weight", &rng.f32s(width, 1.0)).expect("upload weight");
+        let bias = gpu.upload_f32("bias", &rng.f32s(width, 0.5)).expect("upload bias");
+        let y = gpu.zeros("y", rows * width).expect("allocate y");
+        c.bench_function(&format!("layer_norm {rows}x{width}"), |b| {
+            b.iter(|| {
+                let mut rec = Recorder::new(gpu);
+                layer_norm(&mut rec, &x, &weight, &bias, &y, rows, width, LAYER_NORM_EPS).expect("record");
+                rec.submit_profiled().expect("submit");
+            })
+        });
+    }
+}
+
+criterion_group!(layer_norm_benches, benches);
+criterion_main!(layer_norm_benches);
