@@ -44,11 +44,6 @@ override ACTIVATION: u32 = 0u;  // read by `activate` (gemm_epilogue.wgsl)
 override ACCUMULATE: bool = false;
 // Lanes per subgroup: the launcher uses this path only where the subgroup size is fixed.
 override SUBGROUP: u32 = 32u;
-// Subgroups stacked along the rows of the workgroup tile (two side by side along the columns), and
-// 16×16 tiles per subgroup along the columns (2 along the rows).
-override ROW_GROUPS: u32 = 2u;
-override TILES_N: u32 = 4u;
-override SUBGROUPS: u32 = 2u * ROW_GROUPS;
 
 // Products accumulated on the tensor cores before the block joins the f32 total (4 cooperative steps).
 const BLOCK_K: u32 = 64u;
@@ -107,14 +102,14 @@ fn split_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gr
     }
 }
 
-var<workgroup> staged: array<f32, SUBGROUPS * 256u>;
+var<workgroup> staged: array<f32, 4u * 256u>;
 
-@compute @workgroup_size(SUBGROUPS * SUBGROUP)
+@compute @workgroup_size(4u * SUBGROUP)
 fn gemm_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let sg = t / SUBGROUP;
     let lane = t % SUBGROUP;
-    let row0 = wid.y * 32u * ROW_GROUPS + (sg / 2u) * 32u;
-    let col0 = wid.x * 32u * TILES_N + (sg % 2u) * 16u * TILES_N;
+    let row0 = wid.y * 64u + (sg / 2u) * 32u;
+    let col0 = wid.x * 128u + (sg % 2u) * 64u;
     let k = p.k;
     let hi0 = row0 * k;
     let hi1 = (row0 + 16u) * k;
@@ -145,9 +140,8 @@ fn gemm_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     // the loads overlap the tensor-core work.
     var b0 = coopLoad<coop_mat16x16<f16, B>>(&w[w0], k);
     var b1 = coopLoad<coop_mat16x16<f16, B>>(&w[w1], k);
-    // With TILES_N = 2 the third and fourth column tiles alias the first two and go unused.
-    var b2 = coopLoad<coop_mat16x16<f16, B>>(&w[select(w0, w2, TILES_N == 4u)], k);
-    var b3 = coopLoad<coop_mat16x16<f16, B>>(&w[select(w1, w3, TILES_N == 4u)], k);
+    var b2 = coopLoad<coop_mat16x16<f16, B>>(&w[w2], k);
+    var b3 = coopLoad<coop_mat16x16<f16, B>>(&w[w3], k);
     var h0 = coopLoadT<coop_mat16x16<f16, A>>(&split[hi0], k);
     var h1 = coopLoadT<coop_mat16x16<f16, A>>(&split[hi1], k);
     var l0 = coopLoadT<coop_mat16x16<f16, A>>(&split[lo0], k);
@@ -157,34 +151,28 @@ fn gemm_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
         let kn = select(k0, k0 + 16u, k0 + 16u < k);
         let nb0 = coopLoad<coop_mat16x16<f16, B>>(&w[w0 + kn], k);
         let nb1 = coopLoad<coop_mat16x16<f16, B>>(&w[w1 + kn], k);
-        var nb2 = b2;
-        var nb3 = b3;
-        if TILES_N == 4u {
-            nb2 = coopLoad<coop_mat16x16<f16, B>>(&w[w2 + kn], k);
-            nb3 = coopLoad<coop_mat16x16<f16, B>>(&w[w3 + kn], k);
-        }
+        let nb2 = coopLoad<coop_mat16x16<f16, B>>(&w[w2 + kn], k);
+        let nb3 = coopLoad<coop_mat16x16<f16, B>>(&w[w3 + kn], k);
         let nh0 = coopLoadT<coop_mat16x16<f16, A>>(&split[hi0 + kn], k);
         let nh1 = coopLoadT<coop_mat16x16<f16, A>>(&split[hi1 + kn], k);
         let nl0 = coopLoadT<coop_mat16x16<f16, A>>(&split[lo0 + kn], k);
         let nl1 = coopLoadT<coop_mat16x16<f16, A>>(&split[lo1 + kn], k);
         d00 = coopMultiplyAdd(h0, b0, d00);
         d01 = coopMultiplyAdd(h0, b1, d01);
+        d02 = coopMultiplyAdd(h0, b2, d02);
+        d03 = coopMultiplyAdd(h0, b3, d03);
         d10 = coopMultiplyAdd(h1, b0, d10);
         d11 = coopMultiplyAdd(h1, b1, d11);
+        d12 = coopMultiplyAdd(h1, b2, d12);
+        d13 = coopMultiplyAdd(h1, b3, d13);
         d00 = coopMultiplyAdd(l0, b0, d00);
         d01 = coopMultiplyAdd(l0, b1, d01);
+        d02 = coopMultiplyAdd(l0, b2, d02);
+        d03 = coopMultiplyAdd(l0, b3, d03);
         d10 = coopMultiplyAdd(l1, b0, d10);
         d11 = coopMultiplyAdd(l1, b1, d11);
-        if TILES_N == 4u {
-            d02 = coopMultiplyAdd(h0, b2, d02);
-            d03 = coopMultiplyAdd(h0, b3, d03);
-            d12 = coopMultiplyAdd(h1, b2, d12);
-            d13 = coopMultiplyAdd(h1, b3, d13);
-            d02 = coopMultiplyAdd(l0, b2, d02);
-            d03 = coopMultiplyAdd(l0, b3, d03);
-            d12 = coopMultiplyAdd(l1, b2, d12);
-            d13 = coopMultiplyAdd(l1, b3, d13);
-        }
+        d12 = coopMultiplyAdd(l1, b2, d12);
+        d13 = coopMultiplyAdd(l1, b3, d13);
         if (k0 + 16u) % BLOCK_K == 0u || k0 + 16u >= k {
             c00 = c00 + d00;
             c01 = c01 + d01;
@@ -218,20 +206,18 @@ fn gemm_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     finish(row0, col0, base, lane);
     coopStoreT(c01, &staged[base], 16u);
     finish(row0, col0 + 16u, base, lane);
+    coopStoreT(c02, &staged[base], 16u);
+    finish(row0, col0 + 32u, base, lane);
+    coopStoreT(c03, &staged[base], 16u);
+    finish(row0, col0 + 48u, base, lane);
     coopStoreT(c10, &staged[base], 16u);
     finish(row0 + 16u, col0, base, lane);
     coopStoreT(c11, &staged[base], 16u);
     finish(row0 + 16u, col0 + 16u, base, lane);
-    if TILES_N == 4u {
-        coopStoreT(c02, &staged[base], 16u);
-        finish(row0, col0 + 32u, base, lane);
-        coopStoreT(c03, &staged[base], 16u);
-        finish(row0, col0 + 48u, base, lane);
-        coopStoreT(c12, &staged[base], 16u);
-        finish(row0 + 16u, col0 + 32u, base, lane);
-        coopStoreT(c13, &staged[base], 16u);
-        finish(row0 + 16u, col0 + 48u, base, lane);
-    }
+    coopStoreT(c12, &staged[base], 16u);
+    finish(row0 + 16u, col0 + 32u, base, lane);
+    coopStoreT(c13, &staged[base], 16u);
+    finish(row0 + 16u, col0 + 48u, base, lane);
 }
 
 // Unscales, adds the bias, activates and writes this lane's share of the staged 16×16 tile at (row, col). The

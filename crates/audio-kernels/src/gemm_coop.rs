@@ -10,13 +10,13 @@ use crate::launch::grid;
 use crate::shaders::{GEMM_COOP, Variant};
 use crate::weight::Weight;
 
-/// Multiple that rows of split X and of stored f16 weights are padded to (covers every tiling).
-const ROW_PAD: usize = 128;
+/// Rows and columns of Y per workgroup.
+const TILE_ROWS: usize = 64;
 pub(crate) const TILE_COLS: usize = 128;
 /// k must be a multiple of this (one cooperative-matrix step).
 pub(crate) const K_STEP: usize = 16;
-/// Workgroup memory of `gemm_coop`: one 16×16 f32 staging tile per subgroup (at most 8).
-const WORKGROUP_BYTES: u32 = 8 * 256 * 4;
+/// Workgroup memory of `gemm_coop`: one 16×16 f32 staging tile per subgroup.
+const WORKGROUP_BYTES: u32 = 4 * 256 * 4;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -52,50 +52,10 @@ pub fn usable(w: &Weight) -> bool {
     w.f16_exponent().is_some()
 }
 
-/// Workgroup shape: subgroups along the rows (2 or 4) and 16×16 tiles per subgroup along the
-/// columns (2 or 4).
-#[derive(Clone, Copy, Debug)]
-struct Shape {
-    row_groups: usize,
-    tiles_n: usize,
-}
-
-impl Shape {
-    const ALL: [Shape; 4] = [
-        Shape { row_groups: 2, tiles_n: 2 },
-        Shape { row_groups: 2, tiles_n: 4 },
-        Shape { row_groups: 4, tiles_n: 2 },
-        Shape { row_groups: 4, tiles_n: 4 },
-    ];
-
-    fn choose() -> Self {
-        // Experiment hook: NEMOTRON_COOP_SHAPE="rows,cols".
-        let parsed = std::env::var("NEMOTRON_COOP_SHAPE").ok().and_then(|v| {
-            let (r, c) = v.split_once(',')?;
-            Some(Shape { row_groups: r.parse().ok()?, tiles_n: c.parse().ok()? })
-        });
-        parsed.unwrap_or(Shape { row_groups: 2, tiles_n: 4 })
-    }
-
-    fn tile_rows(self) -> usize {
-        32 * self.row_groups
-    }
-
-    fn tile_cols(self) -> usize {
-        32 * self.tiles_n
-    }
-}
-
-fn constants(epilogue: (bool, Activation, bool), shape: Shape) -> [(&'static str, f64); 5] {
+fn constants(epilogue: (bool, Activation, bool)) -> [(&'static str, f64); 3] {
     let flag = |on: bool| if on { 1.0 } else { 0.0 };
     let (has_bias, activation, accumulate) = epilogue;
-    [
-        ("HAS_BIAS", flag(has_bias)),
-        ("ACTIVATION", activation.code()),
-        ("ACCUMULATE", flag(accumulate)),
-        ("ROW_GROUPS", shape.row_groups as f64),
-        ("TILES_N", shape.tiles_n as f64),
-    ]
+    [("HAS_BIAS", flag(has_bias)), ("ACTIVATION", activation.code()), ("ACCUMULATE", flag(accumulate))]
 }
 
 fn spec<'a>(entry: &'static str, constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
@@ -108,10 +68,7 @@ pub fn variants() -> Vec<Variant> {
     for has_bias in [false, true] {
         for activation in Activation::ALL {
             for accumulate in [false, true] {
-                for shape in Shape::ALL {
-                    let constants = constants((has_bias, activation, accumulate), shape);
-                    variants.push(Variant::of(&spec("gemm_coop", &constants)));
-                }
+                variants.push(Variant::of(&spec("gemm_coop", &constants((has_bias, activation, accumulate)))));
             }
         }
     }
@@ -129,8 +86,7 @@ pub(crate) fn gemm_coop(
     epilogue: &Epilogue<'_>,
 ) -> Result<()> {
     let (m, k) = (w.rows, w.cols);
-    let padded_n = n.next_multiple_of(ROW_PAD);
-    let shape = Shape::choose();
+    let padded_n = n.next_multiple_of(TILE_ROWS);
     let params = Params {
         n: n as u32,
         m: m as u32,
@@ -146,8 +102,8 @@ pub(crate) fn gemm_coop(
     let split_rows = gpu.kernel(&spec("split_rows", &[]))?;
     let workgroups = grid(rec, padded_n);
     rec.dispatch(&split_rows, &buffers, &params, workgroups)?;
-    let constants = constants((epilogue.bias.is_some(), epilogue.activation, epilogue.accumulate), shape);
+    let constants = constants((epilogue.bias.is_some(), epilogue.activation, epilogue.accumulate));
     let kernel = rec.gpu().kernel(&spec("gemm_coop", &constants))?;
-    let workgroups = [m.div_ceil(shape.tile_cols()) as u32, n.div_ceil(shape.tile_rows()) as u32, 1];
+    let workgroups = [m.div_ceil(TILE_COLS) as u32, (padded_n / TILE_ROWS) as u32, 1];
     rec.dispatch(&kernel, &buffers, &params, workgroups)
 }
