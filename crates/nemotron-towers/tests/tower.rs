@@ -186,3 +186,43 @@ fn missing_and_misshaped_tensors_are_each_named() {
     assert!(error.contains(&format!("missing tensor `{dropped}` (expected shape [128, 64])")), "{error}");
     assert!(error.contains(&format!("tensor `{reshaped}` has shape [1024, 64], expected [64, 1024]")), "{error}");
 }
+
+/// `checkpoint` with every BF16 tensor re-encoded by `encode` (values as f32 → bytes, dtype).
+fn reencoded(checkpoint: &Checkpoint, dtype: safetensors::Dtype, encode: impl Fn(f32) -> Vec<u8>) -> Checkpoint {
+    let tensors: Vec<(String, Tensor)> = checkpoint
+        .names()
+        .map(|n| {
+            let t = checkpoint.tensor(n).unwrap();
+            if t.dtype != safetensors::Dtype::BF16 {
+                return (n.to_string(), Tensor { dtype: t.dtype, shape: t.shape.to_vec(), bytes: t.bytes.to_vec() });
+            }
+            let bytes = checkpoint.f32(n).unwrap().into_iter().flat_map(&encode).collect();
+            (n.to_string(), Tensor { dtype, shape: t.shape.to_vec(), bytes })
+        })
+        .collect();
+    Checkpoint::from_bytes("re-encoded", serialize(&tensors, HashMap::new()).unwrap()).unwrap()
+}
+
+#[test]
+fn matrices_stored_as_f32_or_f16_are_converted_to_bf16() {
+    let gpu = test_gpu();
+    let (checkpoint, names, config) = reference_checkpoint("model.safetensors");
+    let ModelConfig::Transcribe(t) = &config else { panic!("tiny-chunks is a Transcribe checkpoint") };
+    let asr = names.asr.as_ref().unwrap();
+    let mut rng = Rng::new(fresh_seed());
+    let (rows, valid) = random_sequence(&mut rng, 21, t.asr.stacked_features(), 21);
+    let run = |c: &Checkpoint| {
+        let tower = Tower::load(gpu, c, asr, &t.asr).unwrap();
+        tower.forward(InputKind::Features, &[Sequence { rows: &rows, valid: &valid }]).unwrap().remove(0)
+    };
+    // bf16 widens exactly to f32, so an F32 checkpoint holds the same weights.
+    let f32_copy = reencoded(&checkpoint, safetensors::Dtype::F32, |v| v.to_le_bytes().to_vec());
+    assert_eq!(run(&f32_copy), run(&checkpoint), "matrices stored as F32");
+    // f16 holds tiny values less exactly than bf16: the F16 checkpoint's weights are its own f16
+    // values, which loading rounds to bf16 — the same as a BF16 checkpoint of those values.
+    let f16_copy = reencoded(&checkpoint, safetensors::Dtype::F16, |v| half::f16::from_f32(v).to_le_bytes().to_vec());
+    let rounded = reencoded(&checkpoint, safetensors::Dtype::BF16, |v| {
+        half::bf16::from_f32(half::f16::from_f32(v).to_f32()).to_le_bytes().to_vec()
+    });
+    assert_eq!(run(&f16_copy), run(&rounded), "matrices stored as F16");
+}
