@@ -78,14 +78,15 @@ impl Diarizer {
         let speaker_logits = self
             .sortformer
             .diarize(&features.data, features.valid, &mut |done, all| progress("diarization", done, all))?;
-        let frames = features.frames / c.encoder.subsampling;
-        let probabilities =
-            encoder_rate_probabilities(&speaker_logits, &vec![true; frames], c.encoder.subsampling, c.speakers);
-        Ok(Diarization {
-            features,
-            speaker_logits,
-            speaker_probabilities: probabilities.into_iter().map(|p| p as f32).collect(),
-        })
+        let frame_logits = c.encoder.subsampling * c.speakers;
+        let mut probabilities = Vec::with_capacity(speaker_logits.len() / c.encoder.subsampling);
+        // A block at a time: the f64 probabilities of a long recording would outweigh the output.
+        for block in speaker_logits.chunks(1024 * frame_logits) {
+            let valid = vec![true; block.len() / frame_logits];
+            let block_probabilities = encoder_rate_probabilities(block, &valid, c.encoder.subsampling, c.speakers);
+            probabilities.extend(block_probabilities.into_iter().map(|p| p as f32));
+        }
+        Ok(Diarization { features, speaker_logits, speaker_probabilities: probabilities })
     }
 }
 
@@ -121,12 +122,11 @@ impl AudioModel {
         let c = &self.config;
         check_features(&features, c.asr.mel_bins, c.asr.subsampling)?;
         progress("asr", 0, 1);
-        let asr_hidden = self.asr.encode(&features.normalized(), features.valid)?;
+        let asr_hidden = self.asr.encode(&features)?;
         progress("asr", 1, 1);
         let tokens = features.tokens();
         let diarization = self.diarizer.diarize_features(features, progress)?;
-        let probabilities: Vec<f64> = diarization.speaker_probabilities.iter().map(|&p| p as f64).collect();
-        let fused = self.fusion.run(&asr_hidden, &probabilities, tokens)?;
+        let fused = self.fusion.run(&asr_hidden, &diarization.speaker_probabilities, tokens)?;
         Ok(AudioOutputs {
             features: diarization.features,
             asr_hidden,
