@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use nemotron_towers::ModelConfig;
 use nemotron_towers::frontend::Features;
 use nemotron_towers::pipeline::{AudioOutputs, Diarization, Model};
-use nemotron_towers::tensor_file::{self, Tensor};
+use nemotron_towers::tensor_file;
 use nemotron_towers::{audio, bench, rttm, timeline};
 
 /// The bundled tiny random-weight checkpoint: its outputs are meaningless, it only makes the
@@ -234,16 +234,16 @@ fn write_encoding(out: &Path, o: &AudioOutputs, hidden: usize, speakers: usize, 
     let mel = f.data.len() / f.frames.max(1);
     let frames = o.asr_hidden.len() / hidden;
     let mask: Vec<f32> = (0..f.frames).map(|i| if i < f.valid { 1.0 } else { 0.0 }).collect();
-    let tensors = vec![
-        ("input_features".to_string(), Tensor::f32(vec![f.frames, mel], &f.data)),
-        ("input_features_mask".to_string(), Tensor::f32(vec![f.frames], &mask)),
-        ("asr_last_hidden_state".to_string(), Tensor::f32(vec![frames, hidden], &o.asr_hidden)),
-        ("speaker_logits".to_string(), Tensor::f32(vec![f.frames, speakers], &o.speaker_logits)),
-        ("speaker_probabilities".to_string(), Tensor::f32(vec![frames, speakers], &o.speaker_probabilities)),
-        ("last_hidden_state".to_string(), Tensor::f32(vec![frames, hidden], &o.fused)),
-        ("audio_embeds".to_string(), Tensor::f32(vec![o.audio_embeds.len() / text, text], &o.audio_embeds)),
+    let tensors: [(&str, Vec<usize>, &[f32]); 7] = [
+        ("input_features", vec![f.frames, mel], &f.data),
+        ("input_features_mask", vec![f.frames], &mask),
+        ("asr_last_hidden_state", vec![frames, hidden], &o.asr_hidden),
+        ("speaker_logits", vec![f.frames, speakers], &o.speaker_logits),
+        ("speaker_probabilities", vec![frames, speakers], &o.speaker_probabilities),
+        ("last_hidden_state", vec![frames, hidden], &o.fused),
+        ("audio_embeds", vec![o.audio_embeds.len() / text, text], &o.audio_embeds),
     ];
-    tensor_file::write(out, &tensors).map_err(|e| e.to_string())
+    tensor_file::write_f32(out, &tensors).map_err(|e| e.to_string())
 }
 
 fn diarize(
@@ -269,14 +269,11 @@ fn diarize(
     let segments = rttm::segments(&result.speaker_logits, speakers, result.features.valid, threshold);
     if let Some(path) = out {
         let frames = result.features.frames;
-        let tensors = vec![
-            ("speaker_logits".to_string(), Tensor::f32(vec![frames, speakers], &result.speaker_logits)),
-            (
-                "speaker_probabilities".to_string(),
-                Tensor::f32(vec![frames / c.encoder.subsampling, speakers], &result.speaker_probabilities),
-            ),
+        let tensors: [(&str, Vec<usize>, &[f32]); 2] = [
+            ("speaker_logits", vec![frames, speakers], &result.speaker_logits),
+            ("speaker_probabilities", vec![frames / c.encoder.subsampling, speakers], &result.speaker_probabilities),
         ];
-        tensor_file::write(path, &tensors).map_err(|e| e.to_string())?;
+        tensor_file::write_f32(path, &tensors).map_err(|e| e.to_string())?;
     }
     if let Some(path) = rttm_path {
         let id = input
