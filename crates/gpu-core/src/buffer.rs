@@ -108,7 +108,8 @@ impl Gpu {
 
     /// A zero-filled buffer of `words` 4-byte elements.
     pub fn zeros(&self, label: &str, words: usize) -> Result<GpuBuffer> {
-        self.create_buffer(label, words as u64 * 4, false)
+        // A word count past u64 bytes is over every limit; saturate so the limit check names it.
+        self.create_buffer(label, (words as u64).saturating_mul(4), false)
     }
 
     /// Writes f32 values at word offset `offset` (ordered before the next submission).
@@ -128,12 +129,13 @@ impl Gpu {
 
     /// Reads `len` f32 values starting at word `offset`.
     pub fn read_f32_range(&self, buffer: &GpuBuffer, offset: usize, len: usize) -> Result<Vec<f32>> {
-        Ok(bytemuck::cast_slice(&self.read_bytes(buffer, offset, len)?).to_vec())
+        // Collected, not cast: a byte vector need not be 4-aligned (an empty one never is).
+        Ok(bytemuck::pod_collect_to_vec(&self.read_bytes(buffer, offset, len)?))
     }
 
     /// Reads the whole buffer back as u32.
     pub fn read_u32(&self, buffer: &GpuBuffer) -> Result<Vec<u32>> {
-        Ok(bytemuck::cast_slice(&self.read_bytes(buffer, 0, buffer.len_words())?).to_vec())
+        Ok(bytemuck::pod_collect_to_vec(&self.read_bytes(buffer, 0, buffer.len_words())?))
     }
 
     fn write_words(&self, buffer: &GpuBuffer, offset: usize, bytes: &[u8]) -> Result<()> {
@@ -159,7 +161,7 @@ impl Gpu {
                 .buffer
                 .slice(..)
                 .get_mapped_range_mut()
-                .map_err(|e| GpuError::Validation(format!("mapping `{label}` at creation: {e}")))?;
+                .map_err(|e| self.lost_or(GpuError::Validation(format!("mapping `{label}` at creation: {e}"))))?;
             let mut padded;
             let src = if bytes.len() as u64 == buffer.size_bytes() {
                 bytes
@@ -176,7 +178,7 @@ impl Gpu {
 
     pub(crate) fn create_buffer(&self, label: &str, bytes: u64, mapped: bool) -> Result<GpuBuffer> {
         // Zero-sized bindings are invalid and storage sizes must be word multiples.
-        let size = bytes.max(4).next_multiple_of(4);
+        let size = bytes.max(4).checked_next_multiple_of(4).unwrap_or(u64::MAX);
         let limits = &self.inner.limits;
         for (limit, max) in [
             ("max_buffer_size", limits.max_buffer_size),
@@ -190,6 +192,10 @@ impl Gpu {
                     max,
                 });
             }
+        }
+        // wgpu drops the errors of calls on a lost device and hands back an unusable buffer.
+        if let Some(reason) = self.inner.faults.lost() {
+            return Err(GpuError::DeviceLost(reason));
         }
         let scope = self.inner.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let buffer = self.inner.device.create_buffer(&wgpu::BufferDescriptor {

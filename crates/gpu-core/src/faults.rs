@@ -46,6 +46,11 @@ impl FaultLog {
         }
     }
 
+    /// Why the device was lost, once it has been.
+    pub(crate) fn lost(&self) -> Option<String> {
+        self.lock().lost.clone()
+    }
+
     /// Reports (and clears, except device loss, which is permanent) the first recorded fault.
     pub(crate) fn check(&self) -> Result<()> {
         let mut state = self.lock();

@@ -33,6 +33,9 @@ pub struct GpuOptions {
     pub pipeline_cache_dir: Option<PathBuf>,
     /// Optional features not to enable even when present (e.g. to force the plain f32 path).
     pub disabled_features: wgpu::Features,
+    /// Caps `max_storage_buffer_binding_size` below the adapter's (rounded down to whole words):
+    /// the device then behaves like a smaller one, e.g. to check that work is split to fit.
+    pub max_storage_binding_size: Option<u64>,
 }
 
 impl Default for GpuOptions {
@@ -43,6 +46,7 @@ impl Default for GpuOptions {
             allow_software: true,
             pipeline_cache_dir: default_cache_dir(),
             disabled_features: wgpu::Features::empty(),
+            max_storage_binding_size: None,
         }
     }
 }
@@ -105,8 +109,10 @@ impl Gpu {
     /// Opens an adapter: hardware before software, discrete before integrated, native backends
     /// before GL; a name filter narrows the candidates first.
     pub fn with_options(options: &GpuOptions) -> Result<Self> {
+        // Native backends unless asked: probing GL as well logs driver errors (EGL) on machines
+        // without a GL stack, even though it would never be chosen over Vulkan.
         let backends =
-            options.backends.as_deref().map(wgpu::Backends::from_comma_list).unwrap_or(wgpu::Backends::all());
+            options.backends.as_deref().map(wgpu::Backends::from_comma_list).unwrap_or(wgpu::Backends::PRIMARY);
         let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
         descriptor.backends = backends;
         let instance = wgpu::Instance::new(descriptor);
@@ -116,7 +122,10 @@ impl Gpu {
             log::warn!("using the software adapter `{}` ({:?}): results are exact but slow", info.name, info.backend);
         }
         let features = adapter.features() & OPTIONAL_FEATURES & !options.disabled_features;
-        let limits = adapter.limits();
+        let mut limits = adapter.limits();
+        if let Some(cap) = options.max_storage_binding_size {
+            limits.max_storage_buffer_binding_size = limits.max_storage_buffer_binding_size.min(cap / 4 * 4);
+        }
         let experimental = if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
             // SAFETY: the experimental feature is only used by kernels that are validated against
             // the f32 path in their tests; nothing else depends on it.
@@ -251,9 +260,24 @@ impl Gpu {
         }
     }
 
+    /// `error`, unless the device has been lost: a lost device makes every later call invalid,
+    /// and the loss, not the symptom, is what the caller must hear about.
+    pub(crate) fn lost_or(&self, error: GpuError) -> GpuError {
+        // wgpu runs the device-lost callback from a poll.
+        let _ = self.inner.device.poll(wgpu::PollType::Poll);
+        match self.inner.faults.lost() {
+            Some(reason) => GpuError::DeviceLost(reason),
+            None => error,
+        }
+    }
+
     /// Turns a fault reported asynchronously by wgpu (device lost, uncaptured error) into an error.
     pub fn check_faults(&self) -> Result<()> {
-        self.inner.faults.check()
+        self.inner.faults.check().map_err(|error| match error {
+            // Work on a lost device fails validation before the loss itself is reported.
+            GpuError::Validation(_) => self.lost_or(error),
+            other => other,
+        })
     }
 
     /// A multi-line human-readable summary: adapter, backend, driver, features, key limits.

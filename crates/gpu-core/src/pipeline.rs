@@ -192,10 +192,12 @@ impl Gpu {
     fn compile(&self, spec: &KernelSpec<'_>) -> Result<Kernel> {
         let device = &self.inner.device;
         let store = &self.inner.pipelines;
-        let compile_error = |message: String| GpuError::ShaderCompile {
-            shader: spec.shader.name.to_string(),
-            entry: spec.entry.to_string(),
-            message,
+        let compile_error = |message: String| {
+            self.lost_or(GpuError::ShaderCompile {
+                shader: spec.shader.name.to_string(),
+                entry: spec.entry.to_string(),
+                message,
+            })
         };
         let module = {
             let mut modules = lock(&store.modules);

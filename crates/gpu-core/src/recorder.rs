@@ -236,7 +236,7 @@ impl<'g> Recorder<'g> {
         gpu.inner.queue.submit([encoder.finish()]);
         gpu.inner.arenas.put(arena);
         if let Some(error) = pollster::block_on(scope.pop()) {
-            return Err(GpuError::Validation(error.to_string()));
+            return Err(gpu.lost_or(GpuError::Validation(error.to_string())));
         }
         gpu.check_faults()?;
         Ok(pending)

@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use gpu_core::{Access, Gpu, GpuError, KernelSpec, Recorder, Shader, Timing, pack_bf16};
+use gpu_core::{Access, Gpu, GpuError, GpuOptions, KernelSpec, Recorder, Shader, Timing, pack_bf16};
 
 fn gpu() -> &'static Gpu {
     static GPU: OnceLock<Gpu> = OnceLock::new();
@@ -67,6 +67,51 @@ fn oversized_buffers_name_the_limit() {
         }
         other => panic!("expected LimitExceeded, got {other:?}"),
     }
+    // A word count whose byte size does not fit in u64 is refused the same way.
+    match gpu.zeros("absurd", usize::MAX) {
+        Err(GpuError::LimitExceeded { limit: "max_buffer_size", requested: u64::MAX, .. }) => {}
+        other => panic!("expected LimitExceeded on max_buffer_size, got {other:?}"),
+    }
+}
+
+#[test]
+fn empty_readbacks_are_empty() {
+    let gpu = gpu();
+    let buffer = gpu.upload_f32("values", &[1.0, 2.0]).unwrap();
+    assert_eq!(gpu.read_f32_range(&buffer, 2, 0).unwrap(), Vec::<f32>::new());
+}
+
+#[test]
+fn a_smaller_binding_limit_can_be_asked_for() {
+    let options = GpuOptions { max_storage_binding_size: Some((1 << 20) + 3), ..GpuOptions::from_env() };
+    let small = Gpu::with_options(&options).unwrap();
+    assert_eq!(small.limits().max_storage_buffer_binding_size, 1 << 20, "rounded down to whole words");
+    small.zeros("fits", 1 << 18).unwrap();
+    match small.zeros("too big", (1 << 18) + 1) {
+        Err(GpuError::LimitExceeded { limit: "max_storage_buffer_binding_size", max, .. }) => assert_eq!(max, 1 << 20),
+        other => panic!("expected LimitExceeded, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_lost_device_gives_device_lost_errors_not_panics() {
+    // Its own context: the loss is permanent.
+    let gpu = Gpu::new().unwrap();
+    let kernel = gpu.kernel(&spec(&[])).unwrap();
+    let x = gpu.upload_f32("x", &[1.0; 64]).unwrap();
+    let y = gpu.zeros("y", 64).unwrap();
+    gpu.device().destroy();
+    let lost = |what: &str, result: Result<(), GpuError>| match result {
+        Err(GpuError::DeviceLost(reason)) => assert!(reason.contains("Destroyed"), "{what}: {reason}"),
+        other => panic!("{what}: expected DeviceLost, got {other:?}"),
+    };
+    let mut rec = Recorder::new(&gpu);
+    rec.dispatch(&kernel, &[&x, &y], &Params { n: 64, scale: 2.0, offset: 0.0 }, [1, 1, 1]).unwrap();
+    let submitted = rec.submit();
+    lost("read after the submit", submitted.and_then(|()| gpu.read_f32(&y).map(|_| ())));
+    lost("upload", gpu.upload_f32("u", &[1.0; 4]).map(|_| ()));
+    lost("zeros", gpu.zeros("z", 4).map(|_| ()));
+    lost("wait", gpu.wait());
 }
 
 #[test]

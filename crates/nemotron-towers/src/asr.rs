@@ -1,13 +1,14 @@
-//! The ASR tower over a whole recording: normalised log-mel in, `[T, d]` hidden states out.
-//! All chunks are independent, so they run as batches of sequences, as many per submission as
-//! the device's storage-binding limit allows.
+//! The ASR tower over a whole recording: log-mel in, `[T, d]` hidden states out. All chunks are
+//! independent, so they run as batches of sequences, up to [`MAX_CHUNKS_PER_BATCH`] per
+//! submission (fewer when the device's storage-binding limit says so).
 
 use gpu_core::Gpu;
 
 use crate::checkpoint::Checkpoint;
-use crate::chunks::schedule;
+use crate::chunks::{MAX_CHUNKS_PER_BATCH, schedule};
 use crate::config::{ChunkConfig, EncoderConfig};
 use crate::error::{Error, Result};
+use crate::frontend::Features;
 use crate::names::EncoderNames;
 use crate::tower::{InputKind, Sequence, Tower};
 
@@ -36,32 +37,33 @@ impl AsrEncoder {
         &self.tower
     }
 
-    /// `normalized` is `[frames, mel]` with `frames` a multiple of the subsampling factor and
-    /// `valid_frames` real mel frames; returns `[frames / subsampling, d]`.
-    pub fn encode(&self, normalized: &[f32], valid_frames: usize) -> Result<Vec<f32>> {
+    /// Log-mel `features` (frames a multiple of the subsampling factor) → `[frames / subsampling, d]`.
+    /// The features are normalised a batch at a time, never as a whole copy of the recording.
+    pub fn encode(&self, features: &Features) -> Result<Vec<f32>> {
         let c = self.tower.config();
-        let width = c.stacked_features();
-        if !normalized.len().is_multiple_of(width) {
+        let (sub, width) = (c.subsampling, c.stacked_features());
+        if features.data.len() != features.frames * c.mel_bins || !features.frames.is_multiple_of(sub) {
             return Err(Error::Input(format!(
-                "ASR features: {} values are not whole groups of {} frames × {} mel bins",
-                normalized.len(),
-                c.subsampling,
+                "ASR features: {} values for {} frames are not whole groups of {sub} frames × {} mel bins",
+                features.data.len(),
+                features.frames,
                 c.mel_bins
             )));
         }
-        let frames = normalized.len() / width;
+        let frames = features.frames / sub;
+        let normalization = features.normalization();
         // Spec §4.2: an encoder frame is a valid key when its first mel frame is.
-        let valid: Vec<bool> = (0..frames).map(|t| t * c.subsampling < valid_frames).collect();
+        let valid: Vec<bool> = (0..frames).map(|t| t * sub < features.valid).collect();
         let chunks = schedule(frames, &self.chunks);
-        let per_batch = (self.tower.max_rows()
-            / (self.chunks.length + self.chunks.left_context + self.chunks.right_context))
-            .max(1);
+        let per_batch = self.chunks_per_batch();
         let mut hidden = vec![0.0f32; frames * c.hidden];
         for group in chunks.chunks(per_batch) {
+            let (first, last) = (group[0].context_start, group[group.len() - 1].context_end);
+            let normalized = normalization.apply(features, first * sub..last * sub);
             let batch: Vec<Sequence<'_>> = group
                 .iter()
                 .map(|k| Sequence {
-                    rows: &normalized[k.context_start * width..k.context_end * width],
+                    rows: &normalized[(k.context_start - first) * width..(k.context_end - first) * width],
                     valid: &valid[k.context_start..k.context_end],
                 })
                 .collect();
@@ -72,5 +74,12 @@ impl AsrEncoder {
             }
         }
         Ok(hidden)
+    }
+
+    /// Chunks per submission: as many as one storage binding holds, but at most
+    /// [`MAX_CHUNKS_PER_BATCH`].
+    pub fn chunks_per_batch(&self) -> usize {
+        let chunk_rows = self.chunks.length + self.chunks.left_context + self.chunks.right_context;
+        (self.tower.max_rows() / chunk_rows.max(1)).clamp(1, MAX_CHUNKS_PER_BATCH)
     }
 }

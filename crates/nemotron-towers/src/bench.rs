@@ -141,8 +141,8 @@ fn tower_case(
 }
 
 /// Synthetic speech-like audio: a few drifting harmonics and noise, 16 kHz.
-fn synthetic_audio(seconds: u32, rng: &mut Rng) -> Vec<f32> {
-    (0..seconds as usize * 16_000)
+pub fn synthetic_audio(seconds: f64, rng: &mut Rng) -> Vec<f32> {
+    (0..(seconds * 16_000.0) as usize)
         .map(|i| {
             let t = i as f64 / 16_000.0;
             let f0 = 140.0 + 40.0 * (0.3 * t).sin();
@@ -153,7 +153,7 @@ fn synthetic_audio(seconds: u32, rng: &mut Rng) -> Vec<f32> {
 }
 
 fn module_case(model: &AudioModel, seconds: u32, rng: &mut Rng, report: &mut dyn FnMut(&str)) -> Result<Measurement> {
-    let audio = synthetic_audio(seconds, rng);
+    let audio = synthetic_audio(seconds.into(), rng);
     let features = model.diarizer().frontend().compute(&audio)?;
     // Warm-up on this length (pipelines exist already; workspaces grow to the chunk batch here).
     model.encode_features(features.clone(), &mut |_, _, _| {})?;

@@ -16,7 +16,7 @@ pub enum CheckpointError {
     File { path: String, message: String },
     #[error("{dir}: neither model.safetensors nor model.safetensors.index.json exists")]
     NoWeights { dir: String },
-    #[error("{dir}: {} tensor problem(s):\n  {}", problems.len(), problems.join("\n  "))]
+    #[error("{dir}: {}", listed(problems))]
     Tensors { dir: String, problems: Vec<String> },
     #[error("tensor `{name}` in {path} has dtype {dtype:?}; only BF16, F16 and F32 are supported")]
     Dtype { name: String, path: String, dtype: Dtype },
@@ -250,6 +250,25 @@ impl Checkpoint {
             Ok(())
         } else {
             Err(CheckpointError::Tensors { dir: self.dir.display().to_string(), problems })
+        }
+    }
+}
+
+/// One problem on the error's line; several on lines of their own, the first few of them (a
+/// config that asks for 400 layers of a 2-layer checkpoint misses thousands of tensors).
+fn listed(problems: &[String]) -> String {
+    const SHOWN: usize = 12;
+    match problems {
+        [one] => one.clone(),
+        _ => {
+            let mut text = format!("{} tensor problems:", problems.len());
+            for problem in problems.iter().take(SHOWN) {
+                text.push_str(&format!("\n  {problem}"));
+            }
+            if problems.len() > SHOWN {
+                text.push_str(&format!("\n  … and {} more", problems.len() - SHOWN));
+            }
+            text
         }
     }
 }

@@ -90,12 +90,11 @@ impl LogMel {
         let valid = samples.len() / HOP_LENGTH;
         let frames = (valid + 1).div_ceil(FRAMES_PER_TOKEN) * FRAMES_PER_TOKEN;
         let mut data = vec![0.0f32; frames * N_MELS];
-        let emphasized = pre_emphasis(samples);
 
         let cores = thread::available_parallelism().map_or(1, |n| n.get());
         let workers = cores.min(valid.div_ceil(MIN_FRAMES_PER_WORKER)).max(1);
         let frames_per_worker = valid.div_ceil(workers).max(1);
-        let signal = emphasized.as_slice();
+        let signal = samples;
         thread::scope(|scope| {
             let handles: Vec<_> = data[..valid * N_MELS]
                 .chunks_mut(frames_per_worker * N_MELS)
@@ -136,13 +135,15 @@ impl LogMel {
         Ok(())
     }
 
-    /// Frame `t` of the centred STFT: padded samples `[160t, 160t + 512)` times the zero-padded window.
-    /// Padded sample `p` is signal sample `p − 256`; the window covers frame positions `[56, 456)`.
+    /// Frame `t` of the centred STFT of the pre-emphasised signal: padded samples `[160t, 160t + 512)`
+    /// times the zero-padded window. Padded sample `p` is signal sample `p − 256`; the window covers
+    /// frame positions `[56, 456)`. Pre-emphasis is applied here, sample by sample, rather than to a
+    /// copy of the whole recording, which would cost as much memory as the recording itself.
     fn windowed_frame(&self, signal: &[f32], t: usize, frame: &mut [f64]) {
         frame.fill(0.0);
         let first = t * HOP_LENGTH + WINDOW_OFFSET;
         for (k, (slot, &w)) in frame[WINDOW_OFFSET..].iter_mut().zip(&self.window).enumerate() {
-            if let Some(&x) = (first + k).checked_sub(CENTER_PAD).and_then(|i| signal.get(i)) {
+            if let Some(x) = (first + k).checked_sub(CENTER_PAD).and_then(|i| pre_emphasized(signal, i)) {
                 *slot = f64::from(x * w);
             }
         }
@@ -160,33 +161,62 @@ impl Features {
         self.valid.div_ceil(FRAMES_PER_TOKEN)
     }
 
+    /// Mel bins per frame (the front end makes [`N_MELS`]; a features file may hold another count).
+    pub fn bins(&self) -> usize {
+        self.data.len() / self.frames.max(1)
+    }
+
     /// Per-feature normalisation for the ASR tower (§3 step 9): each mel bin shifted by its mean and divided
     /// by `√(Σ(x − mean)² / max(V − 1, 1)) + 1e-5`, statistics over the whole utterance's valid frames
     /// (in f64); padding rows stay zero.
     pub fn normalized(&self) -> Vec<f32> {
-        let mut out = vec![0.0f32; self.data.len()];
-        if self.valid == 0 {
-            return out;
-        }
-        let valid_rows = || self.data[..self.valid * N_MELS].chunks_exact(N_MELS);
+        self.normalization().apply(self, 0..self.frames)
+    }
 
-        let mut mean = [0.0f64; N_MELS];
+    /// The statistics of [`Features::normalized`], to normalise a few rows at a time.
+    pub fn normalization(&self) -> Normalization {
+        let bins = self.bins();
+        let (mut mean, mut std) = (vec![0.0f64; bins], vec![0.0f64; bins]);
+        if self.valid == 0 || bins == 0 {
+            return Normalization { mean, std };
+        }
+        let valid_rows = || self.data[..self.valid * bins].chunks_exact(bins);
         for row in valid_rows() {
             mean.iter_mut().zip(row).for_each(|(sum, &x)| *sum += f64::from(x));
         }
         mean.iter_mut().for_each(|sum| *sum /= self.valid as f64);
-
-        let mut squares = [0.0f64; N_MELS];
         for row in valid_rows() {
-            for ((sum, &x), &mu) in squares.iter_mut().zip(row).zip(&mean) {
+            for ((sum, &x), &mu) in std.iter_mut().zip(row).zip(&mean) {
                 *sum += (f64::from(x) - mu).powi(2);
             }
         }
         let degrees = (self.valid - 1).max(1) as f64;
-        let std = squares.map(|sum| (sum / degrees).sqrt() + NORMALIZE_EPS);
+        std.iter_mut().for_each(|sum| *sum = (*sum / degrees).sqrt() + NORMALIZE_EPS);
+        Normalization { mean, std }
+    }
+}
 
-        for (out_row, row) in out.chunks_exact_mut(N_MELS).zip(valid_rows()) {
-            for (((y, &x), &mu), &sigma) in out_row.iter_mut().zip(row).zip(&mean).zip(&std) {
+/// Per-bin mean and standard deviation (+ eps) of one utterance's valid frames.
+#[derive(Clone, Debug)]
+pub struct Normalization {
+    mean: Vec<f64>,
+    std: Vec<f64>,
+}
+
+impl Normalization {
+    /// Normalised rows `frames` of `features` (`frames.len() × bins` values): valid frames
+    /// normalised, frames from `features.valid` on zero.
+    pub fn apply(&self, features: &Features, frames: std::ops::Range<usize>) -> Vec<f32> {
+        let bins = self.mean.len();
+        let mut out = vec![0.0f32; frames.len() * bins];
+        if bins == 0 {
+            return out;
+        }
+        let last = features.valid.min(features.data.len() / bins);
+        let valid = frames.start.min(last)..frames.end.min(last);
+        let rows = features.data[valid.start * bins..valid.end * bins].chunks_exact(bins);
+        for (out_row, row) in out.chunks_exact_mut(bins).zip(rows) {
+            for (((y, &x), &mu), &sigma) in out_row.iter_mut().zip(row).zip(&self.mean).zip(&self.std) {
                 *y = ((f64::from(x) - mu) / sigma) as f32;
             }
         }
@@ -194,9 +224,13 @@ impl Features {
     }
 }
 
-/// `y[0] = x[0]`, `y[n] = x[n] − 0.97·x[n−1]`, in f32 like the reference.
-fn pre_emphasis(samples: &[f32]) -> Vec<f32> {
-    samples.first().copied().into_iter().chain(samples.windows(2).map(|w| w[1] - PREEMPHASIS * w[0])).collect()
+/// `y[0] = x[0]`, `y[n] = x[n] − 0.97·x[n−1]`, in f32 like the reference; `None` past the end.
+fn pre_emphasized(samples: &[f32], n: usize) -> Option<f32> {
+    let x = *samples.get(n)?;
+    Some(match n.checked_sub(1) {
+        Some(previous) => x - PREEMPHASIS * samples[previous],
+        None => x,
+    })
 }
 
 fn checked(what: &'static str, values: &[f32], expected: usize) -> Result<Vec<f32>, FrontendError> {

@@ -2,13 +2,15 @@
 //! sinusoidal speaker table, added to LayerNorm(ASR states), then the Linear projector to the
 //! language model's width. The 8-wide part runs on the host; the wide part on the GPU.
 
+use std::sync::Mutex;
+
 use audio_kernels::reference::speaker_table;
 use audio_kernels::{Epilogue, LAYER_NORM_EPS, Weight, gemm, layer_norm, speaker_fusion};
 use gpu_core::{Gpu, GpuBuffer, Recorder};
 
 use crate::checkpoint::Checkpoint;
 use crate::config::TranscribeConfig;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::names::FusionNames;
 use crate::weights::{self, Expectations, FusionWeights, GpuStore};
 
@@ -18,6 +20,31 @@ pub struct FusionOutput {
     pub fused: Vec<f32>,
     /// `[tokens, text_hidden]`: projector output for the valid tokens.
     pub embeds: Vec<f32>,
+}
+
+/// Frames per fusion submission: enough to amortise a submission, small enough that the
+/// workspace (21 KiB per frame for the release widths) stays under 100 MiB.
+const MAX_BLOCK_ROWS: usize = 4096;
+
+/// GPU buffers of one block of frames.
+struct FusionWorkspace {
+    rows: usize,
+    hidden: GpuBuffer,
+    z: GpuBuffer,
+    fused: GpuBuffer,
+    embeds: GpuBuffer,
+}
+
+impl FusionWorkspace {
+    fn new(gpu: &Gpu, rows: usize, d: usize, speakers: usize, text: usize) -> Result<Self> {
+        Ok(Self {
+            rows,
+            hidden: gpu.zeros("asr hidden", rows * d)?,
+            z: gpu.zeros("speaker features", rows * speakers)?,
+            fused: gpu.zeros("fused", rows * d)?,
+            embeds: gpu.zeros("audio embeds", rows * text)?,
+        })
+    }
 }
 
 /// Fusion weights on the GPU plus the host-side speaker norm.
@@ -30,6 +57,8 @@ pub struct Fusion {
     hidden: usize,
     speakers: usize,
     text_hidden: usize,
+    /// Locked for a whole call: the workspace holds one call's block until it is read back.
+    workspace: Mutex<Option<FusionWorkspace>>,
 }
 
 impl Fusion {
@@ -63,6 +92,7 @@ impl Fusion {
             hidden,
             speakers,
             text_hidden: c.text_hidden,
+            workspace: Mutex::new(None),
         })
     }
 
@@ -76,33 +106,57 @@ impl Fusion {
             .collect()
     }
 
-    /// ASR states `[T, d]` and encoder-rate speaker probabilities `[T, speakers]` → fused states
-    /// and the projector rows of the first `tokens` frames.
-    pub fn run(&self, asr_hidden: &[f32], probabilities: &[f64], tokens: usize) -> Result<FusionOutput> {
-        let (d, text) = (self.hidden, self.text_hidden);
+    /// ASR states `[T, d]` and encoder-rate speaker probabilities `[T, speakers]` (as the
+    /// diarizer outputs them) → fused states and the projector rows of the first `tokens` frames,
+    /// in blocks of at most 4096 frames through one reused workspace.
+    pub fn run(&self, asr_hidden: &[f32], probabilities: &[f32], tokens: usize) -> Result<FusionOutput> {
+        let (d, text, speakers) = (self.hidden, self.text_hidden, self.speakers);
         let frames = asr_hidden.len() / d;
-        let z = self.speaker_features(probabilities);
+        if asr_hidden.len() != frames * d || probabilities.len() != frames * speakers || tokens > frames {
+            return Err(Error::Input(format!(
+                "fusion: {} ASR values, {} speaker probabilities and {tokens} tokens do not describe \
+                 frames of {d} and {speakers} values",
+                asr_hidden.len(),
+                probabilities.len()
+            )));
+        }
         let limit = self.gpu.limits().max_storage_buffer_binding_size as usize;
-        let block = (limit / (4 * d.max(text))).clamp(1, 4096);
+        let block = (limit / (4 * d.max(text))).clamp(1, MAX_BLOCK_ROWS).min(frames.max(1));
+        let mut guard = self.workspace.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.as_ref().is_none_or(|w| w.rows < block) {
+            *guard = None;
+            *guard = Some(FusionWorkspace::new(&self.gpu, block, d, speakers, text)?);
+        }
+        let Some(work) = guard.as_ref() else {
+            return Err(Error::Input("fusion workspace was not prepared".into()));
+        };
         let mut fused = Vec::with_capacity(asr_hidden.len());
         let mut embeds = Vec::with_capacity(tokens * text);
         for start in (0..frames).step_by(block) {
             let rows = block.min(frames - start);
             let keep = tokens.saturating_sub(start).min(rows);
-            let hidden = self.gpu.upload_f32("asr hidden", &asr_hidden[start * d..(start + rows) * d])?;
-            let z_rows =
-                self.gpu.upload_f32("speaker features", &z[start * self.speakers..(start + rows) * self.speakers])?;
-            let fused_rows = self.gpu.zeros("fused", rows * d)?;
-            let out = self.gpu.zeros("audio embeds", rows * text)?;
+            self.gpu.write_f32(&work.hidden, 0, &asr_hidden[start * d..(start + rows) * d])?;
+            let block_probabilities = &probabilities[start * speakers..(start + rows) * speakers];
+            let z = self.speaker_features(&block_probabilities.iter().map(|&p| f64::from(p)).collect::<Vec<_>>());
+            self.gpu.write_f32(&work.z, 0, &z)?;
             let mut rec = Recorder::new(&self.gpu);
             let w = &self.weights;
-            layer_norm(&mut rec, &hidden, &w.asr_norm.weight, &w.asr_norm.bias, &fused_rows, rows, d, LAYER_NORM_EPS)?;
-            speaker_fusion(&mut rec, &fused_rows, &z_rows, &self.table, rows, d, self.speakers)?;
+            layer_norm(
+                &mut rec,
+                &work.hidden,
+                &w.asr_norm.weight,
+                &w.asr_norm.bias,
+                &work.fused,
+                rows,
+                d,
+                LAYER_NORM_EPS,
+            )?;
+            speaker_fusion(&mut rec, &work.fused, &work.z, &self.table, rows, d, speakers)?;
             let projector = Epilogue { bias: w.projector.bias.as_ref(), ..Epilogue::default() };
-            gemm(&mut rec, &fused_rows, &w.projector.weight, &out, keep, text, d, &projector)?;
+            gemm(&mut rec, &work.fused, &w.projector.weight, &work.embeds, keep, text, d, &projector)?;
             rec.submit()?;
-            fused.extend(self.gpu.read_f32(&fused_rows)?.into_iter().take(rows * d));
-            embeds.extend(self.gpu.read_f32_range(&out, 0, keep * text)?);
+            fused.extend(self.gpu.read_f32_range(&work.fused, 0, rows * d)?);
+            embeds.extend(self.gpu.read_f32_range(&work.embeds, 0, keep * text)?);
         }
         Ok(FusionOutput { fused, embeds })
     }

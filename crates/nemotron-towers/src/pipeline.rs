@@ -6,6 +6,7 @@ use std::path::Path;
 use gpu_core::Gpu;
 
 use crate::asr::AsrEncoder;
+use crate::audio::{AudioError, MIN_SAMPLES};
 use crate::checkpoint::Checkpoint;
 use crate::config::{DiarizationConfig, ModelConfig, TranscribeConfig};
 use crate::error::{Error, Result};
@@ -46,7 +47,7 @@ pub struct Diarization {
     pub speaker_probabilities: Vec<f32>,
 }
 
-/// The Sortformer with its front end.
+/// The Sortformer with its front end. `Send + Sync`, shared between threads like [`AudioModel`].
 pub struct Diarizer {
     frontend: LogMel,
     sortformer: Sortformer,
@@ -65,8 +66,9 @@ impl Diarizer {
         &self.sortformer
     }
 
-    /// 16 kHz mono samples → speaker activity.
+    /// 16 kHz mono samples (at least [`MIN_SAMPLES`], all finite) → speaker activity.
     pub fn diarize_audio(&self, samples: &[f32], progress: Progress<'_>) -> Result<Diarization> {
+        check_samples(samples)?;
         let features = self.frontend.compute(samples)?;
         self.diarize_features(features, progress)
     }
@@ -78,18 +80,25 @@ impl Diarizer {
         let speaker_logits = self
             .sortformer
             .diarize(&features.data, features.valid, &mut |done, all| progress("diarization", done, all))?;
-        let frames = features.frames / c.encoder.subsampling;
-        let probabilities =
-            encoder_rate_probabilities(&speaker_logits, &vec![true; frames], c.encoder.subsampling, c.speakers);
-        Ok(Diarization {
-            features,
-            speaker_logits,
-            speaker_probabilities: probabilities.into_iter().map(|p| p as f32).collect(),
-        })
+        let frame_logits = c.encoder.subsampling * c.speakers;
+        let mut probabilities = Vec::with_capacity(speaker_logits.len() / c.encoder.subsampling);
+        // A block at a time: the f64 probabilities of a long recording would outweigh the output.
+        for block in speaker_logits.chunks(1024 * frame_logits) {
+            let valid = vec![true; block.len() / frame_logits];
+            let block_probabilities = encoder_rate_probabilities(block, &valid, c.encoder.subsampling, c.speakers);
+            probabilities.extend(block_probabilities.into_iter().map(|p| p as f32));
+        }
+        Ok(Diarization { features, speaker_logits, speaker_probabilities: probabilities })
     }
 }
 
 /// The whole Transcribe audio module.
+///
+/// `AudioModel` is `Send + Sync`: load it once and share it between threads (by reference or in
+/// an `Arc`). Concurrent calls are safe and give the same bits as the calls made one after
+/// another: each tower (ASR encoder, Sortformer, fusion) locks its workspace for the whole of one
+/// call's use of it, so the GPU work of concurrent calls serialises per tower, while the front
+/// end and the host-side steps of different calls run in parallel.
 pub struct AudioModel {
     config: TranscribeConfig,
     diarizer: Diarizer,
@@ -110,8 +119,9 @@ impl AudioModel {
         self.asr.tower()
     }
 
-    /// 16 kHz mono samples → all outputs.
+    /// 16 kHz mono samples (at least [`MIN_SAMPLES`], all finite) → all outputs.
     pub fn encode_audio(&self, samples: &[f32], progress: Progress<'_>) -> Result<AudioOutputs> {
+        check_samples(samples)?;
         let features = self.diarizer.frontend.compute(samples)?;
         self.encode_features(features, progress)
     }
@@ -121,12 +131,11 @@ impl AudioModel {
         let c = &self.config;
         check_features(&features, c.asr.mel_bins, c.asr.subsampling)?;
         progress("asr", 0, 1);
-        let asr_hidden = self.asr.encode(&features.normalized(), features.valid)?;
+        let asr_hidden = self.asr.encode(&features)?;
         progress("asr", 1, 1);
         let tokens = features.tokens();
         let diarization = self.diarizer.diarize_features(features, progress)?;
-        let probabilities: Vec<f64> = diarization.speaker_probabilities.iter().map(|&p| p as f64).collect();
-        let fused = self.fusion.run(&asr_hidden, &probabilities, tokens)?;
+        let fused = self.fusion.run(&asr_hidden, &diarization.speaker_probabilities, tokens)?;
         Ok(AudioOutputs {
             features: diarization.features,
             asr_hidden,
@@ -138,7 +147,7 @@ impl AudioModel {
     }
 }
 
-/// A loaded checkpoint of either kind.
+/// A loaded checkpoint of either kind. `Send + Sync`: see [`AudioModel`] for concurrent use.
 pub enum Model {
     Transcribe(Box<AudioModel>),
     Diarization(Box<Diarizer>),
@@ -221,6 +230,21 @@ fn frontend(checkpoint: &Checkpoint, names: &ModelNames) -> Result<LogMel> {
     Ok(LogMel::new(window.as_deref(), filterbank.as_deref())?)
 }
 
+/// What [`crate::audio::read_wav`] guarantees, for samples that did not come through it.
+fn check_samples(samples: &[f32]) -> Result<()> {
+    let input = "in-memory audio".to_string();
+    if samples.is_empty() {
+        return Err(AudioError::Empty { input }.into());
+    }
+    if let Some((index, &value)) = samples.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(AudioError::NonFinite { input, index, value }.into());
+    }
+    if samples.len() < MIN_SAMPLES {
+        return Err(AudioError::TooShort { input, samples: samples.len() }.into());
+    }
+    Ok(())
+}
+
 fn check_features(features: &Features, mel_bins: usize, subsampling: usize) -> Result<()> {
     if !features.frames.is_multiple_of(subsampling) || features.data.len() != features.frames * mel_bins {
         return Err(Error::Input(format!(
@@ -231,6 +255,9 @@ fn check_features(features: &Features, mel_bins: usize, subsampling: usize) -> R
     }
     if features.valid > features.frames {
         return Err(Error::Input(format!("{} valid frames of only {}", features.valid, features.frames)));
+    }
+    if features.valid == 0 {
+        return Err(Error::Input("the features have no valid frame (the mask is all zeros)".into()));
     }
     if let Some(bad) = features.data.iter().position(|v| !v.is_finite()) {
         return Err(Error::Input(format!("feature value {bad} is not finite")));

@@ -1,5 +1,5 @@
-//! The Sortformer diarizer in offline mode (spec §5): the input projection once over the whole
-//! recording, then per chunk `[speaker cache ; FIFO ; chunk with context]` through the encoder and
+//! The Sortformer diarizer in offline mode (spec §5): the input projection a block of frames at a
+//! time, then per chunk `[speaker cache ; FIFO ; chunk with context]` through the encoder and
 //! the head on the GPU (one submission per step), and the cache update on the host.
 
 use std::sync::Mutex;
@@ -8,7 +8,7 @@ use audio_kernels::{Activation, Epilogue, Weight, conv_im2col, gemm};
 use gpu_core::{Gpu, GpuBuffer, Recorder};
 
 use crate::checkpoint::Checkpoint;
-use crate::chunks::schedule;
+use crate::chunks::{MAX_CHUNKS_PER_BATCH, schedule};
 use crate::config::DiarizationConfig;
 use crate::error::{Error, Result};
 use crate::names::ModelNames;
@@ -160,16 +160,27 @@ impl Sortformer {
             )));
         }
         let frames = features.len() / width;
-        let embedded = self.tower.embed(features)?;
-        let valid: Vec<bool> = (0..frames).map(|t| t * sub < valid_frames).collect();
         let mut cache = SpeakerCache::new(c.cache, speakers, d);
         let mut logits = Vec::with_capacity(frames * sub * speakers);
         let chunks = schedule(frames, &c.chunks);
+        // The input projection runs over blocks of a fixed number of frames, kept in a window
+        // that slides along the chunks: the embeddings of the whole recording would be as large
+        // as its features, and blocks of chunks (with their overlapping contexts) would vary in
+        // size and grow the tower's workspace with the length of the recording.
+        let block = MAX_CHUNKS_PER_BATCH * c.chunks.length;
+        let (mut embedded, mut first) = (Vec::new(), 0);
         for (i, chunk) in chunks.iter().enumerate() {
-            let (rows, step_valid) = cache.step_input(
-                &embedded[chunk.context_start * d..chunk.context_end * d],
-                &valid[chunk.context_start..chunk.context_end],
-            );
+            if first + embedded.len() / d < chunk.context_end {
+                // No later chunk looks back past this one's context.
+                embedded.drain(..(chunk.context_start - first) * d);
+                first = chunk.context_start;
+                let from = first + embedded.len() / d;
+                let to = (from + block).max(chunk.context_end).min(frames);
+                embedded.extend(self.tower.embed(&features[from * width..to * width])?);
+            }
+            let valid: Vec<bool> = (chunk.context_start..chunk.context_end).map(|t| t * sub < valid_frames).collect();
+            let context = &embedded[(chunk.context_start - first) * d..(chunk.context_end - first) * d];
+            let (rows, step_valid) = cache.step_input(context, &valid);
             let layout = StepLayout {
                 cache_rows: cache.cache_rows(),
                 fifo_rows: cache.fifo_rows(),
@@ -177,8 +188,8 @@ impl Sortformer {
                 chunk_rows: chunk.end - chunk.start,
             };
             let step = self.logits(&rows, &step_valid)?;
-            let first = layout.chunk_start() * sub * speakers;
-            logits.extend_from_slice(&step[first..first + layout.chunk_rows * sub * speakers]);
+            let first_logit = layout.chunk_start() * sub * speakers;
+            logits.extend_from_slice(&step[first_logit..first_logit + layout.chunk_rows * sub * speakers]);
             let probs = encoder_rate_probabilities(&step, &step_valid, sub, speakers);
             cache.update(layout, &rows, &probs, &self.silence);
             progress(i + 1, chunks.len());

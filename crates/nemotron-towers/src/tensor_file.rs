@@ -47,8 +47,29 @@ pub fn serialize(tensors: &[(String, Tensor)], metadata: HashMap<String, String>
 
 /// Writes `tensors` to `path`.
 pub fn write(path: &Path, tensors: &[(String, Tensor)]) -> Result<()> {
-    let bytes = serialize(tensors, HashMap::new())?;
-    std::fs::write(path, bytes).map_err(|e| Error::Input(format!("writing {}: {e}", path.display())))
+    write_views(path, tensors.iter().map(|(name, t)| (name.as_str(), t.dtype, t.shape.clone(), t.bytes.as_slice())))
+}
+
+/// Writes f32 tensors to `path` straight from their values: no copy of them is made in memory
+/// (a long recording's outputs are gigabytes).
+pub fn write_f32(path: &Path, tensors: &[(&str, Vec<usize>, &[f32])]) -> Result<()> {
+    write_views(
+        path,
+        tensors.iter().map(|(name, shape, values)| (*name, Dtype::F32, shape.clone(), bytemuck::cast_slice(values))),
+    )
+}
+
+/// Streams (name, dtype, shape, bytes) to `path` through a file buffer.
+fn write_views<'a>(path: &Path, tensors: impl Iterator<Item = (&'a str, Dtype, Vec<usize>, &'a [u8])>) -> Result<()> {
+    let views: Vec<(&str, TensorView<'_>)> = tensors
+        .map(|(name, dtype, shape, bytes)| {
+            TensorView::new(dtype, shape, bytes)
+                .map(|view| (name, view))
+                .map_err(|e| Error::Input(format!("tensor `{name}`: {e}")))
+        })
+        .collect::<Result<_>>()?;
+    safetensors::serialize_to_file(views, None, path)
+        .map_err(|e| Error::Input(format!("writing {}: {e}", path.display())))
 }
 
 /// Reads `input_features [F, mel]` and `input_features_mask [F]` (any integer, bool or float

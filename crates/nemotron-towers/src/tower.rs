@@ -7,7 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 use audio_kernels::{
     Activation, Epilogue, LAYER_NORM_EPS, QkNorm, RopeTable, Weight, attention, gemm, layer_norm, qk_norm_rope,
 };
-use gpu_core::{Gpu, GpuBuffer, Profile, Recorder, Timing};
+use gpu_core::{Gpu, GpuBuffer, GpuError, Profile, Recorder, Timing};
 
 use crate::checkpoint::Checkpoint;
 use crate::config::EncoderConfig;
@@ -108,14 +108,22 @@ impl Tower {
 
     /// Most rows one call can take: every activation buffer must fit one storage binding.
     pub fn max_rows(&self) -> usize {
-        let c = &self.config;
-        let widest = c.intermediate.max(3 * c.hidden).max(c.stacked_features());
         let limit = self.gpu.limits().max_storage_buffer_binding_size as usize;
-        (limit / (4 * widest)) / ROW_QUANTUM * ROW_QUANTUM
+        (limit / (4 * self.widest_row())) / ROW_QUANTUM * ROW_QUANTUM
+    }
+
+    /// Values per row of the widest activation buffer.
+    fn widest_row(&self) -> usize {
+        let c = &self.config;
+        c.intermediate.max(3 * c.hidden).max(c.stacked_features())
     }
 
     /// Runs a batch of independent sequences in one submission (padded to the longest, a key mask
     /// per sequence) and returns each sequence's `[n_i, d]` output.
+    ///
+    /// A batch of more than [`Tower::max_rows`] padded rows (sequences × longest) is refused with
+    /// [`gpu_core::GpuError::LimitExceeded`] naming `max_storage_buffer_binding_size`: split it
+    /// (as [`crate::AsrEncoder::encode`] does).
     pub fn forward(&self, kind: InputKind, batch: &[Sequence<'_>]) -> Result<Vec<Vec<f32>>> {
         let d = self.config.hidden;
         let seq_len = batch.iter().map(|s| s.valid.len()).max().unwrap_or(0);
@@ -147,15 +155,7 @@ impl Tower {
     ) -> Result<T> {
         let seq_len = batch.iter().map(|s| s.valid.len()).max().unwrap_or(0);
         let rows = batch.len() * seq_len;
-        if rows > self.max_rows() {
-            return Err(Error::Input(format!(
-                "a batch of {} sequences of up to {seq_len} rows needs {rows} rows; this device allows {} \
-                 (max_storage_buffer_binding_size {} bytes)",
-                batch.len(),
-                self.max_rows(),
-                self.gpu.limits().max_storage_buffer_binding_size
-            )));
-        }
+        self.check_rows(rows, &format!("a batch of {} sequences of up to {seq_len} rows", batch.len()))?;
         let mut state = self.lock();
         self.prepare(&mut state, rows.max(1), seq_len.max(1))?;
         let (Some(work), Some(rope)) = (&state.workspace, &state.rope) else {
@@ -178,6 +178,8 @@ impl Tower {
             return Err(Error::Input(format!("{} feature values are not whole rows of {width}", features.len())));
         }
         let mut out = Vec::with_capacity(features.len() / width * c.hidden);
+        // Blocks of whole rows; a device too small for one row of the tower is refused here.
+        self.check_rows(1.min(features.len()), "the input projection")?;
         let mut state = self.lock();
         for block in features.chunks(self.max_rows() * width) {
             let rows = block.len() / width;
@@ -201,6 +203,22 @@ impl Tower {
             out.extend(self.gpu.read_f32_range(&work.x, 0, rows * c.hidden)?);
         }
         Ok(out)
+    }
+
+    /// Refuses work of more than [`Tower::max_rows`] rows, naming the limit behind it.
+    fn check_rows(&self, rows: usize, what: &str) -> Result<()> {
+        let max_rows = self.max_rows();
+        if rows <= max_rows && max_rows > 0 {
+            return Ok(());
+        }
+        let widest = self.widest_row();
+        Err(GpuError::LimitExceeded {
+            what: format!("{what}: {rows} rows of up to {widest} values (at most {max_rows} rows fit)"),
+            limit: "max_storage_buffer_binding_size",
+            requested: (rows.max(1) as u64).saturating_mul(4 * widest as u64),
+            max: self.gpu.limits().max_storage_buffer_binding_size,
+        }
+        .into())
     }
 
     fn lock(&self) -> MutexGuard<'_, TowerState> {

@@ -5,7 +5,7 @@
 
 use audio_kernels::Weight;
 use audio_kernels::testing::Rng;
-use gpu_core::{Gpu, GpuBuffer};
+use gpu_core::{Gpu, GpuBuffer, GpuError};
 
 use crate::checkpoint::Checkpoint;
 use crate::config::{DiarizationConfig, EncoderConfig};
@@ -256,11 +256,29 @@ impl WeightStore for RandomStore<'_> {
     type Matrix = Weight;
     type Vector = GpuBuffer;
     fn matrix(&mut self, parts: &[String], _: &[usize], rows: usize, cols: usize) -> Result<Weight> {
+        fits_one_binding(self.gpu, &parts[0], rows as u64 * cols as u64 * 2)?;
         let t = random_tensor(&parts[0], &[rows, cols], &mut self.rng);
         Ok(Weight::upload(self.gpu, &parts[0], bytemuck::cast_slice(&t.bytes), rows, cols)?)
     }
     fn vector(&mut self, name: &str, len: usize) -> Result<GpuBuffer> {
+        fits_one_binding(self.gpu, name, len as u64 * 4)?;
         let t = random_tensor(name, &[len], &mut self.rng);
         Ok(self.gpu.upload_f32(name, bytemuck::cast_slice(&t.bytes))?)
     }
+}
+
+/// Refuses a random tensor the GPU could not hold before generating it: a config of absurd (but
+/// valid) sizes would otherwise fill the host's memory with random numbers first.
+fn fits_one_binding(gpu: &Gpu, name: &str, bytes: u64) -> Result<()> {
+    let max = gpu.limits().max_storage_buffer_binding_size;
+    if bytes > max {
+        return Err(GpuError::LimitExceeded {
+            what: format!("random weight `{name}` ({bytes} bytes)"),
+            limit: "max_storage_buffer_binding_size",
+            requested: bytes,
+            max,
+        }
+        .into());
+    }
+    Ok(())
 }

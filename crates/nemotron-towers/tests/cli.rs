@@ -1,11 +1,16 @@
 //! `nemotron-audio` run as a user runs it: real files in, files out, exit codes, one-line errors.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use audio_kernels::testing::assert_close;
+use common::{edited_weights, model_dir};
+use hound::{SampleFormat, WavSpec};
 use nemotron_towers::Checkpoint;
 use nemotron_towers::rttm::{parse_rttm, segments};
+use nemotron_towers::tensor_file::Tensor;
 
 fn testdata(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata").join(path)
@@ -24,13 +29,18 @@ fn ok(args: &[&str]) -> Output {
     output
 }
 
-/// Exit status 1 and an `error:` line naming `needle`.
-fn fails(args: &[&str], needle: &str) {
+/// Exit status 1 and an `error:` message naming `needle` (a list of problems may follow it on
+/// indented lines); returns the message. The message is the last `error:` line on: Mesa's
+/// device-select layer prints lines of its own when `XDG_RUNTIME_DIR` is unset.
+fn fails(args: &[&str], needle: &str) -> String {
     let output = run(args);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "nemotron-audio {args:?}: {stderr}");
-    let line = stderr.lines().find(|l| l.starts_with("error: ")).unwrap_or_else(|| panic!("no error line in {stderr}"));
-    assert!(line.contains(needle), "`{line}` should mention `{needle}`");
+    let start = stderr.rfind("error: ").unwrap_or_else(|| panic!("no error line in {stderr}"));
+    assert!(start == 0 || stderr[..start].ends_with('\n'), "no error line in {stderr}");
+    let message = &stderr[start..];
+    assert!(message.contains(needle), "`{message}` should mention `{needle}`");
+    message.to_string()
 }
 
 fn path_str(p: &Path) -> &str {
@@ -117,8 +127,20 @@ fn info_describes_the_adapter() {
 
 #[test]
 fn usage_errors_exit_2() {
-    assert_eq!(run(&["encode", "--out", "x.safetensors"]).status.code(), Some(2));
-    assert_eq!(run(&["frobnicate"]).status.code(), Some(2));
+    let wav = testdata("reference/tiny-chunks/audio.wav");
+    for args in [
+        &["encode", "--out", "x.safetensors"][..],
+        &["frobnicate"],
+        &["encode", "--audio", path_str(&wav), "--features", "f.safetensors", "--out", "x.safetensors"],
+        &["diarize", "--audio", path_str(&wav), "--threshold", "1.5"],
+        &["diarize", "--audio", path_str(&wav), "--threshold", "NaN"],
+        &["bench", "--repeats", "0"],
+    ] {
+        let output = run(args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "nemotron-audio {args:?}: {stderr}");
+        assert!(stderr.lines().any(|l| l.starts_with("error: ")), "nemotron-audio {args:?}: {stderr}");
+    }
 }
 
 fn write_wav(path: &Path, samples: &[f32]) {
@@ -147,11 +169,16 @@ fn bad_inputs_give_one_line_errors() {
     write_wav(&empty, &[]);
     write_wav(&short, &[0.1; 100]);
     write_wav(&nan, &[0.0, f32::NAN, 0.0].repeat(100));
+    let (one, infinite) = (d.join("one.wav"), d.join("infinite.wav"));
+    write_wav(&one, &[0.25]);
+    write_wav(&infinite, &[0.0, 0.1, f32::INFINITY].repeat(100));
     fails(&["encode", "--audio", path_str(&d.join("missing.wav")), "--out", o], "missing.wav");
     fails(&["encode", "--audio", path_str(&text), "--out", o], "notes.wav");
     fails(&["encode", "--audio", path_str(&empty), "--out", o], "empty.wav");
     fails(&["encode", "--audio", path_str(&short), "--out", o], "short.wav");
-    fails(&["encode", "--audio", path_str(&nan), "--out", o], "nan.wav");
+    fails(&["encode", "--audio", path_str(&nan), "--out", o], "nan.wav: sample 1 is NaN");
+    fails(&["encode", "--audio", path_str(&one), "--out", o], "one.wav: 1 samples at 16 kHz");
+    fails(&["diarize", "--audio", path_str(&infinite)], "infinite.wav: sample 2 is inf");
 
     // A model directory whose weights are not safetensors, and one with an unknown config.
     let model = d.join("model");
@@ -165,9 +192,10 @@ fn bad_inputs_give_one_line_errors() {
 
     // A features file with the wrong width, and one whose frame count is not a multiple of 8.
     let features = d.join("features.safetensors");
-    let write = |frames: usize, bins: usize| {
-        let data = vec![0.5f32; frames * bins];
-        let mask = vec![1i32; frames];
+    let write_with = |frames: usize, bins: usize, bad: f32, valid: usize| {
+        let mut data = vec![0.5f32; frames * bins];
+        data[bins + 3] = bad;
+        let mask: Vec<i32> = (0..frames).map(|i| (i < valid) as i32).collect();
         let tensors = vec![
             ("input_features".to_string(), nemotron_towers::tensor_file::Tensor::f32(vec![frames, bins], &data)),
             (
@@ -181,12 +209,205 @@ fn bad_inputs_give_one_line_errors() {
         ];
         nemotron_towers::tensor_file::write(&features, &tensors).unwrap();
     };
+    let write = |frames: usize, bins: usize| write_with(frames, bins, 0.5, frames);
     write(16, 80);
     fails(&["encode", "--features", path_str(&features), "--out", o], "expected [frames, 128]");
     write(13, 128);
     fails(&["encode", "--features", path_str(&features), "--out", o], "multiple of 8");
+    write_with(16, 128, f32::NAN, 16);
+    fails(&["encode", "--features", path_str(&features), "--out", o], "input_features value 131 is not finite");
+    write_with(16, 128, f32::NEG_INFINITY, 16);
+    fails(&["diarize", "--features", path_str(&features)], "input_features value 131 is not finite");
+    write_with(16, 128, 0.5, 0);
+    fails(&["encode", "--features", path_str(&features), "--out", o], "no valid frame");
 
     // A diarizer alone cannot encode.
     let diar = testdata("reference/diar-tiny");
     fails(&["encode", "--model", path_str(&diar), "--audio", path_str(&wav), "--out", o], "diarizer alone");
+}
+
+#[test]
+fn broken_model_files_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.safetensors");
+    let wav = testdata("reference/tiny-chunks/audio.wav");
+    let encode = |model: &Path, needle: &str| {
+        fails(&["encode", "--model", path_str(model), "--audio", path_str(&wav), "--out", path_str(&out)], needle);
+    };
+    let real = std::fs::read(testdata("reference/tiny-release-chunks/model.safetensors")).unwrap();
+    let truncated = model_dir(&real[..real.len() / 2]);
+    encode(truncated.path(), "model.safetensors: not a safetensors file");
+    let huge_header = model_dir(&[&(1u64 << 62).to_le_bytes()[..], b"{}"].concat());
+    encode(huge_header.path(), "model.safetensors: not a safetensors file");
+    let header = r#"{"w":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,16]}}"#;
+    let huge_tensor = model_dir(&[&(header.len() as u64).to_le_bytes()[..], header.as_bytes(), &[0; 16]].concat());
+    encode(huge_tensor.path(), "model.safetensors: not a safetensors file");
+
+    let integer = "perception.encoder.asr_encoder.layers.1.attn.w_qkv.weight";
+    let i32_weights = model_dir(&edited_weights(|name, t| match name == integer {
+        true => Some(Tensor { dtype: safetensors::Dtype::I32, bytes: vec![0; t.bytes.len() * 2], ..t }),
+        false => Some(t),
+    }));
+    encode(i32_weights.path(), &format!("tensor `{integer}` has dtype I32"));
+    let projector = "perception.proj.weight";
+    let misshaped = model_dir(&edited_weights(|name, t| match name == projector {
+        true => Some(Tensor { shape: vec![t.shape[1], t.shape[0]], ..t }),
+        false => Some(t),
+    }));
+    encode(misshaped.path(), &format!("tensor `{projector}` has shape [64, 48], expected [48, 64]"));
+    let unrelated = model_dir(&edited_weights(|name, t| name.starts_with("perception.proj").then_some(t)));
+    encode(unrelated.path(), "cannot tell the tensor naming scheme (no audio tensors found");
+}
+
+#[test]
+fn bad_configs_name_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.safetensors");
+    let wav = testdata("reference/tiny-chunks/audio.wav");
+    let model = model_dir(&std::fs::read(testdata("reference/tiny-release-chunks/model.safetensors")).unwrap());
+    let config = std::fs::read_to_string(model.path().join("config.json")).unwrap();
+    let asr_hidden = r#""hidden_size": 64,"#;
+    for (from, to, needle) in [
+        (asr_hidden, r#""hidden_size": 0,"#, "asr_config.hidden_size = 0 (must be 1..="),
+        (r#""num_attention_heads": 4,"#, r#""num_attention_heads": 5,"#, "5 heads do not divide hidden_size 64"),
+        (r#""partial_rotary_factor": 0.5,"#, r#""partial_rotary_factor": 0.5625,"#, "rotary dimensions 9"),
+        (r#""num_hidden_layers": 2,"#, r#""num_hidden_layers": 1000000,"#, "num_hidden_layers = 1000000"),
+        // Valid, but the checkpoint has 2 layers: the missing tensors are listed, not thousands of lines.
+        (r#""num_hidden_layers": 2,"#, r#""num_hidden_layers": 400,"#, "asr_encoder.layers.2.norm1.weight"),
+    ] {
+        assert!(config.contains(from), "the bundled config has `{from}`");
+        std::fs::write(model.path().join("config.json"), config.replacen(from, to, 1)).unwrap();
+        let args = ["encode", "--model", path_str(model.path()), "--audio", path_str(&wav), "--out", path_str(&out)];
+        let message = fails(&args, needle);
+        assert!(message.lines().count() < 20, "{} lines of error for `{to}`", message.lines().count());
+    }
+}
+
+#[test]
+fn bench_refuses_weights_the_device_cannot_hold_before_making_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.json");
+    // Valid sizes, but one layer's q/k/v weight is 1.5 GiB: far past a storage binding.
+    let wide = r#"{"hidden_size":16384,"num_attention_heads":128,"num_hidden_layers":1}"#;
+    std::fs::write(&config, format!(r#"{{"model_type":"nemotron3_diarization","audio_config":{wide}}}"#)).unwrap();
+    fails(
+        &["bench", "--config", path_str(&config), "--seconds", "1", "--repeats", "1"],
+        "random weight `perception.encoder.diarization_model.encoder.layers.0.attn.w_qkv.weight` (1610612736 bytes)",
+    );
+}
+
+fn write_int_wav(path: &Path, channels: u16, rate: u32, bits: u16, samples: &[i32]) {
+    let spec = WavSpec { channels, sample_rate: rate, bits_per_sample: bits, sample_format: SampleFormat::Int };
+    let mut writer = hound::WavWriter::create(path, spec).unwrap();
+    for &s in samples {
+        match bits {
+            8 => writer.write_sample(s as i8),
+            16 => writer.write_sample(s as i16),
+            _ => writer.write_sample(s),
+        }
+        .unwrap();
+    }
+    writer.finalize().unwrap();
+}
+
+/// A 16-bit mono WAV written byte by byte, with a `LIST` chunk of odd size (so a pad byte
+/// follows it) and a `fact` chunk before the data and an `id3 ` chunk after it.
+fn write_wav_with_extra_chunks(path: &Path, samples: &[i32]) {
+    let chunk = |id: &[u8; 4], body: &[u8]| {
+        let pad: &[u8] = if body.len() % 2 == 1 { &[0] } else { &[] };
+        [&id[..], &(body.len() as u32).to_le_bytes(), body, pad].concat()
+    };
+    let fmt =
+        [&1u16.to_le_bytes()[..], &1u16.to_le_bytes(), &16_000u32.to_le_bytes(), &32_000u32.to_le_bytes()].concat();
+    let fmt = [fmt, 2u16.to_le_bytes().to_vec(), 16u16.to_le_bytes().to_vec()].concat();
+    let info = [&b"INFO"[..], &chunk(b"ISFT", b"nemotron test\0")].concat();
+    let data: Vec<u8> = samples.iter().flat_map(|&s| (s as i16).to_le_bytes()).collect();
+    let body = [
+        &b"WAVE"[..],
+        &chunk(b"fmt ", &fmt),
+        &chunk(b"LIST", &info),
+        &chunk(b"fact", &(samples.len() as u32).to_le_bytes()),
+        &chunk(b"data", &data),
+        &chunk(b"id3 ", b"ID3\x03\0\0\0\0\0\0"),
+    ]
+    .concat();
+    std::fs::write(path, [&b"RIFF"[..], &(body.len() as u32).to_le_bytes(), &body].concat()).unwrap();
+}
+
+fn encode_features(audio: &Path, out: &Path) -> (Vec<f32>, usize) {
+    ok(&["--quiet", "encode", "--audio", path_str(audio), "--out", path_str(out)]);
+    let file = Checkpoint::open(out).unwrap();
+    let valid = file.f32("input_features_mask").unwrap().iter().filter(|&&m| m == 1.0).count();
+    for name in ["asr_last_hidden_state", "speaker_logits", "last_hidden_state", "audio_embeds"] {
+        assert!(file.f32(name).unwrap().iter().all(|v| v.is_finite()), "{}: {name} is not finite", audio.display());
+    }
+    (file.f32("input_features").unwrap(), valid)
+}
+
+#[test]
+fn unusual_but_valid_wavs_encode() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("out.safetensors");
+    // 1.5 s of a 16-bit signal; every other format below decodes to exactly the same samples.
+    let signal: Vec<i32> =
+        (0..24_000).map(|i| (9000.0 * (i as f64 * 0.11).sin() + 3000.0 * (i as f64 * 0.013).sin()) as i32).collect();
+    let plain = d.join("plain.wav");
+    write_int_wav(&plain, 1, 16_000, 16, &signal);
+    let (want, valid) = encode_features(&plain, &out);
+    assert_eq!(valid, 150);
+
+    let quantized: Vec<i32> = signal.iter().map(|&s| s >> 8).collect();
+    let (eight, sixteen) = (d.join("8-bit.wav"), d.join("16-bit-of-8.wav"));
+    write_int_wav(&eight, 1, 16_000, 8, &quantized);
+    write_int_wav(&sixteen, 1, 16_000, 16, &quantized.iter().map(|&s| s << 8).collect::<Vec<_>>());
+    assert_eq!(encode_features(&eight, &out), encode_features(&sixteen, &out), "8-bit");
+
+    let (bits24, stereo, extra) = (d.join("24-bit.wav"), d.join("stereo.wav"), d.join("extra-chunks.wav"));
+    write_int_wav(&bits24, 1, 16_000, 24, &signal.iter().map(|&s| s << 8).collect::<Vec<_>>());
+    // (s + k, s − k) averages to exactly s.
+    let interleaved: Vec<i32> =
+        signal.iter().enumerate().flat_map(|(i, &s)| [s + (i % 7) as i32 * 100, s - (i % 7) as i32 * 100]).collect();
+    write_int_wav(&stereo, 2, 16_000, 16, &interleaved);
+    write_wav_with_extra_chunks(&extra, &signal);
+    for path in [bits24, stereo, extra] {
+        assert_eq!(encode_features(&path, &out), (want.clone(), valid), "{}", path.display());
+    }
+
+    // Other rates are resampled: the same duration, so the same frame count.
+    for rate in [8_000, 48_000] {
+        let path = d.join(format!("{rate}.wav"));
+        let samples: Vec<i32> = (0..rate * 3 / 2)
+            .map(|i| (9000.0 * (2.0 * std::f64::consts::PI * 440.0 * i as f64 / rate as f64).sin()) as i32)
+            .collect();
+        write_int_wav(&path, 1, rate, 16, &samples);
+        let (_, valid) = encode_features(&path, &out);
+        assert_eq!(valid, 150, "{rate} Hz");
+    }
+}
+
+#[test]
+fn one_frame_recordings_encode_and_diarize() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.safetensors");
+    // (samples, mel frames, encoder frames, audio tokens): one 80 ms token, and one 10 ms frame.
+    for (samples, frames, encoder_frames, tokens) in [(1280, 16, 2, 1), (160, 8, 1, 1)] {
+        let wav = dir.path().join(format!("{samples}.wav"));
+        write_wav(&wav, &(0..samples).map(|i| (i as f32 * 0.05).sin() * 0.3).collect::<Vec<_>>());
+        ok(&["--quiet", "encode", "--audio", path_str(&wav), "--out", path_str(&out)]);
+        let got = Checkpoint::open(&out).unwrap();
+        for (name, shape) in [
+            ("input_features", vec![frames, 128]),
+            ("asr_last_hidden_state", vec![encoder_frames, 64]),
+            ("speaker_probabilities", vec![encoder_frames, 8]),
+            ("audio_embeds", vec![tokens, 48]),
+        ] {
+            assert_eq!(got.tensor(name).unwrap().shape, shape.as_slice(), "{samples} samples: {name}");
+            assert!(got.f32(name).unwrap().iter().all(|v| v.is_finite()), "{samples} samples: {name}");
+        }
+        let rttm = dir.path().join("out.rttm");
+        ok(&["--quiet", "diarize", "--audio", path_str(&wav), "--out", path_str(&out), "--rttm", path_str(&rttm)]);
+        assert_eq!(Checkpoint::open(&out).unwrap().tensor("speaker_logits").unwrap().shape, [frames, 8]);
+        parse_rttm(&std::fs::read_to_string(&rttm).unwrap()).unwrap();
+    }
 }

@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use nemotron_towers::ModelConfig;
 use nemotron_towers::frontend::Features;
 use nemotron_towers::pipeline::{AudioOutputs, Diarization, Model};
-use nemotron_towers::tensor_file::{self, Tensor};
+use nemotron_towers::tensor_file;
 use nemotron_towers::{audio, bench, rttm, timeline};
 
 /// The bundled tiny random-weight checkpoint: its outputs are meaningless, it only makes the
@@ -55,8 +55,8 @@ enum Command {
         /// Draw the timeline to this PNG.
         #[arg(long)]
         plot: Option<PathBuf>,
-        /// Activity threshold on the 10 ms speaker probability.
-        #[arg(long, default_value_t = 0.5)]
+        /// Activity threshold on the 10 ms speaker probability, in [0, 1).
+        #[arg(long, default_value_t = 0.5, value_parser = threshold)]
         threshold: f64,
     },
     /// The GPU adapter, backend, driver, enabled features and limits.
@@ -68,8 +68,8 @@ enum Command {
         #[arg(long, value_delimiter = ',', default_value = "60,600")]
         seconds: Vec<u32>,
         /// Timed repeats per tower case (median reported, after two warm-up runs).
-        #[arg(long, default_value_t = 10)]
-        repeats: usize,
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+        repeats: u32,
         /// Print per-kernel GPU times of the tower cases.
         #[arg(long)]
         profile: bool,
@@ -126,17 +126,23 @@ fn run(cli: &Cli) -> Fallible<()> {
     }
 }
 
-fn bench(seconds: &[u32], repeats: usize, profile: bool, config: Option<&Path>) -> Fallible<()> {
-    if repeats == 0 {
-        return Err("--repeats must be at least 1".into());
-    }
+fn bench(seconds: &[u32], repeats: u32, profile: bool, config: Option<&Path>) -> Fallible<()> {
     let config = config.map(ModelConfig::from_file).transpose().map_err(|e| e.to_string())?;
     let gpu = gpu()?;
     let info = gpu.adapter_info();
     println!("nemotron-audio bench on {} ({:?}, driver {} {})", info.name, info.backend, info.driver, info.driver_info);
-    let options = bench::BenchOptions { seconds: seconds.to_vec(), repeats, profile, config };
+    let options = bench::BenchOptions { seconds: seconds.to_vec(), repeats: repeats as usize, profile, config };
     bench::run(&gpu, &options, &mut |line| println!("{line}")).map_err(|e| e.to_string())?;
     Ok(())
+}
+
+/// `--threshold`: a probability in [0, 1) (a usage error otherwise, exit status 2).
+fn threshold(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(t) if (0.0..1.0).contains(&t) => Ok(t),
+        Ok(t) => Err(format!("{t} is not in [0, 1)")),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 fn gpu() -> Fallible<Gpu> {
@@ -228,16 +234,16 @@ fn write_encoding(out: &Path, o: &AudioOutputs, hidden: usize, speakers: usize, 
     let mel = f.data.len() / f.frames.max(1);
     let frames = o.asr_hidden.len() / hidden;
     let mask: Vec<f32> = (0..f.frames).map(|i| if i < f.valid { 1.0 } else { 0.0 }).collect();
-    let tensors = vec![
-        ("input_features".to_string(), Tensor::f32(vec![f.frames, mel], &f.data)),
-        ("input_features_mask".to_string(), Tensor::f32(vec![f.frames], &mask)),
-        ("asr_last_hidden_state".to_string(), Tensor::f32(vec![frames, hidden], &o.asr_hidden)),
-        ("speaker_logits".to_string(), Tensor::f32(vec![f.frames, speakers], &o.speaker_logits)),
-        ("speaker_probabilities".to_string(), Tensor::f32(vec![frames, speakers], &o.speaker_probabilities)),
-        ("last_hidden_state".to_string(), Tensor::f32(vec![frames, hidden], &o.fused)),
-        ("audio_embeds".to_string(), Tensor::f32(vec![o.audio_embeds.len() / text, text], &o.audio_embeds)),
+    let tensors: [(&str, Vec<usize>, &[f32]); 7] = [
+        ("input_features", vec![f.frames, mel], &f.data),
+        ("input_features_mask", vec![f.frames], &mask),
+        ("asr_last_hidden_state", vec![frames, hidden], &o.asr_hidden),
+        ("speaker_logits", vec![f.frames, speakers], &o.speaker_logits),
+        ("speaker_probabilities", vec![frames, speakers], &o.speaker_probabilities),
+        ("last_hidden_state", vec![frames, hidden], &o.fused),
+        ("audio_embeds", vec![o.audio_embeds.len() / text, text], &o.audio_embeds),
     ];
-    tensor_file::write(out, &tensors).map_err(|e| e.to_string())
+    tensor_file::write_f32(out, &tensors).map_err(|e| e.to_string())
 }
 
 fn diarize(
@@ -248,9 +254,6 @@ fn diarize(
     threshold: f64,
     quiet: bool,
 ) -> Fallible<()> {
-    if !(0.0..1.0).contains(&threshold) {
-        return Err(format!("--threshold {threshold} must be in [0, 1)"));
-    }
     let (_gpu, model) = load(input)?;
     let diarizer = model.diarizer();
     let c = diarizer.config().clone();
@@ -266,14 +269,11 @@ fn diarize(
     let segments = rttm::segments(&result.speaker_logits, speakers, result.features.valid, threshold);
     if let Some(path) = out {
         let frames = result.features.frames;
-        let tensors = vec![
-            ("speaker_logits".to_string(), Tensor::f32(vec![frames, speakers], &result.speaker_logits)),
-            (
-                "speaker_probabilities".to_string(),
-                Tensor::f32(vec![frames / c.encoder.subsampling, speakers], &result.speaker_probabilities),
-            ),
+        let tensors: [(&str, Vec<usize>, &[f32]); 2] = [
+            ("speaker_logits", vec![frames, speakers], &result.speaker_logits),
+            ("speaker_probabilities", vec![frames / c.encoder.subsampling, speakers], &result.speaker_probabilities),
         ];
-        tensor_file::write(path, &tensors).map_err(|e| e.to_string())?;
+        tensor_file::write_f32(path, &tensors).map_err(|e| e.to_string())?;
     }
     if let Some(path) = rttm_path {
         let id = input

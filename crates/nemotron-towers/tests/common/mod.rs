@@ -1,4 +1,5 @@
-//! Reading the upstream reference cases under `testdata/reference/<case>/`.
+//! Reading the upstream reference cases under `testdata/reference/<case>/`, and broken copies of
+//! the bundled model for the error tests.
 
 #![allow(dead_code)] // each test binary uses a different part of this module
 
@@ -62,4 +63,31 @@ pub fn tensor_i32(tensors: &SafeTensors, key: &str) -> Vec<i32> {
     let view = tensors.tensor(key).unwrap_or_else(|e| panic!("tensor {key}: {e}"));
     assert_eq!(view.dtype(), Dtype::I32, "tensor {key}");
     view.data().chunks_exact(4).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+}
+
+/// A model directory with the bundled model's config and `weights` as its `model.safetensors`.
+pub fn model_dir(weights: &[u8]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::copy(case_dir("tiny-release-chunks").join("config.json"), dir.path().join("config.json"))
+        .expect("copy config.json");
+    std::fs::write(dir.path().join("model.safetensors"), weights).expect("write model.safetensors");
+    dir
+}
+
+/// The bundled model's weights with `edit` applied to each (name, tensor); `None` drops it.
+pub fn edited_weights(
+    edit: impl Fn(&str, nemotron_towers::tensor_file::Tensor) -> Option<nemotron_towers::tensor_file::Tensor>,
+) -> Vec<u8> {
+    use nemotron_towers::tensor_file::{Tensor, serialize};
+    let path = case_dir("tiny-release-chunks").join("model.safetensors");
+    let checkpoint = nemotron_towers::Checkpoint::open(&path).expect("the bundled model opens");
+    let tensors: Vec<(String, Tensor)> = checkpoint
+        .names()
+        .filter_map(|name| {
+            let t = checkpoint.tensor(name).expect("listed tensor");
+            let tensor = Tensor { dtype: t.dtype, shape: t.shape.to_vec(), bytes: t.bytes.to_vec() };
+            edit(name, tensor).map(|t| (name.to_string(), t))
+        })
+        .collect();
+    serialize(&tensors, Default::default()).expect("serialize")
 }
