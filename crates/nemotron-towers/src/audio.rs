@@ -3,7 +3,8 @@
 //! Channels are averaged; other rates go through rubato's FFT resampler (a windowed-sinc anti-aliasing
 //! filter applied in the frequency domain), whose start-up delay it trims, so the output stays aligned.
 
-use std::io::Read;
+use std::fs::File;
+use std::io::{BufReader, Read};
 use std::path::Path;
 
 use hound::{SampleFormat, WavReader};
@@ -12,6 +13,10 @@ use rubato::{Fft, FixedSync, Resampler, ResamplerConstructionError, WindowFuncti
 
 /// The only rate the model takes.
 pub const SAMPLE_RATE: u32 = 16_000;
+/// Input rates accepted. The resampler's FFT sizes grow with the rate's ratio to 16 kHz (1 Hz audio
+/// would need a 16-million-point FFT per sample), so absurd rates are refused, not resampled.
+pub const MIN_SAMPLE_RATE: u32 = 1_000;
+pub const MAX_SAMPLE_RATE: u32 = 768_000;
 /// One hop of the front end: shorter audio has no valid mel frame.
 pub const MIN_SAMPLES: usize = 160;
 /// Input frames per resampler call, roughly (rounded up to whole FFT blocks).
@@ -34,8 +39,8 @@ pub enum AudioError {
     #[error("{input}: {samples} samples do not form whole frames of {channels} channels")]
     Channels { input: String, samples: usize, channels: usize },
 
-    /// A sample rate of zero.
-    #[error("{input}: invalid sample rate {rate} Hz")]
+    /// A sample rate outside [`MIN_SAMPLE_RATE`]..=[`MAX_SAMPLE_RATE`].
+    #[error("{input}: unsupported sample rate {rate} Hz (supported: {MIN_SAMPLE_RATE} to {MAX_SAMPLE_RATE} Hz)")]
     SampleRate { input: String, rate: u32 },
 
     /// No samples at all.
@@ -55,13 +60,20 @@ pub enum AudioError {
     Resample { input: String, rate: u32, message: String },
 }
 
-/// Reads a WAV file (8/16/24/32-bit integer or 32-bit float, any channel count and rate) as 16 kHz mono.
+/// Reads a WAV file (8/16/24/32-bit integer or 32-bit float, any channel count, 1 to 768 kHz) as 16 kHz mono.
 pub fn read_wav(path: &Path) -> Result<Vec<f32>, AudioError> {
     let input = path.display().to_string();
-    let reader = WavReader::open(path).map_err(|source| AudioError::Wav { input: input.clone(), source })?;
+    let file =
+        File::open(path).map_err(|e| AudioError::Wav { input: input.clone(), source: hound::Error::IoError(e) })?;
+    read_wav_from(BufReader::new(file), &input)
+}
+
+/// Reads WAV data from `reader` as [`read_wav`] does; `input` names it in errors.
+pub fn read_wav_from<R: Read>(reader: R, input: &str) -> Result<Vec<f32>, AudioError> {
+    let reader = WavReader::new(reader).map_err(|source| AudioError::Wav { input: input.to_owned(), source })?;
     let spec = reader.spec();
-    let interleaved = decode(reader, &input)?;
-    convert(&interleaved, usize::from(spec.channels), spec.sample_rate, &input)
+    let interleaved = decode(reader, input)?;
+    convert(&interleaved, usize::from(spec.channels), spec.sample_rate, input)
 }
 
 /// Converts interleaved samples with `channels` channels at `rate` Hz to 16 kHz mono.
@@ -96,7 +108,7 @@ fn convert(samples: &[f32], channels: usize, rate: u32, input: &str) -> Result<V
     if channels == 0 || !samples.len().is_multiple_of(channels) {
         return Err(AudioError::Channels { input: input.to_owned(), samples: samples.len(), channels });
     }
-    if rate == 0 {
+    if !(MIN_SAMPLE_RATE..=MAX_SAMPLE_RATE).contains(&rate) {
         return Err(AudioError::SampleRate { input: input.to_owned(), rate });
     }
     if samples.is_empty() {

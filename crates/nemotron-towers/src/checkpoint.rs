@@ -24,6 +24,9 @@ pub enum CheckpointError {
     UnknownNames { dir: String, looked_for: String },
 }
 
+/// The index of a sharded checkpoint: tensor name → shard file.
+const INDEX_FILE: &str = "model.safetensors.index.json";
+
 /// One tensor as stored: dtype, shape, little-endian bytes.
 #[derive(Clone, Copy, Debug)]
 pub struct TensorRef<'a> {
@@ -71,7 +74,7 @@ impl Checkpoint {
             return Self::single(path.parent().unwrap_or(Path::new(".")), path);
         }
         let single = path.join("model.safetensors");
-        let index = path.join("model.safetensors.index.json");
+        let index = path.join(INDEX_FILE);
         if index.is_file() {
             Self::sharded(path, &index)
         } else if single.is_file() {
@@ -110,26 +113,32 @@ impl Checkpoint {
     }
 
     fn sharded(dir: &Path, index: &Path) -> Result<Self, CheckpointError> {
+        let text = std::fs::read_to_string(index).map_err(|e| file_error(index, e.to_string()))?;
+        Self::from_index(dir, &text)
+    }
+
+    /// A sharded checkpoint from the text of its `model.safetensors.index.json`; the shards it
+    /// names are opened from `dir` on first use.
+    pub fn from_index(dir: &Path, text: &str) -> Result<Self, CheckpointError> {
         #[derive(serde::Deserialize)]
         struct Index {
             weight_map: HashMap<String, String>,
         }
-        let text = std::fs::read_to_string(index).map_err(|e| file_error(index, e.to_string()))?;
-        let parsed: Index = serde_json::from_str(&text).map_err(|e| file_error(index, e.to_string()))?;
+        let index = &dir.join(INDEX_FILE);
+        let parsed: Index = serde_json::from_str(text).map_err(|e| file_error(index, e.to_string()))?;
         let mut shard_paths: Vec<PathBuf> = Vec::new();
+        // Shard path → its index in `shard_paths`: a hashed lookup, since an index may name many shards.
+        let mut shard_numbers: HashMap<PathBuf, usize> = HashMap::new();
         let mut locations = HashMap::new();
         for (name, file) in parsed.weight_map {
             if file.contains("..") || Path::new(&file).is_absolute() {
                 return Err(file_error(index, format!("shard path `{file}` leaves the checkpoint directory")));
             }
             let path = dir.join(&file);
-            let i = match shard_paths.iter().position(|p| *p == path) {
-                Some(i) => i,
-                None => {
-                    shard_paths.push(path);
-                    shard_paths.len() - 1
-                }
-            };
+            let i = *shard_numbers.entry(path.clone()).or_insert_with(|| {
+                shard_paths.push(path);
+                shard_paths.len() - 1
+            });
             locations.insert(name, i);
         }
         let shards = shard_paths.iter().map(|_| OnceLock::new()).collect();
@@ -286,10 +295,28 @@ fn open_shard(path: &Path) -> Result<Shard, String> {
 }
 
 fn parse_shard(path: &Path, bytes: Bytes) -> Result<Shard, String> {
+    if let Some(problem) = data_past_the_end(&bytes) {
+        return Err(format!("not a safetensors file: {problem}"));
+    }
     let (header, parsed) = SafeTensors::read_metadata(&bytes).map_err(|e| format!("not a safetensors file: {e}"))?;
     let tensors = parsed.tensors().into_iter().map(|(name, info)| (name, info.clone())).collect();
     let metadata = parsed.metadata().clone().unwrap_or_default();
     Ok(Shard { path: path.to_path_buf(), bytes, data_start: 8 + header, tensors, metadata })
+}
+
+/// A tensor whose data would end past the end of the file. safetensors adds the data's end to the
+/// header's length without an overflow check (a panic in builds with overflow checks, for ends near
+/// 2^64), so those headers are refused before it sees them. `None` also when the header does not
+/// parse: safetensors then says why.
+fn data_past_the_end(bytes: &[u8]) -> Option<String> {
+    let header_len = usize::try_from(u64::from_le_bytes(bytes.get(..8)?.try_into().ok()?)).ok()?;
+    let header = bytes.get(8..8usize.checked_add(header_len)?)?;
+    let entries: HashMap<String, serde_json::Value> = serde_json::from_slice(header).ok()?;
+    let data_len = (bytes.len() - 8 - header_len) as u64;
+    entries.iter().find_map(|(name, entry)| {
+        let end = entry.get("data_offsets")?.get(1)?.as_u64()?;
+        (end > data_len).then(|| format!("tensor `{name}` ends at byte {end} of {data_len} bytes of data"))
+    })
 }
 
 impl std::fmt::Debug for Checkpoint {

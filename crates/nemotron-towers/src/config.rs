@@ -23,6 +23,8 @@ pub enum ConfigError {
 /// would overflow the index arithmetic of the kernels.
 const MAX_WIDTH: usize = 1 << 15;
 const MAX_LAYERS: usize = 512;
+/// Largest chunk, context, FIFO or cache length in encoder frames (2^20 frames of 80 ms: 23 hours).
+const MAX_FRAMES: usize = 1 << 20;
 
 /// One transformer encoder tower (ASR or Sortformer), derived from its sub-config.
 #[derive(Clone, Debug, PartialEq)]
@@ -355,7 +357,7 @@ impl RawDiarization {
         let head_hidden = in_range("head_config.hidden_size", self.head_config.hidden_size.unwrap_or(192), MAX_WIDTH)?;
         let speakers = in_range("head_config.num_speakers", self.head_config.num_speakers.unwrap_or(8), 64)?;
         let chunks = ChunkConfig {
-            length: in_range("chunk_length", self.chunk_length.unwrap_or(500), 1 << 20)?,
+            length: in_range("chunk_length", self.chunk_length.unwrap_or(500), MAX_FRAMES)?,
             left_context: self.chunk_left_context.unwrap_or(50),
             right_context: self.chunk_right_context.unwrap_or(50),
         };
@@ -378,8 +380,17 @@ impl RawDiarization {
                 cache.cache_length
             )));
         }
-        if chunks.left_context + chunks.right_context > 1 << 20 || cache.fifo_length > 1 << 20 {
-            return Err(invalid("chunk contexts or fifo_length absurdly large".into()));
+        // Each bounded on its own: the schedule adds them, which must not overflow.
+        for (name, frames) in [
+            ("chunk_left_context", chunks.left_context),
+            ("chunk_right_context", chunks.right_context),
+            ("fifo_length", cache.fifo_length),
+            ("speaker_cache_update_period", cache.update_period),
+            ("streaming_config.speaker_cache_length", cache.cache_length),
+        ] {
+            if frames > MAX_FRAMES {
+                return Err(invalid(format!("{name} = {frames} (at most {MAX_FRAMES} frames)")));
+            }
         }
         Ok(DiarizationConfig { encoder, head_hidden, speakers, chunks, cache })
     }

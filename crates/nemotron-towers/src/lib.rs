@@ -1,6 +1,6 @@
 //! `nemotron-towers`: NVIDIA Nemotron 3.5 Transcribe's audio perception on any GPU through wgpu.
 //!
-//! - [`audio`], [`frontend`]: WAV input (any rate and channel count → 16 kHz mono) and the
+//! - [`audio`], [`frontend`]: WAV input (any channel count, 1 to 768 kHz → 16 kHz mono) and the
 //!   log-mel front end.
 //! - [`config`]: `config.json` of Transcribe and standalone diarization checkpoints.
 //! - [`checkpoint`], [`names`], [`weights`]: memory-mapped safetensors in the release's NeMo

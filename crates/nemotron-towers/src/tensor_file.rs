@@ -82,7 +82,7 @@ pub fn read_features(path: &Path, mel_bins: usize, subsampling: usize) -> Result
         [frames, bins] if *bins == mel_bins => *frames,
         shape => return Err(bad(format!("input_features has shape {shape:?}, expected [frames, {mel_bins}]"))),
     };
-    if frames == 0 || frames % subsampling != 0 {
+    if frames == 0 || !frames.is_multiple_of(subsampling) {
         return Err(bad(format!("{frames} frames; the model needs a positive multiple of {subsampling}")));
     }
     let data = file.f32("input_features")?;
@@ -93,11 +93,12 @@ pub fn read_features(path: &Path, mel_bins: usize, subsampling: usize) -> Result
     if mask.shape != [frames] {
         return Err(bad(format!("input_features_mask has shape {:?}, expected [{frames}]", mask.shape)));
     }
-    let width = mask.bytes.len() / frames;
-    let ones: Vec<bool> = mask.bytes.chunks_exact(width).map(|b| b.iter().any(|&x| x != 0)).collect();
+    // Whole-byte dtypes only: a sub-byte one (F4, F6) has no per-element byte width.
     if !matches!(mask.dtype, Dtype::BOOL | Dtype::U8 | Dtype::I8 | Dtype::I16 | Dtype::I32 | Dtype::I64 | Dtype::F32) {
         return Err(bad(format!("input_features_mask has dtype {:?}", mask.dtype)));
     }
+    let width = mask.bytes.len() / frames;
+    let ones: Vec<bool> = mask.bytes.chunks_exact(width).map(|b| b.iter().any(|&x| x != 0)).collect();
     let valid = ones.iter().take_while(|&&m| m).count();
     if ones[valid..].iter().any(|&m| m) {
         return Err(bad("input_features_mask is not a run of ones followed by zeros".into()));

@@ -85,7 +85,7 @@ struct Input {
     /// bundled tiny random-weight model (meaningless outputs).
     #[arg(long)]
     model: Option<PathBuf>,
-    /// A WAV file (any rate and channel count; resampled to 16 kHz mono).
+    /// A WAV file (any channel count, 1 to 768 kHz; resampled to 16 kHz mono).
     #[arg(long, required_unless_present = "features", conflicts_with = "features")]
     audio: Option<PathBuf>,
     /// A safetensors file with `input_features` [frames, mel] and `input_features_mask` [frames].
