@@ -152,7 +152,9 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
     }
 
-    // Row i of the thread's tile is one vec4 of 4 consecutive columns, activated as a whole.
+    // Row i of the thread's tile is one vec4 of 4 consecutive columns, activated as a whole. The rows are written with
+    // constant indices: a loop over `acc` that the driver does not unroll (a long activation keeps NVIDIA's from it)
+    // makes `acc` an indexed array in local memory for the whole kernel, 14× slower at the tower shapes.
     let col = col0 + tx * TN;
     var bias4 = vec4<f32>(0.0);
     if HAS_BIAS {
@@ -162,20 +164,32 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
         }
     }
-    for (var i = 0u; i < TM; i++) {
-        let row = row0 + ty * TM + i;
-        if row < p.n {
-            let v = activate4(acc[i] + bias4);
-            for (var j = 0u; j < TN; j++) {
-                if col + j < p.m {
-                    let at = row * p.m + col + j;
-                    var out = v[j];
-                    if ACCUMULATE {
-                        out += y[at];
-                    }
-                    y[at] = out;
-                }
+    const_assert TM == 8u;
+    let row = row0 + ty * TM;
+    write_row(row, col, acc[0] + bias4);
+    write_row(row + 1u, col, acc[1] + bias4);
+    write_row(row + 2u, col, acc[2] + bias4);
+    write_row(row + 3u, col, acc[3] + bias4);
+    write_row(row + 4u, col, acc[4] + bias4);
+    write_row(row + 5u, col, acc[5] + bias4);
+    write_row(row + 6u, col, acc[6] + bias4);
+    write_row(row + 7u, col, acc[7] + bias4);
+}
+
+// Activates and writes (or adds) 4 consecutive values of Y at (row, col), those inside Y.
+fn write_row(row: u32, col: u32, linear: vec4<f32>) {
+    if row >= p.n {
+        return;
+    }
+    let v = activate4(linear);
+    for (var j = 0u; j < TN; j++) {
+        if col + j < p.m {
+            let at = row * p.m + col + j;
+            var out = v[j];
+            if ACCUMULATE {
+                out += y[at];
             }
+            y[at] = out;
         }
     }
 }
