@@ -78,10 +78,13 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, report: &mut dyn FnMut(&str)) -> R
         Some(config) => config.clone(),
         None => ModelConfig::from_json(r#"{"model_type":"nemo_speechlm"}"#)?,
     };
+    let needs_both = || Error::Input("bench needs a Transcribe config (both towers)".into());
+    // Refused before gigabytes of random weights are made.
+    if !matches!(config, ModelConfig::Transcribe(_)) {
+        return Err(needs_both());
+    }
     let started = Instant::now();
-    let Model::Transcribe(model) = Model::random(gpu, &config, 0x5eed)? else {
-        return Err(Error::Input("bench needs a Transcribe config (both towers)".into()));
-    };
+    let Model::Transcribe(model) = Model::random(gpu, &config, 0x5eed)? else { return Err(needs_both()) };
     report(&format!(
         "random weights in {:.1} s; {:.2} GiB on the GPU",
         started.elapsed().as_secs_f64(),

@@ -287,13 +287,23 @@ fn bad_configs_name_the_field() {
 fn bench_refuses_weights_the_device_cannot_hold_before_making_them() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.json");
-    // Valid sizes, but one layer's q/k/v weight is 1.5 GiB: far past a storage binding.
-    let wide = r#"{"hidden_size":16384,"num_attention_heads":128,"num_hidden_layers":1}"#;
-    std::fs::write(&config, format!(r#"{{"model_type":"nemotron3_diarization","audio_config":{wide}}}"#)).unwrap();
+    // Valid sizes, but one layer's q/k/v weight is 6 GiB: past any storage binding (they are
+    // addressed with 32 bits).
+    let wide = r#"{"hidden_size":32768,"num_attention_heads":256,"num_hidden_layers":1}"#;
+    std::fs::write(&config, format!(r#"{{"model_type":"nemo_speechlm","audio_config":{{"asr_config":{wide}}}}}"#))
+        .unwrap();
     fails(
         &["bench", "--config", path_str(&config), "--seconds", "1", "--repeats", "1"],
-        "random weight `perception.encoder.diarization_model.encoder.layers.0.attn.w_qkv.weight` (1610612736 bytes)",
+        "random weight `perception.encoder.asr_encoder.layers.0.attn.w_qkv.weight` (6442450944 bytes)",
     );
+}
+
+#[test]
+fn bench_refuses_a_diarization_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.json");
+    std::fs::write(&config, r#"{"model_type":"nemotron3_diarization"}"#).unwrap();
+    fails(&["bench", "--config", path_str(&config), "--repeats", "1"], "bench needs a Transcribe config");
 }
 
 fn write_int_wav(path: &Path, channels: u16, rate: u32, bits: u16, samples: &[i32]) {
