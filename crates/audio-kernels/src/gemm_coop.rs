@@ -124,6 +124,13 @@ pub fn supported(gpu: &Gpu) -> bool {
         && gpu.limits().max_compute_invocations_per_workgroup >= Kernel::selected().threads()
 }
 
+/// The kernel `NEMOTRON_COOP_KERNEL` selected, as its entry point and override constants (for test and bench labels).
+pub fn selected_kernel() -> String {
+    let kernel = Kernel::selected();
+    let constants: Vec<String> = kernel.constants().iter().map(|(name, value)| format!("{name}={value}")).collect();
+    format!("{}[{}]", kernel.entry(), constants.join(","))
+}
+
 /// Whether `gemm` takes the tensor-core path for `w`.
 pub fn usable(w: &Weight) -> bool {
     w.f16_exponent().is_some()

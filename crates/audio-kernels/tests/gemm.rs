@@ -63,7 +63,8 @@ fn check_on(gpu: &Gpu, case: Case, n: usize, m: usize, k: usize, seed: u64) {
 
     let xb = gpu.upload_f32("x", &x).unwrap();
     let wb = Weight::upload(gpu, "w", &w, m, k).unwrap();
-    let path = if gemm_coop::usable(&wb) { "tensor cores" } else { "f32" };
+    let path =
+        if gemm_coop::usable(&wb) { format!("tensor cores, {}", gemm_coop::selected_kernel()) } else { "f32".into() };
     let bb = gpu.upload_f32("bias", &bias).unwrap();
     let yb = if case.accumulate { gpu.upload_f32("y", &y0).unwrap() } else { poisoned(gpu, "y", n * m) };
     let epilogue =
