@@ -59,7 +59,7 @@ fn check_on(gpu: &Gpu, case: Case, n: usize, m: usize, k: usize, seed: u64) {
 
     let xb = gpu.upload_f32("x", &x).unwrap();
     let wb = Weight::upload(gpu, "w", &w, m, k).unwrap();
-    let path = if gemm_coop::usable(&wb) { "tensor cores" } else { "f32" };
+    let path = if gemm_coop::usable(&wb) && gemm_coop::fits(gpu, n, k) { "tensor cores" } else { "f32" };
     let bb = gpu.upload_f32("bias", &bias).unwrap();
     let yb = if case.accumulate { gpu.upload_f32("y", &y0).unwrap() } else { poisoned(gpu, "y", n * m) };
     let epilogue =
@@ -178,6 +178,15 @@ fn f32_path_with_cooperative_matrices_disabled() {
     for (i, &(n, m, k)) in [(64, 64, 64), (70, 130, 1024), (97, 64, 5120)].iter().enumerate() {
         check_on(&gpu, case, n, m, k, seed + i as u64);
     }
+}
+
+#[test]
+fn a_split_too_large_for_a_binding_takes_the_f32_path() {
+    // X (65 × 1024 f32, 260 KiB) fits 300 KiB bindings; the tensor-core path's split (its rows padded to 128,
+    // 512 KiB) would not, so the product runs on the f32 path instead of failing.
+    let options = GpuOptions { max_storage_binding_size: Some(300 << 10), ..GpuOptions::from_env() };
+    let small = Gpu::with_options(&options).unwrap();
+    check_on(&small, Case { bias: true, activation: Activation::Gelu, accumulate: false }, 65, 64, 1024, fresh_seed());
 }
 
 #[test]

@@ -217,7 +217,9 @@ impl Gpu {
         if let Some(buffer) = scratch.get(key).filter(|b| b.len_words() >= words) {
             return Ok(buffer.clone());
         }
-        let buffer = self.zeros(key, words.max(64) + words / 2)?;
+        // Headroom for the next, larger request, but never past what one binding can hold.
+        let max_words = (self.inner.limits.max_storage_buffer_binding_size / 4) as usize;
+        let buffer = self.zeros(key, (words.max(64) + words / 2).min(max_words).max(words))?;
         scratch.insert(key, buffer.clone());
         Ok(buffer)
     }

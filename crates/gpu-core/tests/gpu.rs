@@ -87,6 +87,8 @@ fn a_smaller_binding_limit_can_be_asked_for() {
     let small = Gpu::with_options(&options).unwrap();
     assert_eq!(small.limits().max_storage_buffer_binding_size, 1 << 20, "rounded down to whole words");
     small.zeros("fits", 1 << 18).unwrap();
+    // Scratch keeps headroom for growth, but not past the binding.
+    assert_eq!(small.scratch("scratch", 3 << 16).unwrap().len_words(), 1 << 18);
     match small.zeros("too big", (1 << 18) + 1) {
         Err(GpuError::LimitExceeded { limit: "max_storage_buffer_binding_size", max, .. }) => assert_eq!(max, 1 << 20),
         other => panic!("expected LimitExceeded, got {other:?}"),
