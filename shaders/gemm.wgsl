@@ -4,16 +4,14 @@
 // per u32 word in flat row-major order: element e lives in word e/2, the even element in the low half. With odd k a
 // word can therefore straddle two rows of W. Products and sums are f32.
 //
-// Tiling: a workgroup of 256 threads computes a 128×BN tile of Y (128 rows of X against BN rows of W): BN = 64 by
-// default, 128 with WIDE. Thread t owns 8 consecutive rows (ty = t / 16) and, per 64-column group of the tile, 4
-// consecutive columns (tx = t % 16): an 8×4 register tile, or 8×8 with WIDE (columns tx·4.. and 64 + tx·4..), which
-// doubles the FMAs per workgroup-memory load. K advances in steps of 16. Each step's X and W slices are staged in
-// workgroup memory k-major (xs[kk][row], ws[kk][col]: see `staging`), so that a thread reads its 8 X values as two
-// vec4 and its W values as one vec4 per column group per kk; W is widened from bf16 on its way in. Global loads are
+// Tiling: a workgroup of 256 threads computes a 128×64 tile of Y (128 rows of X against 64 rows of W); each thread
+// owns an 8×4 register tile (8 consecutive rows, 4 consecutive columns). K advances in steps of 16. Each step's X and
+// W slices are staged in workgroup memory k-major (xs[kk][row], ws[kk][col]), so that a thread reads its 8 X values
+// as two vec4 and its 4 W values as one vec4 per kk; W is widened from bf16 on its way in. Global loads are
 // coalesced: consecutive threads read consecutive k of one row (whole u32 words of W when k is even). The staging
 // area is double-buffered: the next step is fetched into registers while the current one is multiplied, then stored
 // into the other buffer, so one barrier per step suffices. Every load and store is bounds-checked, so any n, m, k
-// work; the grid is x over column tiles (of BN) and y over row tiles.
+// work; the grid is x over column tiles and y over row tiles.
 
 struct Params {
     n: u32,
@@ -34,53 +32,29 @@ override HAS_BIAS: bool = false;
 // 0: identity, 1: GELU (exact erf form), 2: ReLU.
 override ACTIVATION: u32 = 0u;  // read by `activate` (gemm_epilogue.wgsl)
 override ACCUMULATE: bool = false;
-// 128×128 workgroup tile, 8×8 per thread; otherwise 128×64, 8×4 per thread.
-override WIDE: bool = false;
 
 const THREADS: u32 = 256u;
 const BM: u32 = 128u;  // rows of Y (rows of X) per workgroup
-override BN: u32 = select(64u, 128u, WIDE);  // columns of Y (rows of W) per workgroup
+const BN: u32 = 64u;   // columns of Y (rows of W) per workgroup
 const BK: u32 = 16u;   // k per step
 const TM: u32 = 8u;    // rows per thread
-const GROUP: u32 = 64u;  // columns per column group: each thread owns 4 consecutive columns of each group
-const X_PER_THREAD: u32 = BM * BK / THREADS;  // 8
-override W_ROWS_PER_THREAD: u32 = BN * BK / 2u / THREADS;  // 2, or 4 with WIDE (each a pair of k)
-const MAX_W_ROWS_PER_THREAD: u32 = 4u;
+const TN: u32 = 4u;    // columns per thread
+const X_PER_THREAD: u32 = BM * BK / THREADS;           // 8
+const W_ROWS_PER_THREAD: u32 = BN * BK / 2u / THREADS;  // 2 (each a pair of k)
 
-// One workgroup array holds both staging areas, xs (2·BK k rows of XS_ROW vec4) from 0 and ws (2·BK k rows of WS_ROW
-// vec4) from WS_BASE: a workgroup array sized by an override expression makes naga panic at pipeline creation, and
-// separate arrays at the larger of each variant's sizes would not fit 32 KiB. The transposed stores of a warp would
-// all land on one bank if k rows were 128 words apart; the narrow variant pads each k row by one vec4, the wide one
-// (whose unpadded staging fills exactly 32 KiB) instead XORs the vec4 slot with the k row mod 8, which spreads the
-// stores the same way and keeps the reads of 8 consecutive slots conflict-free.
-const STAGING_LEN: u32 = 2048u;
-var<workgroup> staging: array<vec4<f32>, STAGING_LEN>;
-override XS_ROW: u32 = select(BM / 4u + 1u, BM / 4u, WIDE);
-override WS_ROW: u32 = select(BN / 4u + 1u, BN / 4u, WIDE);
-override WS_BASE: u32 = 2u * BK * XS_ROW;
-
-// Index of vec4 `slot` of k row `at` (0 ≤ at < 2·BK) of xs, or of ws.
-fn xs_at(at: u32, slot: u32) -> u32 {
-    return at * XS_ROW + swizzle(at, slot);
-}
-
-fn ws_at(at: u32, slot: u32) -> u32 {
-    return WS_BASE + at * WS_ROW + swizzle(at, slot);
-}
-
-fn swizzle(at: u32, slot: u32) -> u32 {
-    if WIDE {
-        return slot ^ (at % 8u);
-    }
-    return slot;
-}
+// Each k row of the staging area is padded by one vec4: the transposed stores of a warp then spread over the banks
+// instead of all landing on one.
+const XS_ROW: u32 = BM / 4u + 1u;
+const WS_ROW: u32 = BN / 4u + 1u;
+var<workgroup> xs: array<vec4<f32>, 2u * BK * XS_ROW>;
+var<workgroup> ws: array<vec4<f32>, 2u * BK * WS_ROW>;
 
 // This thread's share of one K step, held in registers between the global load and the workgroup store. Thread t
 // loads X at kk = t % BK for rows t / BK + i·(THREADS / BK), and W at kk = 2·(t % 8) + {0, 1} for W rows
-// t / 8 + i·(THREADS / 8), i < W_ROWS_PER_THREAD.
+// t / 8 + i·(THREADS / 8).
 struct Fetched {
     x: array<f32, X_PER_THREAD>,
-    w: array<vec2<f32>, MAX_W_ROWS_PER_THREAD>,
+    w: array<vec2<f32>, W_ROWS_PER_THREAD>,
 }
 
 fn fetch(row0: u32, col0: u32, k0: u32, t: u32) -> Fetched {
@@ -129,41 +103,26 @@ fn stage(buf: u32, t: u32, f: Fetched) {
     let xk = buf * BK + t % BK;
     for (var i = 0u; i < X_PER_THREAD; i++) {
         let row = t / BK + i * (THREADS / BK);
-        staging[xs_at(xk, row / 4u)][row % 4u] = f.x[i];
+        xs[xk * XS_ROW + row / 4u][row % 4u] = f.x[i];
     }
     let wk = buf * BK + 2u * (t % (BK / 2u));
     for (var i = 0u; i < W_ROWS_PER_THREAD; i++) {
         let col = t / (BK / 2u) + i * (THREADS / (BK / 2u));
-        staging[ws_at(wk, col / 4u)][col % 4u] = f.w[i].x;
-        staging[ws_at(wk + 1u, col / 4u)][col % 4u] = f.w[i].y;
+        ws[wk * WS_ROW + col / 4u][col % 4u] = f.w[i].x;
+        ws[(wk + 1u) * WS_ROW + col / 4u][col % 4u] = f.w[i].y;
     }
 }
 
-// acc[i][j] += Σ_kk X[row i, kk] · W[col j, kk] over the staged step in buffer `buf`, for the thread's columns of the
-// first column group; acc2 likewise for the second (WIDE only).
-fn multiply(
-    buf: u32,
-    tx: u32,
-    ty: u32,
-    acc: ptr<function, array<vec4<f32>, TM>>,
-    acc2: ptr<function, array<vec4<f32>, TM>>,
-) {
+// acc[i][j] += Σ_kk X[row i, kk] · W[col j, kk] over the staged step in buffer `buf`.
+fn multiply(buf: u32, tx: u32, ty: u32, acc: ptr<function, array<vec4<f32>, TM>>) {
     for (var kk = 0u; kk < BK; kk++) {
         let at = buf * BK + kk;
-        let upper = staging[xs_at(at, ty * 2u)];
-        let lower = staging[xs_at(at, ty * 2u + 1u)];
-        let wv = staging[ws_at(at, tx)];
+        let upper = xs[at * XS_ROW + ty * 2u];
+        let lower = xs[at * XS_ROW + ty * 2u + 1u];
+        let wv = ws[at * WS_ROW + tx];
         for (var i = 0u; i < 4u; i++) {
             (*acc)[i] += upper[i] * wv;
             (*acc)[i + 4u] += lower[i] * wv;
-        }
-        if WIDE {
-            // The second group's 4 columns: consecutive threads still read consecutive vec4 (no bank conflicts).
-            let wv2 = staging[ws_at(at, GROUP / 4u + tx)];
-            for (var i = 0u; i < 4u; i++) {
-                (*acc2)[i] += upper[i] * wv2;
-                (*acc2)[i + 4u] += lower[i] * wv2;
-            }
         }
     }
 }
@@ -172,11 +131,10 @@ fn multiply(
 fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let row0 = wid.y * BM;
     let col0 = wid.x * BN;
-    let tx = t % (GROUP / 4u);
-    let ty = t / (GROUP / 4u);
+    let tx = t % (BN / TN);
+    let ty = t / (BN / TN);
 
     var acc: array<vec4<f32>, TM>;
-    var acc2: array<vec4<f32>, TM>;  // WIDE only
     let steps = (p.k + BK - 1u) / BK;
     var next = fetch(row0, col0, 0u, t);
     stage(0u, t, next);
@@ -187,21 +145,27 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         if more {
             next = fetch(row0, col0, (s + 1u) * BK, t);
         }
-        multiply(buf, tx, ty, &acc, &acc2);
+        multiply(buf, tx, ty, &acc);
         if more {
             stage(1u - buf, t, next);
         }
         workgroupBarrier();
     }
 
-    // Row i of the thread's tile is one vec4 of 4 consecutive columns per column group, activated as a whole. The rows
-    // are written with constant indices: a loop over `acc` that the driver does not unroll (a long activation keeps
-    // NVIDIA's from it) makes `acc` an indexed array in local memory for the whole kernel, 14× slower at the tower
-    // shapes.
+    // Row i of the thread's tile is one vec4 of 4 consecutive columns, activated as a whole. The rows are written with
+    // constant indices: a loop over `acc` that the driver does not unroll (a long activation keeps NVIDIA's from it)
+    // makes `acc` an indexed array in local memory for the whole kernel, 14× slower at the tower shapes.
+    let col = col0 + tx * TN;
+    var bias4 = vec4<f32>(0.0);
+    if HAS_BIAS {
+        for (var j = 0u; j < TN; j++) {
+            if col + j < p.m {
+                bias4[j] = bias[col + j];
+            }
+        }
+    }
     const_assert TM == 8u;
     let row = row0 + ty * TM;
-    let col = col0 + tx * 4u;
-    let bias4 = bias_at(col);
     write_row(row, col, acc[0] + bias4);
     write_row(row + 1u, col, acc[1] + bias4);
     write_row(row + 2u, col, acc[2] + bias4);
@@ -210,31 +174,6 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     write_row(row + 5u, col, acc[5] + bias4);
     write_row(row + 6u, col, acc[6] + bias4);
     write_row(row + 7u, col, acc[7] + bias4);
-    if WIDE {
-        let col2 = col + GROUP;
-        let bias4_2 = bias_at(col2);
-        write_row(row, col2, acc2[0] + bias4_2);
-        write_row(row + 1u, col2, acc2[1] + bias4_2);
-        write_row(row + 2u, col2, acc2[2] + bias4_2);
-        write_row(row + 3u, col2, acc2[3] + bias4_2);
-        write_row(row + 4u, col2, acc2[4] + bias4_2);
-        write_row(row + 5u, col2, acc2[5] + bias4_2);
-        write_row(row + 6u, col2, acc2[6] + bias4_2);
-        write_row(row + 7u, col2, acc2[7] + bias4_2);
-    }
-}
-
-// The bias of 4 consecutive columns from col, those inside Y (zero without HAS_BIAS).
-fn bias_at(col: u32) -> vec4<f32> {
-    var bias4 = vec4<f32>(0.0);
-    if HAS_BIAS {
-        for (var j = 0u; j < 4u; j++) {
-            if col + j < p.m {
-                bias4[j] = bias[col + j];
-            }
-        }
-    }
-    return bias4;
 }
 
 // Activates and writes (or adds) 4 consecutive values of Y at (row, col), those inside Y.
@@ -243,7 +182,7 @@ fn write_row(row: u32, col: u32, linear: vec4<f32>) {
         return;
     }
     let v = activate4(linear);
-    for (var j = 0u; j < 4u; j++) {
+    for (var j = 0u; j < TN; j++) {
         if col + j < p.m {
             let at = row * p.m + col + j;
             var out = v[j];

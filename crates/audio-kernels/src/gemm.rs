@@ -2,8 +2,6 @@
 //! `Y = act(X · Wᵀ + bias)`, or `Y += act(X · Wᵀ + bias)`. On adapters with f16 cooperative
 //! matrices, eligible products go to the tensor-core path ([`crate::gemm_coop`]) instead.
 
-use std::sync::LazyLock;
-
 use gpu_core::{Access, GpuBuffer, GpuError, KernelSpec, Recorder, Result};
 
 use crate::gemm_coop;
@@ -12,13 +10,11 @@ use crate::weight::Weight;
 use crate::launch::{bf16_words, require};
 use crate::shaders::{GEMM, Variant};
 
-/// Output tile of one workgroup (rows of Y, columns of Y); must match `BM`, `BN` in the shader (`BN` follows `WIDE`).
+/// Output tile of one workgroup (rows of Y, columns of Y); must match `BM`, `BN` in the shader.
 const TILE_ROWS: usize = 128;
 const TILE_COLS: usize = 64;
-const TILE_COLS_WIDE: usize = 128;
-/// Workgroup memory the shader declares, `staging`: double-buffered X and W staging, sized for the wide tile's
-/// unpadded 2·16 k rows of 128 + 128 values (both variants; the narrow one's padded rows use 25 600 bytes of it).
-const WORKGROUP_BYTES: u64 = 2 * 16 * (128 + 128) * 4;
+/// Workgroup memory the shader declares (double-buffered, padded X and W staging); must match `xs` + `ws`.
+const WORKGROUP_BYTES: u64 = 2 * 16 * (128 / 4 + 1) * 16 + 2 * 16 * (64 / 4 + 1) * 16;
 const THREADS: u32 = 256;
 
 /// The nonlinearity applied after the bias.
@@ -67,10 +63,6 @@ struct Params {
     k: u32,
 }
 
-/// Experiment switch to A/B the two tilings on the device: `NEMOTRON_GEMM_TILE=wide` selects the 128×128 workgroup
-/// tile (8×8 per thread), anything else today's 128×64 (8×4 per thread). Read once per process.
-static WIDE_TILE: LazyLock<bool> = LazyLock::new(|| std::env::var("NEMOTRON_GEMM_TILE").is_ok_and(|v| v == "wide"));
-
 const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite];
 
 /// The pipeline's specialisation: one override constant per choice.
@@ -80,18 +72,16 @@ struct Specialisation {
     has_bias: bool,
     activation: Activation,
     accumulate: bool,
-    wide: bool,
 }
 
 impl Specialisation {
-    fn constants(self) -> [(&'static str, f64); 5] {
+    fn constants(self) -> [(&'static str, f64); 4] {
         let flag = |on: bool| if on { 1.0 } else { 0.0 };
         [
             ("EVEN_K", flag(self.even_k)),
             ("HAS_BIAS", flag(self.has_bias)),
             ("ACTIVATION", self.activation.code()),
             ("ACCUMULATE", flag(self.accumulate)),
-            ("WIDE", flag(self.wide)),
         ]
     }
 }
@@ -103,14 +93,12 @@ fn spec<'a>(constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
 /// Every pipeline this launcher can build, for shader validation.
 pub fn variants() -> Vec<Variant> {
     let mut variants = Vec::new();
-    for wide in [false, true] {
-        for even_k in [true, false] {
-            for has_bias in [false, true] {
-                for activation in Activation::ALL {
-                    for accumulate in [false, true] {
-                        let constants = Specialisation { even_k, has_bias, activation, accumulate, wide }.constants();
-                        variants.push(Variant::of(&spec(&constants)));
-                    }
+    for even_k in [true, false] {
+        for has_bias in [false, true] {
+            for activation in Activation::ALL {
+                for accumulate in [false, true] {
+                    let constants = Specialisation { even_k, has_bias, activation, accumulate }.constants();
+                    variants.push(Variant::of(&spec(&constants)));
                 }
             }
         }
@@ -163,13 +151,11 @@ pub fn gemm(
         has_bias: epilogue.bias.is_some(),
         activation: epilogue.activation,
         accumulate: epilogue.accumulate,
-        wide: *WIDE_TILE,
     };
     let kernel = rec.gpu().kernel(&spec(&specialisation.constants()))?;
     // Without a bias the shader never reads binding 2, but a buffer must be bound there.
     let bias = epilogue.bias.unwrap_or(x);
-    let tile_cols = if specialisation.wide { TILE_COLS_WIDE } else { TILE_COLS };
-    let workgroups = [m.div_ceil(tile_cols) as u32, n.div_ceil(TILE_ROWS) as u32, 1];
+    let workgroups = [m.div_ceil(TILE_COLS) as u32, n.div_ceil(TILE_ROWS) as u32, 1];
     rec.dispatch(&kernel, &[x, &w.buffer, bias, y], &params, workgroups)
 }
 

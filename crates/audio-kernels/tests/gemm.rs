@@ -1,6 +1,6 @@
 //! `gemm` on the GPU against the f64 reference: every epilogue on shapes of 1, odd sizes, and sizes below, at and
-//! above the 128×64 tile (128×128 with `NEMOTRON_GEMM_TILE=wide`), with odd k (W words straddle rows: the general
-//! path) and even k (the word-aligned path); GELU's accuracy on its own; and the buffer-size errors.
+//! above the 128×64 tile, with odd k (W words straddle rows: the general path) and even k (the word-aligned path);
+//! GELU's accuracy on its own; and the buffer-size errors.
 
 use audio_kernels::reference;
 use audio_kernels::testing::{Rng, assert_close, bf16_to_f64, f32_to_f64, fresh_seed, poisoned, test_gpu};
