@@ -141,7 +141,7 @@ pub fn gemm(
     if n == 0 || m == 0 {
         return Ok(());
     }
-    if gemm_coop::usable(w) && gemm_coop::fits(rec.gpu(), n, k) {
+    if gemm_coop::usable(w) {
         return gemm_coop::gemm_coop(rec, x, w, y, n, epilogue);
     }
     check_workgroup_limits(rec)?;

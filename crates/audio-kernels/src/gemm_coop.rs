@@ -75,13 +75,6 @@ pub fn variants() -> Vec<Variant> {
     variants
 }
 
-/// Whether the split of an `n × k` X (hi and lo halves of its rows padded to the tile) fits one
-/// storage binding; where it does not, `gemm` takes the f32 path, which needs no split.
-pub fn fits(gpu: &Gpu, n: usize, k: usize) -> bool {
-    let bytes = n.next_multiple_of(TILE_ROWS) as u64 * k as u64 * 4;
-    bytes <= gpu.limits().max_storage_buffer_binding_size
-}
-
 /// Records the split of X and the product. Sizes were checked by [`crate::gemm`], and `w` is
 /// stored as f16 ([`usable`]).
 pub(crate) fn gemm_coop(

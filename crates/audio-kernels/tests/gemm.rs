@@ -59,7 +59,7 @@ fn check_on(gpu: &Gpu, case: Case, n: usize, m: usize, k: usize, seed: u64) {
 
     let xb = gpu.upload_f32("x", &x).unwrap();
     let wb = Weight::upload(gpu, "w", &w, m, k).unwrap();
-    let path = if gemm_coop::usable(&wb) && gemm_coop::fits(gpu, n, k) { "tensor cores" } else { "f32" };
+    let path = if gemm_coop::usable(&wb) { "tensor cores" } else { "f32" };
     let bb = gpu.upload_f32("bias", &bias).unwrap();
     let yb = if case.accumulate { gpu.upload_f32("y", &y0).unwrap() } else { poisoned(gpu, "y", n * m) };
     let epilogue =
@@ -181,12 +181,29 @@ fn f32_path_with_cooperative_matrices_disabled() {
 }
 
 #[test]
-fn a_split_too_large_for_a_binding_takes_the_f32_path() {
-    // X (65 × 1024 f32, 260 KiB) fits 300 KiB bindings; the tensor-core path's split (its rows padded to 128,
-    // 512 KiB) would not, so the product runs on the f32 path instead of failing.
+fn a_split_too_large_for_a_binding_is_refused_with_the_limit_named() {
+    // X (65 × 1024 f32, 260 KiB) fits 300 KiB bindings; the tensor-core path's split of it (rows padded to the
+    // 64-row tile, 512 KiB) does not. That path holds the weight as f16, so it cannot fall back: the product is
+    // refused with the limit named. (The towers never get here: their row cap is a multiple of the tile.) Without
+    // the tensor-core path the product simply runs.
     let options = GpuOptions { max_storage_binding_size: Some(300 << 10), ..GpuOptions::from_env() };
     let small = Gpu::with_options(&options).unwrap();
-    check_on(&small, Case { bias: true, activation: Activation::Gelu, accumulate: false }, 65, 64, 1024, fresh_seed());
+    let case = Case { bias: true, activation: Activation::Gelu, accumulate: false };
+    let (n, m, k) = (65, 64, 1024);
+    let w = Weight::upload(&small, "w", &Rng::new(fresh_seed()).bf16s(m * k, 0.1), m, k).unwrap();
+    if !gemm_coop::usable(&w) {
+        check_on(&small, case, n, m, k, fresh_seed());
+        return;
+    }
+    let x = small.zeros("x", n * k).unwrap();
+    let y = small.zeros("y", n * m).unwrap();
+    let mut rec = Recorder::new(&small);
+    match gemm(&mut rec, &x, &w, &y, n, m, k, &Epilogue::default()) {
+        Err(GpuError::LimitExceeded { what, limit: "max_storage_buffer_binding_size", .. }) => {
+            assert!(what.contains("gemm split activations"), "{what}")
+        }
+        other => panic!("expected LimitExceeded, got {other:?}"),
+    }
 }
 
 #[test]
