@@ -15,6 +15,8 @@
 // columns as 2×4 accumulators (and 2×4 block accumulators), loading its 16×16 operand tiles straight from memory one
 // step ahead (the row and column halves of a workgroup share them through the cache). There is no staging and no
 // barrier in the k loop. The epilogue stages one 16×16 accumulator per subgroup in workgroup memory at a time.
+// `gemm_coop_staged` is the same product with its operands staged through workgroup memory (an experiment for now;
+// see its comment); the two share `split_rows` and `finish`.
 
 enable f16;
 enable wgpu_cooperative_matrix;
@@ -23,7 +25,7 @@ struct Params {
     n: u32,
     m: u32,
     k: u32,
-    // Rows of the split X (n rounded up to the 64-row tile; the extra rows are zero).
+    // Rows of the split X (n rounded up to the kernel's row tile, TILE_M; the extra rows are zero).
     padded_n: u32,
     // 2^-s for the weight's scale 2^s.
     w_unscale: f32,
@@ -37,6 +39,12 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> split: array<f16>;
 // Per row of X: 2^r and 2^-r.
 @group(0) @binding(5) var<storage, read_write> scales: array<vec2<f32>>;
+// `w` and `split` again, 4 f16 to an element, for the vector loads of `gemm_coop_staged` (WGSL cannot reinterpret a
+// buffer; two declarations may share a binding as long as no entry point uses both). Not vec4<u32>: naga has no
+// bitcast between vectors of different lengths, and takes a cooperative matrix's scalar type from the pointer it is
+// loaded through, so the workgroup copy must be f16 too.
+@group(0) @binding(1) var<storage, read> w4: array<vec4<f16>>;
+@group(0) @binding(4) var<storage, read_write> split4: array<vec4<f16>>;
 @group(1) @binding(0) var<uniform> p: Params;
 
 override HAS_BIAS: bool = false;
@@ -102,7 +110,13 @@ fn split_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gr
     }
 }
 
-var<workgroup> staged: array<f32, 4u * 256u>;
+// Rows of Y per workgroup: TILE_M / 16 subgroups of 32 rows × 64 columns. `gemm_coop` is built for the default only;
+// `gemm_coop_staged` takes 64 or 128.
+override TILE_M: u32 = 64u;
+// One 16×16 f32 epilogue tile per subgroup. (An array's length must name an override, not be an expression of
+// one: naga 30 panics on the nameless override it would make.)
+override STAGED_LEN: u32 = 16u * TILE_M;
+var<workgroup> staged: array<f32, STAGED_LEN>;
 
 @compute @workgroup_size(4u * SUBGROUP)
 fn gemm_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
@@ -241,4 +255,184 @@ fn finish(row: u32, col: u32, base: u32, lane: u32) {
         }
     }
     workgroupBarrier();
+}
+
+// Depth in k of one stage of `gemm_coop_staged` (16 or 32).
+override STAGE_K: u32 = 16u;
+// Most elements of `tiles` one invocation stages per stage (see `gemm_coop_staged`).
+const MAX_STAGE_LOADS: u32 = 16u;
+
+// Two stage buffers, each: X hi (TILE_M rows), X lo (TILE_M rows), then W (128 rows), each row STAGE_K f16 and 8 f16
+// of padding, 4 f16 to an element (`coopLoad` reads the f16 through a pointer to an element; its stride counts
+// elements). The padding makes the row stride 48 or 80 bytes, so the 8 rows of one 8×8 fragment load fall in
+// distinct 16-byte bank groups; every operand's first row starts on a 16-byte boundary, as `coopLoad` requires.
+override TILES_LEN: u32 = 2u * (2u * TILE_M + 128u) * (STAGE_K / 4u + 2u);
+var<workgroup> tiles: array<vec4<f16>, TILES_LEN>;
+
+// Element `u` (4 f16 of one staged row, rows in `tiles` order) of the stage that starts at k0, read from memory;
+// zeros past k (the last stage of a k that is not a multiple of STAGE_K).
+fn stage_load(u: u32, k0: u32, wid: vec3<u32>) -> vec4<f16> {
+    let chunks = STAGE_K / 4u;
+    let row = u / chunks;
+    let kc = k0 + (u % chunks) * 4u;
+    var v = vec4<f16>();
+    if kc < p.k {
+        if row < 2u * TILE_M {
+            // hi rows are split rows 0..padded_n, lo rows padded_n..2·padded_n.
+            let r = (row / TILE_M) * p.padded_n + wid.y * TILE_M + row % TILE_M;
+            v = split4[(r * p.k + kc) / 4u];
+        } else {
+            let c = wid.x * 128u + row - 2u * TILE_M;
+            v = w4[(c * p.k + kc) / 4u];
+        }
+    }
+    return v;
+}
+
+// Where element `u` of a stage lies in its stage buffer.
+fn stage_slot(u: u32) -> u32 {
+    let chunks = STAGE_K / 4u;
+    return (u / chunks) * (chunks + 2u) + u % chunks;
+}
+
+// `gemm_coop` with the operands staged through workgroup memory. A workgroup of TILE_M / 16 subgroups computes a
+// TILE_M × 128 tile of Y, each subgroup 32 × 64 as in `gemm_coop`, with the same products in the same order and the
+// same BLOCK_K blocking, so the results are bit-identical to `gemm_coop`'s. The k range is walked in stages of STAGE_K:
+// the workgroup copies a stage's X hi, X lo and W rows into `tiles` once (each invocation a few 4-f16 elements,
+// consecutive invocations along a row, so the global loads coalesce), and the subgroups `coopLoad` their 16×16
+// operands from there. Double-buffered with one barrier per stage: stage s + 1's global loads are issued into
+// registers before stage s's products and stored to the other buffer after them; the barrier at the end of the stage
+// publishes those stores and keeps anyone from overwriting the buffer just read before every subgroup is done with
+// it. Stage 0 is copied before the loop. The epilogue is `finish`, as in `gemm_coop`.
+@compute @workgroup_size(TILE_M / 16u * SUBGROUP)
+fn gemm_coop_staged(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let threads = TILE_M / 16u * SUBGROUP;
+    // Elements of a stage per invocation (the launcher's shapes divide evenly, ≤ MAX_STAGE_LOADS).
+    let loads = (2u * TILE_M + 128u) * (STAGE_K / 4u) / threads;
+    let row_elems = STAGE_K / 4u + 2u;
+    let stage_elems = (2u * TILE_M + 128u) * row_elems;
+    let sg = t / SUBGROUP;
+    let lane = t % SUBGROUP;
+    let row0 = wid.y * TILE_M + (sg / 2u) * 32u;
+    let col0 = wid.x * 128u + (sg % 2u) * 64u;
+    let k = p.k;
+    // This subgroup's operand rows within a stage buffer.
+    let hi0 = (sg / 2u) * 32u * row_elems;
+    let hi1 = hi0 + 16u * row_elems;
+    let lo0 = hi0 + TILE_M * row_elems;
+    let lo1 = hi1 + TILE_M * row_elems;
+    let w0 = (2u * TILE_M + (sg % 2u) * 64u) * row_elems;
+    let w1 = w0 + 16u * row_elems;
+    let w2 = w0 + 32u * row_elems;
+    let w3 = w0 + 48u * row_elems;
+
+    var c00 = coop_mat16x16<f32, C>();
+    var c01 = coop_mat16x16<f32, C>();
+    var c02 = coop_mat16x16<f32, C>();
+    var c03 = coop_mat16x16<f32, C>();
+    var c10 = coop_mat16x16<f32, C>();
+    var c11 = coop_mat16x16<f32, C>();
+    var c12 = coop_mat16x16<f32, C>();
+    var c13 = coop_mat16x16<f32, C>();
+    var d00 = coop_mat16x16<f32, C>();
+    var d01 = coop_mat16x16<f32, C>();
+    var d02 = coop_mat16x16<f32, C>();
+    var d03 = coop_mat16x16<f32, C>();
+    var d10 = coop_mat16x16<f32, C>();
+    var d11 = coop_mat16x16<f32, C>();
+    var d12 = coop_mat16x16<f32, C>();
+    var d13 = coop_mat16x16<f32, C>();
+
+    for (var i = 0u; i < loads; i++) {
+        let u = i * threads + t;
+        tiles[stage_slot(u)] = stage_load(u, 0u, wid);
+    }
+    workgroupBarrier();
+    var next: array<vec4<f16>, MAX_STAGE_LOADS>;
+    let stages = (k + STAGE_K - 1u) / STAGE_K;
+    for (var s = 0u; s < stages; s++) {
+        let k0 = s * STAGE_K;
+        let cur = (s % 2u) * stage_elems;
+        let more = s + 1u < stages;
+        if more {
+            for (var i = 0u; i < loads; i++) {
+                next[i] = stage_load(i * threads + t, k0 + STAGE_K, wid);
+            }
+        }
+        // Steps of 16 within the stage, the last stage stopping at k.
+        for (var kk = 0u; kk < STAGE_K && k0 + kk < k; kk += 16u) {
+            let at = cur + kk / 4u;
+            let b0 = coopLoad<coop_mat16x16<f16, B>>(&tiles[at + w0], row_elems);
+            let b1 = coopLoad<coop_mat16x16<f16, B>>(&tiles[at + w1], row_elems);
+            let b2 = coopLoad<coop_mat16x16<f16, B>>(&tiles[at + w2], row_elems);
+            let b3 = coopLoad<coop_mat16x16<f16, B>>(&tiles[at + w3], row_elems);
+            let h0 = coopLoadT<coop_mat16x16<f16, A>>(&tiles[at + hi0], row_elems);
+            let h1 = coopLoadT<coop_mat16x16<f16, A>>(&tiles[at + hi1], row_elems);
+            let l0 = coopLoadT<coop_mat16x16<f16, A>>(&tiles[at + lo0], row_elems);
+            let l1 = coopLoadT<coop_mat16x16<f16, A>>(&tiles[at + lo1], row_elems);
+            d00 = coopMultiplyAdd(h0, b0, d00);
+            d01 = coopMultiplyAdd(h0, b1, d01);
+            d02 = coopMultiplyAdd(h0, b2, d02);
+            d03 = coopMultiplyAdd(h0, b3, d03);
+            d10 = coopMultiplyAdd(h1, b0, d10);
+            d11 = coopMultiplyAdd(h1, b1, d11);
+            d12 = coopMultiplyAdd(h1, b2, d12);
+            d13 = coopMultiplyAdd(h1, b3, d13);
+            d00 = coopMultiplyAdd(l0, b0, d00);
+            d01 = coopMultiplyAdd(l0, b1, d01);
+            d02 = coopMultiplyAdd(l0, b2, d02);
+            d03 = coopMultiplyAdd(l0, b3, d03);
+            d10 = coopMultiplyAdd(l1, b0, d10);
+            d11 = coopMultiplyAdd(l1, b1, d11);
+            d12 = coopMultiplyAdd(l1, b2, d12);
+            d13 = coopMultiplyAdd(l1, b3, d13);
+            // The block boundary is on the global k, as in `gemm_coop`: every BLOCK_K products and at the end.
+            let kn = k0 + kk + 16u;
+            if kn % BLOCK_K == 0u || kn >= k {
+                c00 = c00 + d00;
+                c01 = c01 + d01;
+                c02 = c02 + d02;
+                c03 = c03 + d03;
+                c10 = c10 + d10;
+                c11 = c11 + d11;
+                c12 = c12 + d12;
+                c13 = c13 + d13;
+                d00 = coop_mat16x16<f32, C>();
+                d01 = coop_mat16x16<f32, C>();
+                d02 = coop_mat16x16<f32, C>();
+                d03 = coop_mat16x16<f32, C>();
+                d10 = coop_mat16x16<f32, C>();
+                d11 = coop_mat16x16<f32, C>();
+                d12 = coop_mat16x16<f32, C>();
+                d13 = coop_mat16x16<f32, C>();
+            }
+        }
+        if more {
+            let other = stage_elems - cur;
+            for (var i = 0u; i < loads; i++) {
+                tiles[other + stage_slot(i * threads + t)] = next[i];
+            }
+        }
+        // Publishes the next stage's buffer, and keeps its stores (next iteration) off this stage's buffer until
+        // every subgroup has read it.
+        workgroupBarrier();
+    }
+
+    let base = sg * 256u;
+    coopStoreT(c00, &staged[base], 16u);
+    finish(row0, col0, base, lane);
+    coopStoreT(c01, &staged[base], 16u);
+    finish(row0, col0 + 16u, base, lane);
+    coopStoreT(c02, &staged[base], 16u);
+    finish(row0, col0 + 32u, base, lane);
+    coopStoreT(c03, &staged[base], 16u);
+    finish(row0, col0 + 48u, base, lane);
+    coopStoreT(c10, &staged[base], 16u);
+    finish(row0 + 16u, col0, base, lane);
+    coopStoreT(c11, &staged[base], 16u);
+    finish(row0 + 16u, col0 + 16u, base, lane);
+    coopStoreT(c12, &staged[base], 16u);
+    finish(row0 + 16u, col0 + 32u, base, lane);
+    coopStoreT(c13, &staged[base], 16u);
+    finish(row0 + 16u, col0 + 48u, base, lane);
 }

@@ -1,7 +1,9 @@
 //! The tensor-core GEMM launcher (`shaders/gemm_coop.wgsl`): f32-accurate products on 16×16×16
 //! f16→f32 cooperative matrices, with the weight stored as its exact f16 image (see
 //! [`crate::Weight`]) and each row of X scaled and split into two f16 halves. [`crate::gemm`]
-//! takes this path for every weight stored that way.
+//! takes this path for every weight stored that way. Two kernels compute the product, chosen per
+//! process by an experiment switch (`NEMOTRON_COOP_KERNEL`, see `Kernel`): `gemm_coop`, which loads its operands straight
+//! from memory, and `gemm_coop_staged`, which stages them through workgroup memory.
 
 use gpu_core::{Access, Gpu, GpuBuffer, KernelSpec, Recorder, Result, wgpu};
 
@@ -10,13 +12,87 @@ use crate::launch::grid;
 use crate::shaders::{GEMM_COOP, Variant};
 use crate::weight::Weight;
 
-/// Rows and columns of Y per workgroup.
-const TILE_ROWS: usize = 64;
+/// Columns of Y per workgroup (every kernel below); stored f16 weights have their rows padded to it.
 pub(crate) const TILE_COLS: usize = 128;
 /// k must be a multiple of this (one cooperative-matrix step).
 pub(crate) const K_STEP: usize = 16;
-/// Workgroup memory of `gemm_coop`: one 16×16 f32 staging tile per subgroup.
-const WORKGROUP_BYTES: u32 = 4 * 256 * 4;
+/// Lanes per subgroup the kernels are written for (`supported` requires exactly this).
+const SUBGROUP: usize = 32;
+
+/// Which kernel computes the product. An experiment switch, for timing the two against each other on the device:
+/// `NEMOTRON_COOP_KERNEL=staged` (128-row tiles, 16-deep stages) or `staged64` (64-row tiles, 32-deep stages) picks
+/// `gemm_coop_staged`; unset or `direct` keeps `gemm_coop`. Read once per process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kernel {
+    /// `gemm_coop`: operands loaded straight from memory, 64×128 tiles.
+    Direct,
+    /// `gemm_coop_staged`: operands staged through workgroup memory, `tile_rows`×128 tiles, stages `stage_k` deep.
+    Staged { tile_rows: usize, stage_k: usize },
+}
+
+impl Kernel {
+    const ALL: [Kernel; 3] =
+        [Kernel::Direct, Kernel::Staged { tile_rows: 128, stage_k: 16 }, Kernel::Staged { tile_rows: 64, stage_k: 32 }];
+
+    fn selected() -> Self {
+        static SELECTED: std::sync::OnceLock<Kernel> = std::sync::OnceLock::new();
+        *SELECTED.get_or_init(|| match std::env::var("NEMOTRON_COOP_KERNEL").as_deref() {
+            Err(_) | Ok("" | "direct") => Kernel::Direct,
+            Ok("staged") => Kernel::ALL[1],
+            Ok("staged64") => Kernel::ALL[2],
+            Ok(other) => {
+                log::warn!("NEMOTRON_COOP_KERNEL={other:?} is not `direct`, `staged` or `staged64`; using `direct`");
+                Kernel::Direct
+            }
+        })
+    }
+
+    fn entry(self) -> &'static str {
+        match self {
+            Kernel::Direct => "gemm_coop",
+            Kernel::Staged { .. } => "gemm_coop_staged",
+        }
+    }
+
+    /// Rows of Y per workgroup; the split X is padded to a multiple of it.
+    fn tile_rows(self) -> usize {
+        match self {
+            Kernel::Direct => 64,
+            Kernel::Staged { tile_rows, .. } => tile_rows,
+        }
+    }
+
+    /// Invocations per workgroup: one subgroup per 16 rows of the tile.
+    fn threads(self) -> u32 {
+        (self.tile_rows() / 16 * SUBGROUP) as u32
+    }
+
+    /// Workgroup memory: one 16×16 f32 epilogue tile per subgroup, and for the staged kernel two stage buffers of
+    /// (2·tile_rows + 128) rows of `stage_k` + 8 f16 (see `tiles` in the shader).
+    fn workgroup_bytes(self) -> u32 {
+        let epilogue = self.tile_rows() / 16 * 256 * 4;
+        let stages = match self {
+            Kernel::Direct => 0,
+            Kernel::Staged { tile_rows, stage_k } => 2 * (2 * tile_rows + TILE_COLS) * (stage_k + 8) * 2,
+        };
+        (epilogue + stages) as u32
+    }
+
+    /// Override constants beyond the epilogue's.
+    fn constants(self) -> Vec<(&'static str, f64)> {
+        match self {
+            Kernel::Direct => Vec::new(),
+            Kernel::Staged { tile_rows, stage_k } => {
+                // The shader's `tiles` copy: each invocation stages a whole number of 4-f16 elements per stage, at
+                // most MAX_STAGE_LOADS (16) of them.
+                let elements = (2 * tile_rows + TILE_COLS) * stage_k / 4;
+                let threads = self.threads() as usize;
+                assert!(elements.is_multiple_of(threads) && elements / threads <= 16 && stage_k.is_multiple_of(K_STEP));
+                vec![("TILE_M", tile_rows as f64), ("STAGE_K", stage_k as f64)]
+            }
+        }
+    }
+}
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -42,9 +118,17 @@ pub fn supported(gpu: &Gpu) -> bool {
     });
     has_shape
         && gpu.has(wgpu::Features::SHADER_F16)
-        && info.subgroup_min_size == 32
-        && info.subgroup_max_size == 32
-        && gpu.limits().max_compute_workgroup_storage_size >= WORKGROUP_BYTES
+        && info.subgroup_min_size == SUBGROUP as u32
+        && info.subgroup_max_size == SUBGROUP as u32
+        && gpu.limits().max_compute_workgroup_storage_size >= Kernel::selected().workgroup_bytes()
+        && gpu.limits().max_compute_invocations_per_workgroup >= Kernel::selected().threads()
+}
+
+/// The kernel `NEMOTRON_COOP_KERNEL` selected, as its entry point and override constants (for test and bench labels).
+pub fn selected_kernel() -> String {
+    let kernel = Kernel::selected();
+    let constants: Vec<String> = kernel.constants().iter().map(|(name, value)| format!("{name}={value}")).collect();
+    format!("{}[{}]", kernel.entry(), constants.join(","))
 }
 
 /// Whether `gemm` takes the tensor-core path for `w`.
@@ -52,10 +136,13 @@ pub fn usable(w: &Weight) -> bool {
     w.f16_exponent().is_some()
 }
 
-fn constants(epilogue: (bool, Activation, bool)) -> [(&'static str, f64); 3] {
+fn constants(kernel: Kernel, epilogue: (bool, Activation, bool)) -> Vec<(&'static str, f64)> {
     let flag = |on: bool| if on { 1.0 } else { 0.0 };
     let (has_bias, activation, accumulate) = epilogue;
-    [("HAS_BIAS", flag(has_bias)), ("ACTIVATION", activation.code()), ("ACCUMULATE", flag(accumulate))]
+    let mut constants =
+        vec![("HAS_BIAS", flag(has_bias)), ("ACTIVATION", activation.code()), ("ACCUMULATE", flag(accumulate))];
+    constants.extend(kernel.constants());
+    constants
 }
 
 fn spec<'a>(entry: &'static str, constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
@@ -65,10 +152,13 @@ fn spec<'a>(entry: &'static str, constants: &'a [(&'static str, f64)]) -> Kernel
 /// Every pipeline this launcher can build, for shader validation.
 pub fn variants() -> Vec<Variant> {
     let mut variants = vec![Variant::of(&spec("split_rows", &[]))];
-    for has_bias in [false, true] {
-        for activation in Activation::ALL {
-            for accumulate in [false, true] {
-                variants.push(Variant::of(&spec("gemm_coop", &constants((has_bias, activation, accumulate)))));
+    for kernel in Kernel::ALL {
+        for has_bias in [false, true] {
+            for activation in Activation::ALL {
+                for accumulate in [false, true] {
+                    let constants = constants(kernel, (has_bias, activation, accumulate));
+                    variants.push(Variant::of(&spec(kernel.entry(), &constants)));
+                }
             }
         }
     }
@@ -86,7 +176,8 @@ pub(crate) fn gemm_coop(
     epilogue: &Epilogue<'_>,
 ) -> Result<()> {
     let (m, k) = (w.rows, w.cols);
-    let padded_n = n.next_multiple_of(TILE_ROWS);
+    let kernel = Kernel::selected();
+    let padded_n = n.next_multiple_of(kernel.tile_rows());
     let params = Params {
         n: n as u32,
         m: m as u32,
@@ -102,8 +193,43 @@ pub(crate) fn gemm_coop(
     let split_rows = gpu.kernel(&spec("split_rows", &[]))?;
     let workgroups = grid(rec, padded_n);
     rec.dispatch(&split_rows, &buffers, &params, workgroups)?;
-    let constants = constants((epilogue.bias.is_some(), epilogue.activation, epilogue.accumulate));
-    let kernel = rec.gpu().kernel(&spec("gemm_coop", &constants))?;
-    let workgroups = [m.div_ceil(TILE_COLS) as u32, (padded_n / TILE_ROWS) as u32, 1];
-    rec.dispatch(&kernel, &buffers, &params, workgroups)
+    let constants = constants(kernel, (epilogue.bias.is_some(), epilogue.activation, epilogue.accumulate));
+    let pipeline = rec.gpu().kernel(&spec(kernel.entry(), &constants))?;
+    let workgroups = [m.div_ceil(TILE_COLS) as u32, (padded_n / kernel.tile_rows()) as u32, 1];
+    rec.dispatch(&pipeline, &buffers, &params, workgroups)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `supported` is only honest if each kernel's footprint is the shader's, with its override constants applied
+    /// and counting the workgroup variables its entry point uses; and each fits the 48 KiB most devices give.
+    #[test]
+    fn workgroup_bytes_match_the_shader() {
+        let module = naga::front::wgsl::parse_str(GEMM_COOP.source).expect("gemm_coop.wgsl parses");
+        let mut validator =
+            naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
+        let info = validator.validate(&module).expect("gemm_coop.wgsl validates");
+        for kernel in Kernel::ALL {
+            let constants: naga::back::PipelineConstants =
+                kernel.constants().into_iter().map(|(name, value)| (name.to_string(), value)).collect();
+            let entry = (naga::ShaderStage::Compute, kernel.entry());
+            let (module, info) =
+                naga::back::pipeline_constants::process_overrides(&module, &info, Some(entry), &constants)
+                    .expect("overrides");
+            let index = module.entry_points.iter().position(|ep| ep.name == kernel.entry()).expect("entry point");
+            let used = info.get_entry_point(index);
+            let mut layouter = naga::proc::Layouter::default();
+            layouter.update(module.to_ctx()).expect("layout");
+            let bytes: u32 = module
+                .global_variables
+                .iter()
+                .filter(|&(handle, var)| var.space == naga::AddressSpace::WorkGroup && !used[handle].is_empty())
+                .map(|(_, var)| layouter[var.ty].size)
+                .sum();
+            assert_eq!(bytes, kernel.workgroup_bytes(), "{kernel:?}");
+            assert!(bytes <= 48 << 10, "{kernel:?}: {bytes} bytes");
+        }
+    }
 }

@@ -7,7 +7,8 @@ use audio_kernels::testing::{Rng, assert_close, bf16_to_f64, f32_to_f64, fresh_s
 use audio_kernels::{Activation, Epilogue, Weight, gemm, gemm_coop};
 use gpu_core::{Gpu, GpuError, GpuOptions, Recorder, wgpu};
 
-/// (n, m, k): the first five have odd k, the rest even k.
+/// (n, m, k): the first five have odd k, the rest even k; the last three have k a multiple of 16 but not of 32 (a
+/// partial last stage in the staged tensor-core kernel), with n and m off its 128-row and 128-column tiles.
 const SHAPES: &[(usize, usize, usize)] = &[
     (1, 1, 1),
     (1, 7, 3),
@@ -20,6 +21,9 @@ const SHAPES: &[(usize, usize, usize)] = &[
     (70, 130, 1024),
     (200, 256, 1280),
     (97, 64, 5120),
+    (5, 3, 16),
+    (130, 200, 48),
+    (257, 136, 80),
 ];
 
 /// f32 accumulation over k ≤ 1280 lands near 1e-7; a wrong element or a missed k step is far above this.
@@ -59,7 +63,8 @@ fn check_on(gpu: &Gpu, case: Case, n: usize, m: usize, k: usize, seed: u64) {
 
     let xb = gpu.upload_f32("x", &x).unwrap();
     let wb = Weight::upload(gpu, "w", &w, m, k).unwrap();
-    let path = if gemm_coop::usable(&wb) { "tensor cores" } else { "f32" };
+    let path =
+        if gemm_coop::usable(&wb) { format!("tensor cores, {}", gemm_coop::selected_kernel()) } else { "f32".into() };
     let bb = gpu.upload_f32("bias", &bias).unwrap();
     let yb = if case.accumulate { gpu.upload_f32("y", &y0).unwrap() } else { poisoned(gpu, "y", n * m) };
     let epilogue =
