@@ -259,17 +259,18 @@ fn finish(row: u32, col: u32, base: u32, lane: u32) {
 
 // Depth in k of one stage of `gemm_coop_staged` (16 or 32).
 override STAGE_K: u32 = 16u;
-// Most elements of `tiles` one invocation stages per stage (see `gemm_coop_staged`).
+// Most 4-f16 groups of a stage one invocation copies into `tiles` per stage (see `gemm_coop_staged`).
 const MAX_STAGE_LOADS: u32 = 16u;
 
 // Two stage buffers, each: X hi (TILE_M rows), X lo (TILE_M rows), then W (128 rows), each row STAGE_K f16 and 8 f16
-// of padding, 4 f16 to an element (`coopLoad` reads the f16 through a pointer to an element; its stride counts
-// elements). The padding makes the row stride 48 or 80 bytes, so the 8 rows of one 8×8 fragment load fall in
-// distinct 16-byte bank groups; every operand's first row starts on a 16-byte boundary, as `coopLoad` requires.
-override TILES_LEN: u32 = 2u * (2u * TILE_M + 128u) * (STAGE_K / 4u + 2u);
-var<workgroup> tiles: array<vec4<f16>, TILES_LEN>;
+// of padding. Scalar f16 elements: `coopLoad` reads through a pointer to an f16 and its stride counts f16 (a pointer
+// to a vector element, legal in SPV_KHR_cooperative_matrix, crashes the NVIDIA driver at pipeline creation). The
+// padding makes the row stride 48 or 80 bytes, so the 8 rows of one 8×8 fragment load fall in distinct 16-byte bank
+// groups; every operand's first row starts on a 16-byte boundary (a multiple of 8 f16), as `coopLoad` requires.
+override TILES_LEN: u32 = 2u * (2u * TILE_M + 128u) * (STAGE_K + 8u);
+var<workgroup> tiles: array<f16, TILES_LEN>;
 
-// Element `u` (4 f16 of one staged row, rows in `tiles` order) of the stage that starts at k0, read from memory;
+// Group `u` (4 f16 of one staged row, rows in `tiles` order) of the stage that starts at k0, read from memory;
 // zeros past k (the last stage of a k that is not a multiple of STAGE_K).
 fn stage_load(u: u32, k0: u32, wid: vec3<u32>) -> vec4<f16> {
     let chunks = STAGE_K / 4u;
@@ -289,16 +290,24 @@ fn stage_load(u: u32, k0: u32, wid: vec3<u32>) -> vec4<f16> {
     return v;
 }
 
-// Where element `u` of a stage lies in its stage buffer.
+// Where group `u` of a stage starts in its stage buffer, in f16.
 fn stage_slot(u: u32) -> u32 {
     let chunks = STAGE_K / 4u;
-    return (u / chunks) * (chunks + 2u) + u % chunks;
+    return (u / chunks) * (STAGE_K + 8u) + (u % chunks) * 4u;
+}
+
+// Stores group `v` at f16 `at` of `tiles`, one f16 at a time.
+fn stage_store(at: u32, v: vec4<f16>) {
+    tiles[at] = v.x;
+    tiles[at + 1u] = v.y;
+    tiles[at + 2u] = v.z;
+    tiles[at + 3u] = v.w;
 }
 
 // `gemm_coop` with the operands staged through workgroup memory. A workgroup of TILE_M / 16 subgroups computes a
 // TILE_M × 128 tile of Y, each subgroup 32 × 64 as in `gemm_coop`, with the same products in the same order and the
 // same BLOCK_K blocking, so the results are bit-identical to `gemm_coop`'s. The k range is walked in stages of STAGE_K:
-// the workgroup copies a stage's X hi, X lo and W rows into `tiles` once (each invocation a few 4-f16 elements,
+// the workgroup copies a stage's X hi, X lo and W rows into `tiles` once (each invocation a few 4-f16 groups,
 // consecutive invocations along a row, so the global loads coalesce), and the subgroups `coopLoad` their 16×16
 // operands from there. Double-buffered with one barrier per stage: stage s + 1's global loads are issued into
 // registers before stage s's products and stored to the other buffer after them; the barrier at the end of the stage
@@ -307,9 +316,10 @@ fn stage_slot(u: u32) -> u32 {
 @compute @workgroup_size(TILE_M / 16u * SUBGROUP)
 fn gemm_coop_staged(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let threads = TILE_M / 16u * SUBGROUP;
-    // Elements of a stage per invocation (the launcher's shapes divide evenly, ≤ MAX_STAGE_LOADS).
+    // 4-f16 groups of a stage per invocation (the launcher's shapes divide evenly, ≤ MAX_STAGE_LOADS).
     let loads = (2u * TILE_M + 128u) * (STAGE_K / 4u) / threads;
-    let row_elems = STAGE_K / 4u + 2u;
+    // Offsets and strides in `tiles` count f16.
+    let row_elems = STAGE_K + 8u;
     let stage_elems = (2u * TILE_M + 128u) * row_elems;
     let sg = t / SUBGROUP;
     let lane = t % SUBGROUP;
@@ -345,7 +355,7 @@ fn gemm_coop_staged(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
 
     for (var i = 0u; i < loads; i++) {
         let u = i * threads + t;
-        tiles[stage_slot(u)] = stage_load(u, 0u, wid);
+        stage_store(stage_slot(u), stage_load(u, 0u, wid));
     }
     workgroupBarrier();
     var next: array<vec4<f16>, MAX_STAGE_LOADS>;
@@ -361,7 +371,7 @@ fn gemm_coop_staged(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
         }
         // Steps of 16 within the stage, the last stage stopping at k.
         for (var kk = 0u; kk < STAGE_K && k0 + kk < k; kk += 16u) {
-            let at = cur + kk / 4u;
+            let at = cur + kk;
             let b0 = coopLoad<coop_mat16x16<f16, B>>(&tiles[at + w0], row_elems);
             let b1 = coopLoad<coop_mat16x16<f16, B>>(&tiles[at + w1], row_elems);
             let b2 = coopLoad<coop_mat16x16<f16, B>>(&tiles[at + w2], row_elems);
@@ -410,7 +420,7 @@ fn gemm_coop_staged(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
         if more {
             let other = stage_elems - cur;
             for (var i = 0u; i < loads; i++) {
-                tiles[other + stage_slot(i * threads + t)] = next[i];
+                stage_store(other + stage_slot(i * threads + t), next[i]);
             }
         }
         // Publishes the next stage's buffer, and keeps its stores (next iteration) off this stage's buffer until

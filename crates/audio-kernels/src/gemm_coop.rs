@@ -68,7 +68,8 @@ impl Kernel {
     }
 
     /// Workgroup memory: one 16×16 f32 epilogue tile per subgroup, and for the staged kernel two stage buffers of
-    /// (2·tile_rows + 128) rows of `stage_k` + 8 f16 (see `tiles` in the shader).
+    /// (2·tile_rows + 128) rows of `stage_k` + 8 f16 (`tiles` in the shader, an array of scalar f16). 45056 bytes
+    /// for either staged kernel (36864 + 8192 for 128-row tiles, 40960 + 4096 for 64-row ones), 4096 for `Direct`.
     fn workgroup_bytes(self) -> u32 {
         let epilogue = self.tile_rows() / 16 * 256 * 4;
         let stages = match self {
@@ -83,8 +84,8 @@ impl Kernel {
         match self {
             Kernel::Direct => Vec::new(),
             Kernel::Staged { tile_rows, stage_k } => {
-                // The shader's `tiles` copy: each invocation stages a whole number of 4-f16 elements per stage, at
-                // most MAX_STAGE_LOADS (16) of them.
+                // The shader's `tiles` copy: each invocation stages a whole number of 4-f16 groups per stage, at
+                // most MAX_STAGE_LOADS (16) of them. (`TILES_LEN`, the length of `tiles`, follows from these two.)
                 let elements = (2 * tile_rows + TILE_COLS) * stage_k / 4;
                 let threads = self.threads() as usize;
                 assert!(elements.is_multiple_of(threads) && elements / threads <= 16 && stage_k.is_multiple_of(K_STEP));
