@@ -369,8 +369,10 @@ fn gemm_coop_staged(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
                 next[i] = stage_load(i * threads + t, k0 + STAGE_K, wid);
             }
         }
-        // Steps of 16 within the stage, the last stage stopping at k.
-        for (var kk = 0u; kk < STAGE_K && k0 + kk < k; kk += 16u) {
+        // Steps of 16 within the stage. Past k (the last stage of a k that is not a multiple of STAGE_K) the staged
+        // operands are zeros, so the steps there add nothing. The bound is a constant on purpose: a loop bound that
+        // also tests k made the NVIDIA driver (580) crash at pipeline creation.
+        for (var kk = 0u; kk < STAGE_K; kk += 16u) {
             let at = cur + kk;
             let b0 = coopLoad<coop_mat16x16<f16, B>>(&tiles[at + w0], row_elems);
             let b1 = coopLoad<coop_mat16x16<f16, B>>(&tiles[at + w1], row_elems);
