@@ -263,8 +263,7 @@ override STAGE_K: u32 = 16u;
 const MAX_STAGE_LOADS: u32 = 16u;
 
 // Two stage buffers, each: X hi (TILE_M rows), X lo (TILE_M rows), then W (128 rows), each row STAGE_K f16 and 8 f16
-// of padding. Scalar f16 elements: `coopLoad` reads through a pointer to an f16 and its stride counts f16 (a pointer
-// to a vector element, legal in SPV_KHR_cooperative_matrix, crashes the NVIDIA driver at pipeline creation). The
+// of padding. Scalar f16 elements: `coopLoad` reads through a pointer to an f16 and its stride counts f16. The
 // padding makes the row stride 48 or 80 bytes, so the 8 rows of one 8×8 fragment load fall in distinct 16-byte bank
 // groups; every operand's first row starts on a 16-byte boundary (a multiple of 8 f16), as `coopLoad` requires.
 override TILES_LEN: u32 = 2u * (2u * TILE_M + 128u) * (STAGE_K + 8u);
