@@ -278,7 +278,8 @@ fn stage_load(u: u32, k0: u32, wid: vec3<u32>) -> vec4<f16> {
     var v = vec4<f16>();
     if kc < p.k {
         if row < 2u * TILE_M {
-            // hi rows are split rows 0..padded_n, lo rows padded_n..2·padded_n.
+            // hi rows are split rows 0..padded_n, lo rows padded_n..2·padded_n. padded_n is a multiple of 64, not
+            // of TILE_M: rows of the last tile past it read other (or clamped) rows, feeding only output rows ≥ n.
             let r = (row / TILE_M) * p.padded_n + wid.y * TILE_M + row % TILE_M;
             v = split4[(r * p.k + kc) / 4u];
         } else {

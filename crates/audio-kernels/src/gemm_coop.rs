@@ -17,6 +17,8 @@ use crate::weight::Weight;
 pub(crate) const TILE_COLS: usize = 128;
 /// k must be a multiple of this (one cooperative-matrix step).
 pub(crate) const K_STEP: usize = 16;
+/// Rows the split X is padded to (zeros past n).
+const SPLIT_ROWS: usize = 64;
 /// Lanes per subgroup the kernels are written for (`supported` requires exactly this).
 const SUBGROUP: usize = 32;
 
@@ -178,7 +180,10 @@ pub(crate) fn gemm_coop(
 ) -> Result<()> {
     let (m, k) = (w.rows, w.cols);
     let kernel = Kernel::selected();
-    let padded_n = n.next_multiple_of(kernel.tile_rows());
+    // The split is padded to 64 rows whatever the kernel's tile: a tower's row cap is a multiple of 64, and a split
+    // padded further could outgrow a storage binding that X fits. A 128-row tile past the split's rows reads other
+    // rows (or clamped ones), which only feed output rows ≥ n: those are never written.
+    let padded_n = n.next_multiple_of(SPLIT_ROWS);
     let params = Params {
         n: n as u32,
         m: m as u32,
@@ -196,7 +201,7 @@ pub(crate) fn gemm_coop(
     rec.dispatch(&split_rows, &buffers, &params, workgroups)?;
     let constants = constants(kernel, (epilogue.bias.is_some(), epilogue.activation, epilogue.accumulate));
     let pipeline = rec.gpu().kernel(&spec(kernel.entry(), &constants))?;
-    let workgroups = [m.div_ceil(TILE_COLS) as u32, (padded_n / kernel.tile_rows()) as u32, 1];
+    let workgroups = [m.div_ceil(TILE_COLS) as u32, padded_n.div_ceil(kernel.tile_rows()) as u32, 1];
     rec.dispatch(&pipeline, &buffers, &params, workgroups)
 }
 
