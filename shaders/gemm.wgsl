@@ -193,3 +193,5 @@ fn write_row(row: u32, col: u32, linear: vec4<f32>) {
         }
     }
 }
+
+// #include "gemm_epilogue.wgsl"

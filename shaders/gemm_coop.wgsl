@@ -15,8 +15,9 @@
 // columns as 2×4 accumulators (and 2×4 block accumulators), loading its 16×16 operand tiles straight from memory one
 // step ahead (the row and column halves of a workgroup share them through the cache). There is no staging and no
 // barrier in the k loop. The epilogue stages one 16×16 accumulator per subgroup in workgroup memory at a time.
-// `gemm_coop_staged` is the same product with its operands staged through workgroup memory (an experiment for now;
-// see its comment); the two share `split_rows` and `finish`.
+// `gemm_coop_staged` (the default) is the same product with its operands staged through workgroup memory; the two
+// differ only in where their operands come from, and share `split_rows`, the products (`multiply`), the block
+// accumulation (`flush`) and the epilogue (`write_tile`).
 
 enable f16;
 enable wgpu_cooperative_matrix;
@@ -25,7 +26,7 @@ struct Params {
     n: u32,
     m: u32,
     k: u32,
-    // Rows of the split X (n rounded up to the kernel's row tile, TILE_M; the extra rows are zero).
+    // Rows of the split X (n rounded up to 64; the extra rows are zero).
     padded_n: u32,
     // 2^-s for the weight's scale 2^s.
     w_unscale: f32,
@@ -110,7 +111,7 @@ fn split_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gr
     }
 }
 
-// Rows of Y per workgroup: TILE_M / 16 subgroups of 32 rows × 64 columns. `gemm_coop` is built for the default only;
+// Rows of Y per workgroup: TILE_M / 16 subgroups of 32 rows × 64 columns. `gemm_coop` is built for 64 only;
 // `gemm_coop_staged` takes 64 or 128.
 override TILE_M: u32 = 64u;
 // One 16×16 f32 epilogue tile per subgroup. (An array's length must name an override, not be an expression of
@@ -118,119 +119,99 @@ override TILE_M: u32 = 64u;
 override STAGED_LEN: u32 = 16u * TILE_M;
 var<workgroup> staged: array<f32, STAGED_LEN>;
 
-@compute @workgroup_size(4u * SUBGROUP)
-fn gemm_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-    let sg = t / SUBGROUP;
-    let lane = t % SUBGROUP;
-    let row0 = wid.y * 64u + (sg / 2u) * 32u;
-    let col0 = wid.x * 128u + (sg % 2u) * 64u;
-    let k = p.k;
-    let hi0 = row0 * k;
-    let hi1 = (row0 + 16u) * k;
-    let lo0 = p.padded_n * k + hi0;
-    let lo1 = p.padded_n * k + hi1;
-    let w0 = col0 * k;
-    let w1 = (col0 + 16u) * k;
-    let w2 = (col0 + 32u) * k;
-    let w3 = (col0 + 48u) * k;
+// One subgroup's 32 × 64 share of the tile: the totals c and the block accumulators d, 2 × 4 tiles each.
+struct Accumulators {
+    c00: coop_mat16x16<f32, C>,
+    c01: coop_mat16x16<f32, C>,
+    c02: coop_mat16x16<f32, C>,
+    c03: coop_mat16x16<f32, C>,
+    c10: coop_mat16x16<f32, C>,
+    c11: coop_mat16x16<f32, C>,
+    c12: coop_mat16x16<f32, C>,
+    c13: coop_mat16x16<f32, C>,
+    d00: coop_mat16x16<f32, C>,
+    d01: coop_mat16x16<f32, C>,
+    d02: coop_mat16x16<f32, C>,
+    d03: coop_mat16x16<f32, C>,
+    d10: coop_mat16x16<f32, C>,
+    d11: coop_mat16x16<f32, C>,
+    d12: coop_mat16x16<f32, C>,
+    d13: coop_mat16x16<f32, C>,
+}
 
-    var c00 = coop_mat16x16<f32, C>();
-    var c01 = coop_mat16x16<f32, C>();
-    var c02 = coop_mat16x16<f32, C>();
-    var c03 = coop_mat16x16<f32, C>();
-    var c10 = coop_mat16x16<f32, C>();
-    var c11 = coop_mat16x16<f32, C>();
-    var c12 = coop_mat16x16<f32, C>();
-    var c13 = coop_mat16x16<f32, C>();
-    var d00 = coop_mat16x16<f32, C>();
-    var d01 = coop_mat16x16<f32, C>();
-    var d02 = coop_mat16x16<f32, C>();
-    var d03 = coop_mat16x16<f32, C>();
-    var d10 = coop_mat16x16<f32, C>();
-    var d11 = coop_mat16x16<f32, C>();
-    var d12 = coop_mat16x16<f32, C>();
-    var d13 = coop_mat16x16<f32, C>();
-    // Operands of the current step; the next step's are loaded before this step's products, so
-    // the loads overlap the tensor-core work.
-    var b0 = coopLoad<coop_mat16x16<f16, B>>(&w[w0], k);
-    var b1 = coopLoad<coop_mat16x16<f16, B>>(&w[w1], k);
-    var b2 = coopLoad<coop_mat16x16<f16, B>>(&w[w2], k);
-    var b3 = coopLoad<coop_mat16x16<f16, B>>(&w[w3], k);
-    var h0 = coopLoadT<coop_mat16x16<f16, A>>(&split[hi0], k);
-    var h1 = coopLoadT<coop_mat16x16<f16, A>>(&split[hi1], k);
-    var l0 = coopLoadT<coop_mat16x16<f16, A>>(&split[lo0], k);
-    var l1 = coopLoadT<coop_mat16x16<f16, A>>(&split[lo1], k);
-    for (var k0 = 0u; k0 < k; k0 += 16u) {
-        // The last step reloads itself rather than reading past the row.
-        let kn = select(k0, k0 + 16u, k0 + 16u < k);
-        let nb0 = coopLoad<coop_mat16x16<f16, B>>(&w[w0 + kn], k);
-        let nb1 = coopLoad<coop_mat16x16<f16, B>>(&w[w1 + kn], k);
-        let nb2 = coopLoad<coop_mat16x16<f16, B>>(&w[w2 + kn], k);
-        let nb3 = coopLoad<coop_mat16x16<f16, B>>(&w[w3 + kn], k);
-        let nh0 = coopLoadT<coop_mat16x16<f16, A>>(&split[hi0 + kn], k);
-        let nh1 = coopLoadT<coop_mat16x16<f16, A>>(&split[hi1 + kn], k);
-        let nl0 = coopLoadT<coop_mat16x16<f16, A>>(&split[lo0 + kn], k);
-        let nl1 = coopLoadT<coop_mat16x16<f16, A>>(&split[lo1 + kn], k);
-        d00 = coopMultiplyAdd(h0, b0, d00);
-        d01 = coopMultiplyAdd(h0, b1, d01);
-        d02 = coopMultiplyAdd(h0, b2, d02);
-        d03 = coopMultiplyAdd(h0, b3, d03);
-        d10 = coopMultiplyAdd(h1, b0, d10);
-        d11 = coopMultiplyAdd(h1, b1, d11);
-        d12 = coopMultiplyAdd(h1, b2, d12);
-        d13 = coopMultiplyAdd(h1, b3, d13);
-        d00 = coopMultiplyAdd(l0, b0, d00);
-        d01 = coopMultiplyAdd(l0, b1, d01);
-        d02 = coopMultiplyAdd(l0, b2, d02);
-        d03 = coopMultiplyAdd(l0, b3, d03);
-        d10 = coopMultiplyAdd(l1, b0, d10);
-        d11 = coopMultiplyAdd(l1, b1, d11);
-        d12 = coopMultiplyAdd(l1, b2, d12);
-        d13 = coopMultiplyAdd(l1, b3, d13);
-        if (k0 + 16u) % BLOCK_K == 0u || k0 + 16u >= k {
-            c00 = c00 + d00;
-            c01 = c01 + d01;
-            c02 = c02 + d02;
-            c03 = c03 + d03;
-            c10 = c10 + d10;
-            c11 = c11 + d11;
-            c12 = c12 + d12;
-            c13 = c13 + d13;
-            d00 = coop_mat16x16<f32, C>();
-            d01 = coop_mat16x16<f32, C>();
-            d02 = coop_mat16x16<f32, C>();
-            d03 = coop_mat16x16<f32, C>();
-            d10 = coop_mat16x16<f32, C>();
-            d11 = coop_mat16x16<f32, C>();
-            d12 = coop_mat16x16<f32, C>();
-            d13 = coop_mat16x16<f32, C>();
-        }
-        b0 = nb0;
-        b1 = nb1;
-        b2 = nb2;
-        b3 = nb3;
-        h0 = nh0;
-        h1 = nh1;
-        l0 = nl0;
-        l1 = nl1;
+// The operands of one k step of 16: the subgroup's two X hi and two X lo row tiles, and its four W column tiles.
+struct Operands {
+    h0: coop_mat16x16<f16, A>,
+    h1: coop_mat16x16<f16, A>,
+    l0: coop_mat16x16<f16, A>,
+    l1: coop_mat16x16<f16, A>,
+    b0: coop_mat16x16<f16, B>,
+    b1: coop_mat16x16<f16, B>,
+    b2: coop_mat16x16<f16, B>,
+    b3: coop_mat16x16<f16, B>,
+}
+
+// The step's 16 products into the block accumulators: hi first, then lo, in the same order in both kernels.
+fn multiply(o: Operands, a: ptr<function, Accumulators>) {
+    (*a).d00 = coopMultiplyAdd(o.h0, o.b0, (*a).d00);
+    (*a).d01 = coopMultiplyAdd(o.h0, o.b1, (*a).d01);
+    (*a).d02 = coopMultiplyAdd(o.h0, o.b2, (*a).d02);
+    (*a).d03 = coopMultiplyAdd(o.h0, o.b3, (*a).d03);
+    (*a).d10 = coopMultiplyAdd(o.h1, o.b0, (*a).d10);
+    (*a).d11 = coopMultiplyAdd(o.h1, o.b1, (*a).d11);
+    (*a).d12 = coopMultiplyAdd(o.h1, o.b2, (*a).d12);
+    (*a).d13 = coopMultiplyAdd(o.h1, o.b3, (*a).d13);
+    (*a).d00 = coopMultiplyAdd(o.l0, o.b0, (*a).d00);
+    (*a).d01 = coopMultiplyAdd(o.l0, o.b1, (*a).d01);
+    (*a).d02 = coopMultiplyAdd(o.l0, o.b2, (*a).d02);
+    (*a).d03 = coopMultiplyAdd(o.l0, o.b3, (*a).d03);
+    (*a).d10 = coopMultiplyAdd(o.l1, o.b0, (*a).d10);
+    (*a).d11 = coopMultiplyAdd(o.l1, o.b1, (*a).d11);
+    (*a).d12 = coopMultiplyAdd(o.l1, o.b2, (*a).d12);
+    (*a).d13 = coopMultiplyAdd(o.l1, o.b3, (*a).d13);
+}
+
+// After the step that ends at global k `kn`: every BLOCK_K products and at the end, the block accumulators join the
+// totals with a correctly rounded f32 add and start again from zero.
+fn flush(kn: u32, a: ptr<function, Accumulators>) {
+    if kn % BLOCK_K == 0u || kn >= p.k {
+        (*a).c00 = (*a).c00 + (*a).d00;
+        (*a).c01 = (*a).c01 + (*a).d01;
+        (*a).c02 = (*a).c02 + (*a).d02;
+        (*a).c03 = (*a).c03 + (*a).d03;
+        (*a).c10 = (*a).c10 + (*a).d10;
+        (*a).c11 = (*a).c11 + (*a).d11;
+        (*a).c12 = (*a).c12 + (*a).d12;
+        (*a).c13 = (*a).c13 + (*a).d13;
+        (*a).d00 = coop_mat16x16<f32, C>();
+        (*a).d01 = coop_mat16x16<f32, C>();
+        (*a).d02 = coop_mat16x16<f32, C>();
+        (*a).d03 = coop_mat16x16<f32, C>();
+        (*a).d10 = coop_mat16x16<f32, C>();
+        (*a).d11 = coop_mat16x16<f32, C>();
+        (*a).d12 = coop_mat16x16<f32, C>();
+        (*a).d13 = coop_mat16x16<f32, C>();
     }
+}
 
+// The epilogue: each total through the subgroup's staging tile in workgroup memory to Y.
+fn write_tiles(a: ptr<function, Accumulators>, row0: u32, col0: u32, sg: u32, lane: u32) {
     let base = sg * 256u;
-    coopStoreT(c00, &staged[base], 16u);
+    coopStoreT((*a).c00, &staged[base], 16u);
     finish(row0, col0, base, lane);
-    coopStoreT(c01, &staged[base], 16u);
+    coopStoreT((*a).c01, &staged[base], 16u);
     finish(row0, col0 + 16u, base, lane);
-    coopStoreT(c02, &staged[base], 16u);
+    coopStoreT((*a).c02, &staged[base], 16u);
     finish(row0, col0 + 32u, base, lane);
-    coopStoreT(c03, &staged[base], 16u);
+    coopStoreT((*a).c03, &staged[base], 16u);
     finish(row0, col0 + 48u, base, lane);
-    coopStoreT(c10, &staged[base], 16u);
+    coopStoreT((*a).c10, &staged[base], 16u);
     finish(row0 + 16u, col0, base, lane);
-    coopStoreT(c11, &staged[base], 16u);
+    coopStoreT((*a).c11, &staged[base], 16u);
     finish(row0 + 16u, col0 + 16u, base, lane);
-    coopStoreT(c12, &staged[base], 16u);
+    coopStoreT((*a).c12, &staged[base], 16u);
     finish(row0 + 16u, col0 + 32u, base, lane);
-    coopStoreT(c13, &staged[base], 16u);
+    coopStoreT((*a).c13, &staged[base], 16u);
     finish(row0 + 16u, col0 + 48u, base, lane);
 }
 
@@ -255,6 +236,46 @@ fn finish(row: u32, col: u32, base: u32, lane: u32) {
         }
     }
     workgroupBarrier();
+}
+
+// The step at `at` (k offset) of operands straight from memory: X hi/lo rows `hi`/`lo` and W rows `wr` of the
+// split X and of W, stride k.
+fn load_direct(at: u32, hi: vec2<u32>, lo: vec2<u32>, wr: vec4<u32>) -> Operands {
+    let k = p.k;
+    return Operands(
+        coopLoadT<coop_mat16x16<f16, A>>(&split[hi.x + at], k),
+        coopLoadT<coop_mat16x16<f16, A>>(&split[hi.y + at], k),
+        coopLoadT<coop_mat16x16<f16, A>>(&split[lo.x + at], k),
+        coopLoadT<coop_mat16x16<f16, A>>(&split[lo.y + at], k),
+        coopLoad<coop_mat16x16<f16, B>>(&w[wr.x + at], k),
+        coopLoad<coop_mat16x16<f16, B>>(&w[wr.y + at], k),
+        coopLoad<coop_mat16x16<f16, B>>(&w[wr.z + at], k),
+        coopLoad<coop_mat16x16<f16, B>>(&w[wr.w + at], k),
+    );
+}
+
+@compute @workgroup_size(4u * SUBGROUP)
+fn gemm_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let sg = t / SUBGROUP;
+    let lane = t % SUBGROUP;
+    let row0 = wid.y * 64u + (sg / 2u) * 32u;
+    let col0 = wid.x * 128u + (sg % 2u) * 64u;
+    let k = p.k;
+    let hi = vec2(row0 * k, (row0 + 16u) * k);
+    let lo = hi + vec2(p.padded_n * k);
+    let wr = vec4(col0 * k, (col0 + 16u) * k, (col0 + 32u) * k, (col0 + 48u) * k);
+
+    var a = Accumulators();
+    // The next step's operands are loaded before this step's products, so the loads overlap the tensor-core work;
+    // the last step reloads itself rather than reading past the row.
+    var operands = load_direct(0u, hi, lo, wr);
+    for (var k0 = 0u; k0 < k; k0 += 16u) {
+        let next = load_direct(select(k0, k0 + 16u, k0 + 16u < k), hi, lo, wr);
+        multiply(operands, &a);
+        flush(k0 + 16u, &a);
+        operands = next;
+    }
+    write_tiles(&a, row0, col0, sg, lane);
 }
 
 // Depth in k of one stage of `gemm_coop_staged` (16 or 32).
@@ -304,6 +325,20 @@ fn stage_store(at: u32, v: vec4<f16>) {
     tiles[at + 3u] = v.w;
 }
 
+// The step at f16 `at` of `tiles`: rows `hi`/`lo`/`wr` of a stage buffer, stride `stride`.
+fn load_staged(at: u32, stride: u32, hi: vec2<u32>, lo: vec2<u32>, wr: vec4<u32>) -> Operands {
+    return Operands(
+        coopLoadT<coop_mat16x16<f16, A>>(&tiles[at + hi.x], stride),
+        coopLoadT<coop_mat16x16<f16, A>>(&tiles[at + hi.y], stride),
+        coopLoadT<coop_mat16x16<f16, A>>(&tiles[at + lo.x], stride),
+        coopLoadT<coop_mat16x16<f16, A>>(&tiles[at + lo.y], stride),
+        coopLoad<coop_mat16x16<f16, B>>(&tiles[at + wr.x], stride),
+        coopLoad<coop_mat16x16<f16, B>>(&tiles[at + wr.y], stride),
+        coopLoad<coop_mat16x16<f16, B>>(&tiles[at + wr.z], stride),
+        coopLoad<coop_mat16x16<f16, B>>(&tiles[at + wr.w], stride),
+    );
+}
+
 // `gemm_coop` with the operands staged through workgroup memory. A workgroup of TILE_M / 16 subgroups computes a
 // TILE_M × 128 tile of Y, each subgroup 32 × 64 as in `gemm_coop`, with the same products in the same order and the
 // same BLOCK_K blocking, so the results are bit-identical to `gemm_coop`'s. The k range is walked in stages of STAGE_K:
@@ -312,7 +347,7 @@ fn stage_store(at: u32, v: vec4<f16>) {
 // operands from there. Double-buffered with one barrier per stage: stage s + 1's global loads are issued into
 // registers before stage s's products and stored to the other buffer after them; the barrier at the end of the stage
 // publishes those stores and keeps anyone from overwriting the buffer just read before every subgroup is done with
-// it. Stage 0 is copied before the loop. The epilogue is `finish`, as in `gemm_coop`.
+// it. Stage 0 is copied before the loop.
 @compute @workgroup_size(TILE_M / 16u * SUBGROUP)
 fn gemm_coop_staged(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let threads = TILE_M / 16u * SUBGROUP;
@@ -327,32 +362,12 @@ fn gemm_coop_staged(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
     let col0 = wid.x * 128u + (sg % 2u) * 64u;
     let k = p.k;
     // This subgroup's operand rows within a stage buffer.
-    let hi0 = (sg / 2u) * 32u * row_elems;
-    let hi1 = hi0 + 16u * row_elems;
-    let lo0 = hi0 + TILE_M * row_elems;
-    let lo1 = hi1 + TILE_M * row_elems;
+    let hi = vec2((sg / 2u) * 32u, (sg / 2u) * 32u + 16u) * row_elems;
+    let lo = hi + vec2(TILE_M * row_elems);
     let w0 = (2u * TILE_M + (sg % 2u) * 64u) * row_elems;
-    let w1 = w0 + 16u * row_elems;
-    let w2 = w0 + 32u * row_elems;
-    let w3 = w0 + 48u * row_elems;
+    let wr = vec4(w0, w0 + 16u * row_elems, w0 + 32u * row_elems, w0 + 48u * row_elems);
 
-    var c00 = coop_mat16x16<f32, C>();
-    var c01 = coop_mat16x16<f32, C>();
-    var c02 = coop_mat16x16<f32, C>();
-    var c03 = coop_mat16x16<f32, C>();
-    var c10 = coop_mat16x16<f32, C>();
-    var c11 = coop_mat16x16<f32, C>();
-    var c12 = coop_mat16x16<f32, C>();
-    var c13 = coop_mat16x16<f32, C>();
-    var d00 = coop_mat16x16<f32, C>();
-    var d01 = coop_mat16x16<f32, C>();
-    var d02 = coop_mat16x16<f32, C>();
-    var d03 = coop_mat16x16<f32, C>();
-    var d10 = coop_mat16x16<f32, C>();
-    var d11 = coop_mat16x16<f32, C>();
-    var d12 = coop_mat16x16<f32, C>();
-    var d13 = coop_mat16x16<f32, C>();
-
+    var a = Accumulators();
     for (var i = 0u; i < loads; i++) {
         let u = i * threads + t;
         stage_store(stage_slot(u), stage_load(u, 0u, wid));
@@ -373,51 +388,8 @@ fn gemm_coop_staged(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
         // operands are zeros, so the steps there add nothing. The bound is a constant on purpose: a loop bound that
         // also tests k made the NVIDIA driver (580) crash at pipeline creation.
         for (var kk = 0u; kk < STAGE_K; kk += 16u) {
-            let at = cur + kk;
-            let b0 = coopLoad<coop_mat16x16<f16, B>>(&tiles[at + w0], row_elems);
-            let b1 = coopLoad<coop_mat16x16<f16, B>>(&tiles[at + w1], row_elems);
-            let b2 = coopLoad<coop_mat16x16<f16, B>>(&tiles[at + w2], row_elems);
-            let b3 = coopLoad<coop_mat16x16<f16, B>>(&tiles[at + w3], row_elems);
-            let h0 = coopLoadT<coop_mat16x16<f16, A>>(&tiles[at + hi0], row_elems);
-            let h1 = coopLoadT<coop_mat16x16<f16, A>>(&tiles[at + hi1], row_elems);
-            let l0 = coopLoadT<coop_mat16x16<f16, A>>(&tiles[at + lo0], row_elems);
-            let l1 = coopLoadT<coop_mat16x16<f16, A>>(&tiles[at + lo1], row_elems);
-            d00 = coopMultiplyAdd(h0, b0, d00);
-            d01 = coopMultiplyAdd(h0, b1, d01);
-            d02 = coopMultiplyAdd(h0, b2, d02);
-            d03 = coopMultiplyAdd(h0, b3, d03);
-            d10 = coopMultiplyAdd(h1, b0, d10);
-            d11 = coopMultiplyAdd(h1, b1, d11);
-            d12 = coopMultiplyAdd(h1, b2, d12);
-            d13 = coopMultiplyAdd(h1, b3, d13);
-            d00 = coopMultiplyAdd(l0, b0, d00);
-            d01 = coopMultiplyAdd(l0, b1, d01);
-            d02 = coopMultiplyAdd(l0, b2, d02);
-            d03 = coopMultiplyAdd(l0, b3, d03);
-            d10 = coopMultiplyAdd(l1, b0, d10);
-            d11 = coopMultiplyAdd(l1, b1, d11);
-            d12 = coopMultiplyAdd(l1, b2, d12);
-            d13 = coopMultiplyAdd(l1, b3, d13);
-            // The block boundary is on the global k, as in `gemm_coop`: every BLOCK_K products and at the end.
-            let kn = k0 + kk + 16u;
-            if kn % BLOCK_K == 0u || kn >= k {
-                c00 = c00 + d00;
-                c01 = c01 + d01;
-                c02 = c02 + d02;
-                c03 = c03 + d03;
-                c10 = c10 + d10;
-                c11 = c11 + d11;
-                c12 = c12 + d12;
-                c13 = c13 + d13;
-                d00 = coop_mat16x16<f32, C>();
-                d01 = coop_mat16x16<f32, C>();
-                d02 = coop_mat16x16<f32, C>();
-                d03 = coop_mat16x16<f32, C>();
-                d10 = coop_mat16x16<f32, C>();
-                d11 = coop_mat16x16<f32, C>();
-                d12 = coop_mat16x16<f32, C>();
-                d13 = coop_mat16x16<f32, C>();
-            }
+            multiply(load_staged(cur + kk, row_elems, hi, lo, wr), &a);
+            flush(k0 + kk + 16u, &a);
         }
         if more {
             let other = stage_elems - cur;
@@ -429,22 +401,7 @@ fn gemm_coop_staged(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
         // every subgroup has read it.
         workgroupBarrier();
     }
-
-    let base = sg * 256u;
-    coopStoreT(c00, &staged[base], 16u);
-    finish(row0, col0, base, lane);
-    coopStoreT(c01, &staged[base], 16u);
-    finish(row0, col0 + 16u, base, lane);
-    coopStoreT(c02, &staged[base], 16u);
-    finish(row0, col0 + 32u, base, lane);
-    coopStoreT(c03, &staged[base], 16u);
-    finish(row0, col0 + 48u, base, lane);
-    coopStoreT(c10, &staged[base], 16u);
-    finish(row0 + 16u, col0, base, lane);
-    coopStoreT(c11, &staged[base], 16u);
-    finish(row0 + 16u, col0 + 16u, base, lane);
-    coopStoreT(c12, &staged[base], 16u);
-    finish(row0 + 16u, col0 + 32u, base, lane);
-    coopStoreT(c13, &staged[base], 16u);
-    finish(row0 + 16u, col0 + 48u, base, lane);
+    write_tiles(&a, row0, col0, sg, lane);
 }
+
+// #include "gemm_epilogue.wgsl"

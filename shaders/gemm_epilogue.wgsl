@@ -1,5 +1,5 @@
-// The GEMM epilogue's activations, shared by `gemm.wgsl` and `gemm_coop.wgsl` (prepended to both by
-// `audio_kernels::shaders`). Reads the override constant `ACTIVATION` of the shader it is part of.
+// The GEMM epilogue's activations, included by `gemm.wgsl` and `gemm_coop.wgsl`. Reads the override constant
+// `ACTIVATION` of the shader that includes it.
 
 // GELU in its exact erf form, 0.5·v·(1 + erf(v/√2)), with erf's absolute error within 2e-7 over all of f32: the
 // fits below are good to 4e-9; evaluating them in f32 adds about 7e-8, and an exp with 3e-7 relative error about

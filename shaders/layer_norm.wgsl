@@ -18,19 +18,7 @@ struct Params {
 const WG: u32 = 256u;
 var<workgroup> partial: array<f32, WG>;
 
-fn workgroup_sum(value: f32, lid: u32) -> f32 {
-    partial[lid] = value;
-    workgroupBarrier();
-    for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-        if lid < stride {
-            partial[lid] += partial[lid + stride];
-        }
-        workgroupBarrier();
-    }
-    let total = partial[0];
-    workgroupBarrier();
-    return total;
-}
+// #include "row_sum.wgsl"
 
 @compute @workgroup_size(WG)
 fn layer_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,

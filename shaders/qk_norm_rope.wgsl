@@ -39,19 +39,7 @@ const WG: u32 = 128u;
 var<workgroup> partial: array<f32, WG>;
 var<workgroup> head: array<f32, WG>;
 
-fn workgroup_sum(value: f32, lid: u32) -> f32 {
-    partial[lid] = value;
-    workgroupBarrier();
-    for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-        if lid < stride {
-            partial[lid] += partial[lid + stride];
-        }
-        workgroupBarrier();
-    }
-    let total = partial[0];
-    workgroupBarrier();
-    return total;
-}
+// #include "row_sum.wgsl"
 
 // LayerNorm of the head over its head_dim values; threads past head_dim pass and get back 0.
 fn head_norm(x: f32, lid: u32, in_head: bool, is_k: bool) -> f32 {

@@ -1,11 +1,13 @@
-//! Parses and validates every WGSL file under `shaders/` and every pipeline variant the launchers
-//! can build (override constants applied), then translates each variant to SPIR-V, MSL and HLSL so
-//! a shader that only one backend rejects is caught without that backend's hardware.
+//! Parses and validates every pipeline variant the launchers can build (the composed WGSL, override constants
+//! applied), then translates each to SPIR-V, MSL and HLSL so a shader that only one backend rejects is caught
+//! without that backend's hardware. Every file under `shaders/` must be a kernel some launcher builds or a part such
+//! a kernel includes.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
-use audio_kernels::shaders::{SHARED_PARTS, Variant, all_variants};
+use audio_kernels::shaders::INCLUDES;
+use audio_kernels::variants::all_variants;
+use gpu_core::KernelVariant as Variant;
 use naga::back::PipelineConstants;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
@@ -34,18 +36,15 @@ fn describe(variant: &Variant) -> String {
     format!("{}.wgsl:{} [{}]", variant.shader.name, variant.entry, constants.join(","))
 }
 
-/// A `.wgsl` file that no launcher builds is dead code, or a launcher that forgot to list it.
+/// A `.wgsl` file that no launcher builds and no built kernel includes is dead code, or a launcher that forgot to
+/// list it. (`INCLUDES` lists every file under `shaders/`, as the build script found them.)
 fn check_every_file_is_used(variants: &[Variant]) -> Result<(), String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shaders");
-    let used: BTreeSet<&str> = variants.iter().map(|v| v.shader.name).chain(SHARED_PARTS.iter().copied()).collect();
-    let entries = std::fs::read_dir(&dir).map_err(|e| format!("reading {}: {e}", dir.display()))?;
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.extension().is_some_and(|e| e == "wgsl") {
-            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
-            if !used.contains(stem.as_str()) {
-                return Err(format!("{} is not used by any launcher", path.display()));
-            }
+    let built: BTreeSet<&str> = variants.iter().map(|v| v.shader.name).collect();
+    let included: BTreeSet<&str> =
+        INCLUDES.iter().filter(|(file, _)| built.contains(file)).flat_map(|(_, parts)| parts.iter().copied()).collect();
+    for (file, _) in INCLUDES {
+        if !built.contains(file) && !included.contains(file) {
+            return Err(format!("shaders/{file}.wgsl is neither built by a launcher nor included by a kernel"));
         }
     }
     Ok(())

@@ -1,7 +1,7 @@
 //! Wall time of one `gemm` submission (record, submit, wait) at small shapes, with bias and GELU as in the MLP.
 //! Throughput is in FLOPs (2·n·m·k). Shapes stay small so the bench also runs on a software adapter.
 
-use audio_kernels::testing::{Rng, test_gpu};
+use audio_kernels::testing::{Rng, test_gpu, test_matmul};
 use audio_kernels::{Activation, Epilogue, Weight, gemm};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use gpu_core::Recorder;
@@ -15,7 +15,7 @@ fn bench_gemm(c: &mut Criterion) {
     group.sample_size(20);
     for &(n, m, k) in SHAPES {
         let x = gpu.upload_f32("x", &rng.f32s(n * k, 1.0)).expect("upload x");
-        let w = Weight::upload(gpu, "w", &rng.bf16s(m * k, 0.1), m, k).expect("upload w");
+        let w = Weight::upload(gpu, "w", &rng.bf16s(m * k, 0.1), m, k, &test_matmul()).expect("upload w");
         let bias = gpu.upload_f32("bias", &rng.f32s(m, 0.5)).expect("upload bias");
         let y = gpu.zeros("y", n * m).expect("allocate y");
         let epilogue = Epilogue { bias: Some(&bias), activation: Activation::Gelu, accumulate: false };

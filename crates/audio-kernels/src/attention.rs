@@ -1,9 +1,9 @@
 //! Masked multi-head attention launcher (`shaders/attention.wgsl`), flash style.
 
-use gpu_core::{Access, GpuBuffer, GpuError, KernelSpec, Recorder, Result, wgpu};
+use gpu_core::{Access, GpuBuffer, GpuError, KernelSpec, KernelVariant, Recorder, Result, wgpu};
 
 use crate::launch::{grid, require};
-use crate::shaders::{ATTENTION, Variant};
+use crate::shaders::ATTENTION;
 
 /// Largest head dimension the kernel handles.
 pub const MAX_HEAD_DIM: usize = 128;
@@ -86,11 +86,11 @@ fn spec<'a>(constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
 }
 
 /// Every pipeline this launcher can build, for shader validation.
-pub fn variants() -> Vec<Variant> {
+pub fn variants() -> Vec<KernelVariant> {
     let mut variants = Vec::new();
     for head_dim in HEAD_DIMS {
         for block_keys in [16, 32] {
-            variants.push(Variant::of(&spec(&Tiling { head_dim, block_keys }.constants())));
+            variants.push(KernelVariant::from(&spec(&Tiling { head_dim, block_keys }.constants())));
         }
     }
     variants

@@ -1,9 +1,9 @@
 //! im2col launcher for the kernel-3, padding-1 Conv1d (`shaders/conv_im2col.wgsl`).
 
-use gpu_core::{Access, GpuBuffer, KernelSpec, Recorder, Result};
+use gpu_core::{Access, GpuBuffer, KernelSpec, KernelVariant, Recorder, Result};
 
 use crate::launch::{grid, require};
-use crate::shaders::{CONV_IM2COL, Variant};
+use crate::shaders::CONV_IM2COL;
 
 /// Threads per workgroup in the shader.
 const WG: usize = 256;
@@ -22,8 +22,8 @@ fn spec() -> KernelSpec<'static> {
 }
 
 /// Every pipeline this launcher can build, for shader validation.
-pub fn variants() -> Vec<Variant> {
-    vec![Variant::of(&spec())]
+pub fn variants() -> Vec<KernelVariant> {
+    vec![KernelVariant::from(&spec())]
 }
 
 /// `cols[t, ci·3 + tap] = h[t + tap − 1, ci]` (zero outside the sequence) for `h` `[n, channels]` and `cols`

@@ -1,9 +1,9 @@
 //! Row LayerNorm launcher (`shaders/layer_norm.wgsl`).
 
-use gpu_core::{Access, GpuBuffer, KernelSpec, Recorder, Result};
+use gpu_core::{Access, GpuBuffer, KernelSpec, KernelVariant, Recorder, Result};
 
 use crate::launch::{grid, require};
-use crate::shaders::{LAYER_NORM, Variant};
+use crate::shaders::LAYER_NORM;
 
 /// Epsilon used by every LayerNorm of the model.
 pub const LAYER_NORM_EPS: f32 = 1e-5;
@@ -23,8 +23,8 @@ fn spec() -> KernelSpec<'static> {
 }
 
 /// Every pipeline this launcher can build, for shader validation.
-pub fn variants() -> Vec<Variant> {
-    vec![Variant::of(&spec())]
+pub fn variants() -> Vec<KernelVariant> {
+    vec![KernelVariant::from(&spec())]
 }
 
 /// `y[r, :] = LayerNorm(x[r, :]) · weight + bias` for `rows` rows of `width` f32 values.

@@ -1,26 +1,27 @@
 //! `audio-kernels`: the WGSL kernels of a pre-norm transformer audio encoder, each a `.wgsl` file
 //! under `shaders/`, a launcher here that records onto a [`gpu_core::Recorder`] with
-//! caller-provided buffers, and an f64 CPU reference in [`reference`].
+//! caller-provided buffers, and an f64 CPU reference in [`reference`](mod@reference).
 //!
 //! Launchers take element counts, check every buffer against them, and never allocate.
+
+#![warn(missing_docs)]
 
 pub mod attention;
 pub mod conv_im2col;
 pub mod gemm;
-pub mod gemm_coop;
 mod launch;
 pub mod layer_norm;
 pub mod qk_norm_rope;
+pub mod random;
 pub mod reference;
 pub mod shaders;
 pub mod speaker_fusion;
 pub mod testing;
-pub mod weight;
+pub mod variants;
 
 pub use attention::attention;
 pub use conv_im2col::conv_im2col;
-pub use gemm::{Activation, Epilogue, gemm};
+pub use gemm::{Activation, Epilogue, MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Weight, gemm};
 pub use layer_norm::{LAYER_NORM_EPS, layer_norm};
 pub use qk_norm_rope::{QK_NORM_ROPE_MAX_HEAD_DIM, QkNorm, RopeTable, qk_norm_rope};
 pub use speaker_fusion::speaker_fusion;
-pub use weight::Weight;

@@ -1,11 +1,11 @@
 //! Per-head q/k LayerNorm + rotate-half RoPE launcher (`shaders/qk_norm_rope.wgsl`) and its host-built
 //! cos/sin table.
 
-use gpu_core::{Access, Gpu, GpuBuffer, GpuError, KernelSpec, Recorder, Result};
+use gpu_core::{Access, Gpu, GpuBuffer, GpuError, KernelSpec, KernelVariant, Recorder, Result};
 
 use crate::LAYER_NORM_EPS;
 use crate::launch::{grid, require};
-use crate::shaders::{QK_NORM_ROPE, Variant};
+use crate::shaders::QK_NORM_ROPE;
 
 /// Largest head_dim the kernel handles (one thread per dim of a head).
 pub const QK_NORM_ROPE_MAX_HEAD_DIM: usize = 128;
@@ -62,9 +62,13 @@ impl RopeTable {
 
 /// LayerNorm parameters of the q and k heads, each `[head_dim]` f32 shared by all heads.
 pub struct QkNorm<'a> {
+    /// γ of the q LayerNorm (`attn.q_norm.weight`).
     pub q_weight: &'a GpuBuffer,
+    /// β of the q LayerNorm (`attn.q_norm.bias`).
     pub q_bias: &'a GpuBuffer,
+    /// γ of the k LayerNorm (`attn.k_norm.weight`).
     pub k_weight: &'a GpuBuffer,
+    /// β of the k LayerNorm (`attn.k_norm.bias`).
     pub k_bias: &'a GpuBuffer,
 }
 
@@ -87,8 +91,8 @@ fn spec(has_norm: bool) -> KernelSpec<'static> {
 }
 
 /// Every pipeline this launcher can build, for shader validation.
-pub fn variants() -> Vec<Variant> {
-    [false, true].map(|has_norm| Variant::of(&spec(has_norm))).to_vec()
+pub fn variants() -> Vec<KernelVariant> {
+    [false, true].map(|has_norm| KernelVariant::from(&spec(has_norm))).to_vec()
 }
 
 /// In place on `qkv` `[rows, 3·heads·head_dim]`: q and k heads are LayerNormed (when `norm` is given, eps

@@ -1,9 +1,9 @@
 //! Speaker fusion launcher (`shaders/speaker_fusion.wgsl`): adds each frame's speaker embedding.
 
-use gpu_core::{Access, GpuBuffer, KernelSpec, Recorder, Result};
+use gpu_core::{Access, GpuBuffer, KernelSpec, KernelVariant, Recorder, Result};
 
 use crate::launch::{grid, require};
-use crate::shaders::{SPEAKER_FUSION, Variant};
+use crate::shaders::SPEAKER_FUSION;
 
 /// Threads per workgroup in the shader.
 const WG: usize = 256;
@@ -23,8 +23,8 @@ fn spec() -> KernelSpec<'static> {
 }
 
 /// Every pipeline this launcher can build, for shader validation.
-pub fn variants() -> Vec<Variant> {
-    vec![Variant::of(&spec())]
+pub fn variants() -> Vec<KernelVariant> {
+    vec![KernelVariant::from(&spec())]
 }
 
 /// In place `x[t, c] += Σ_s z[t, s] · table[s, c]` for `x` `[rows, width]`, `z` `[rows, speakers]` and `table`

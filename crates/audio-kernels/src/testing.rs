@@ -1,47 +1,13 @@
-//! Test support shared by this crate's tests and its dependants': a seeded generator, bf16
-//! helpers, the relative Frobenius error gate, and one GPU context per test binary.
+//! Test support shared by this crate's tests and its dependants': seeds, bf16 helpers, the relative Frobenius error
+//! gates, and one GPU context per test binary with the matrix settings of the environment. Never used by
+//! production code.
 
 use std::sync::OnceLock;
 
-use gpu_core::Gpu;
+use gpu_core::{Gpu, GpuOptions};
 
-/// SplitMix64: tiny, seedable, and stable across crate versions (goldens depend on it).
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [-1, 1).
-    pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
-
-    /// Uniform integer in `0..n`.
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n.max(1) as u64) as usize
-    }
-
-    /// `n` f32 values uniform in [-scale, scale).
-    pub fn f32s(&mut self, n: usize, scale: f64) -> Vec<f32> {
-        (0..n).map(|_| (self.uniform() * scale) as f32).collect()
-    }
-
-    /// `n` bf16 bit patterns of values uniform in [-scale, scale).
-    pub fn bf16s(&mut self, n: usize, scale: f64) -> Vec<u16> {
-        (0..n).map(|_| half::bf16::from_f64(self.uniform() * scale).to_bits()).collect()
-    }
-}
+use crate::MatmulOptions;
+pub use crate::random::Rng;
 
 /// The seed for a test: `TEST_SEED` when set (to replay a failure), otherwise fresh each run.
 pub fn fresh_seed() -> u64 {
@@ -65,20 +31,30 @@ pub fn f32_to_f64(values: &[f32]) -> Vec<f64> {
 
 /// ‖got − want‖_F / ‖want‖_F, or +∞ when `got` holds a non-finite value or the lengths differ.
 pub fn rel_frobenius(got: &[f32], want: &[f64]) -> f64 {
+    let norm = want.iter().map(|w| w * w).sum::<f64>().sqrt();
+    error_against(got, want, norm)
+}
+
+/// ‖got − want‖_F / `scale`, or +∞ when `got` holds a non-finite value or the lengths differ.
+pub fn error_against(got: &[f32], want: &[f64], scale: f64) -> f64 {
     if got.len() != want.len() || got.iter().any(|v| !v.is_finite()) {
         return f64::INFINITY;
     }
-    let (mut diff, mut norm) = (0.0f64, 0.0f64);
-    for (&g, &w) in got.iter().zip(want) {
-        diff += (g as f64 - w) * (g as f64 - w);
-        norm += w * w;
-    }
-    (diff / norm.max(f64::MIN_POSITIVE)).sqrt()
+    let diff: f64 = got.iter().zip(want).map(|(&g, &w)| (g as f64 - w) * (g as f64 - w)).sum();
+    diff.sqrt() / scale.max(f64::MIN_POSITIVE)
 }
 
 /// Asserts `rel_frobenius(got, want) <= tolerance`, printing the error either way.
 pub fn assert_close(what: &str, got: &[f32], want: &[f64], tolerance: f64) {
-    let error = rel_frobenius(got, want);
+    let norm = want.iter().map(|w| w * w).sum::<f64>().sqrt();
+    assert_close_to_scale(what, got, want, norm, tolerance);
+}
+
+/// Asserts `‖got − want‖_F ≤ tolerance · scale`, printing the error either way. For outputs that are sums of terms
+/// that can cancel (a residual plus a product), `scale` is the size of the terms (e.g. ‖a‖_F + ‖b‖_F): rounding
+/// errors scale with the terms, not with what is left of their sum, so the gate holds for every draw.
+pub fn assert_close_to_scale(what: &str, got: &[f32], want: &[f64], scale: f64, tolerance: f64) {
+    let error = error_against(got, want, scale);
     eprintln!("{what}: relative Frobenius error {error:.3e} (tolerance {tolerance:.0e})");
     assert!(
         error <= tolerance,
@@ -89,17 +65,28 @@ pub fn assert_close(what: &str, got: &[f32], want: &[f64], tolerance: f64) {
     );
 }
 
-/// One context per test binary, from the environment (`WGPU_ADAPTER_NAME`, `WGPU_BACKEND`).
+/// ‖values‖_F.
+pub fn frobenius(values: &[f64]) -> f64 {
+    values.iter().map(|v| v * v).sum::<f64>().sqrt()
+}
+
+/// One context per test binary, from the environment ([`GpuOptions::from_env`]).
 /// Panics when no adapter exists: a GPU test must fail, never skip.
 pub fn test_gpu() -> &'static Gpu {
     static GPU: OnceLock<Gpu> = OnceLock::new();
-    GPU.get_or_init(|| match Gpu::new() {
+    GPU.get_or_init(|| match Gpu::with_options(&GpuOptions::from_env()) {
         Ok(gpu) => {
             eprintln!("{}", gpu.describe());
             gpu
         }
         Err(e) => panic!("GPU tests need an adapter (install mesa-vulkan-drivers for lavapipe): {e}"),
     })
+}
+
+/// The matrix settings tests run with: [`MatmulOptions::from_env`] (`NEMOTRON_PRECISION=f32` tests the f32 path on
+/// an adapter with tensor cores).
+pub fn test_matmul() -> MatmulOptions {
+    MatmulOptions::from_env().unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A buffer of `len` NaNs, so any element a kernel fails to write fails the comparison.

@@ -19,19 +19,20 @@ const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP
     .union(wgpu::Features::PIPELINE_CACHE)
     .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
 
-/// How to choose and configure the device. `GpuOptions::from_env()` reads the environment.
+/// How to choose and configure the device. [`GpuOptions::default`] reads nothing from the environment;
+/// [`GpuOptions::from_env`] is the one place this crate does.
 #[derive(Clone, Debug)]
 pub struct GpuOptions {
-    /// Case-insensitive substring of the adapter name (`WGPU_ADAPTER_NAME`).
+    /// Case-insensitive substring of the adapter name (`WGPU_ADAPTER_NAME` in [`GpuOptions::from_env`]).
     pub adapter_name: Option<String>,
     /// Comma list of backends, e.g. `vulkan,metal` (`WGPU_BACKEND`); `None` means the native
     /// ones (Vulkan, Metal, DX12). GL has to be asked for: its compute support is too limited.
     pub backends: Option<String>,
     /// Accept a software (CPU) adapter when no hardware one exists; a warning is logged.
     pub allow_software: bool,
-    /// Where wgpu's driver pipeline cache is persisted (`NEMOTRON_PIPELINE_CACHE`; `off` disables).
+    /// Where wgpu's driver pipeline cache is persisted; `None` keeps it in memory only.
     pub pipeline_cache_dir: Option<PathBuf>,
-    /// Optional features not to enable even when present (e.g. to force the plain f32 path).
+    /// Optional features not to enable even when present.
     pub disabled_features: wgpu::Features,
     /// Caps `max_storage_buffer_binding_size` below the adapter's (rounded down to whole words):
     /// the device then behaves like a smaller one, e.g. to check that work is split to fit.
@@ -39,12 +40,13 @@ pub struct GpuOptions {
 }
 
 impl Default for GpuOptions {
+    /// Any adapter (hardware first), native backends, no persisted pipeline cache.
     fn default() -> Self {
         Self {
             adapter_name: None,
             backends: None,
             allow_software: true,
-            pipeline_cache_dir: default_cache_dir(),
+            pipeline_cache_dir: None,
             disabled_features: wgpu::Features::empty(),
             max_storage_binding_size: None,
         }
@@ -52,30 +54,30 @@ impl Default for GpuOptions {
 }
 
 impl GpuOptions {
-    /// Defaults, overridden by `WGPU_ADAPTER_NAME`, `WGPU_BACKEND`, `NEMOTRON_PIPELINE_CACHE` and
-    /// `NEMOTRON_PRECISION=f32` (no tensor-core path: cooperative matrices stay disabled).
+    /// The defaults, overridden by the environment:
+    ///
+    /// | variable | sets |
+    /// |---|---|
+    /// | `WGPU_ADAPTER_NAME` | [`GpuOptions::adapter_name`] |
+    /// | `WGPU_BACKEND` | [`GpuOptions::backends`] |
+    /// | `NEMOTRON_PIPELINE_CACHE` | [`GpuOptions::pipeline_cache_dir`] (`off` or `0`: none); unset: `$XDG_CACHE_HOME/nemotron-audio/pipelines`, else `~/.cache/nemotron-audio/pipelines` |
     pub fn from_env() -> Self {
-        let mut options = Self::default();
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        options.adapter_name = var("WGPU_ADAPTER_NAME");
-        options.backends = var("WGPU_BACKEND");
-        if var("NEMOTRON_PRECISION").is_some_and(|p| p.eq_ignore_ascii_case("f32")) {
-            options.disabled_features |= wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
+        let pipeline_cache_dir = match var("NEMOTRON_PIPELINE_CACHE").as_deref() {
+            Some("off") | Some("0") => None,
+            Some(dir) => Some(PathBuf::from(dir)),
+            None => var("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| var("HOME").map(|home| PathBuf::from(home).join(".cache")))
+                .map(|base| base.join("nemotron-audio").join("pipelines")),
+        };
+        Self {
+            adapter_name: var("WGPU_ADAPTER_NAME"),
+            backends: var("WGPU_BACKEND"),
+            pipeline_cache_dir,
+            ..Self::default()
         }
-        match var("NEMOTRON_PIPELINE_CACHE").as_deref() {
-            Some("off") | Some("0") => options.pipeline_cache_dir = None,
-            Some(dir) => options.pipeline_cache_dir = Some(PathBuf::from(dir)),
-            None => {}
-        }
-        options
     }
-}
-
-fn default_cache_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("nemotron-audio").join("pipelines"))
 }
 
 /// A device and queue with the caches that make repeated launches cheap. Cloning is cheap and
@@ -101,9 +103,9 @@ pub(crate) struct GpuInner {
 }
 
 impl Gpu {
-    /// Opens the adapter chosen by [`GpuOptions::from_env`].
+    /// Opens an adapter with [`GpuOptions::default`] (nothing read from the environment).
     pub fn new() -> Result<Self> {
-        Self::with_options(&GpuOptions::from_env())
+        Self::with_options(&GpuOptions::default())
     }
 
     /// Opens an adapter: hardware before software, discrete before integrated, native backends

@@ -3,6 +3,8 @@
 //! word), a pipeline cache keyed by shader/entry/constants, cached bind groups, a [`Recorder`]
 //! that submits a whole sequence of launches at once, and a timestamp [`Profile`].
 
+#![warn(missing_docs)]
+
 mod bind_cache;
 mod buffer;
 mod error;
@@ -17,7 +19,7 @@ mod recorder;
 pub use buffer::{GpuBuffer, pack_bf16};
 pub use error::{GpuError, Result};
 pub use gpu::{Gpu, GpuOptions};
-pub use pipeline::{Access, Kernel, KernelSpec, MAX_PARAMS_BYTES, Shader};
+pub use pipeline::{Access, Kernel, KernelSpec, KernelVariant, MAX_PARAMS_BYTES, Shader};
 pub use profiler::Profile;
 pub use recorder::{Recorder, Timing};
 

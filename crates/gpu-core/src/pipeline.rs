@@ -30,7 +30,9 @@ pub struct Shader {
 /// How a kernel uses one `@group(0)` storage binding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Access {
+    /// `var<storage, read>`: the kernel only loads from it.
     Read,
+    /// `var<storage, read_write>`: the kernel stores to it (and may load).
     ReadWrite,
 }
 
@@ -38,9 +40,13 @@ pub enum Access {
 /// the access mode of each `@group(0)` storage binding in binding order.
 #[derive(Clone, Debug)]
 pub struct KernelSpec<'a> {
+    /// The WGSL module holding the entry point.
     pub shader: &'static Shader,
+    /// Name of the `@compute` entry point.
     pub entry: &'static str,
+    /// Pipeline-overridable constants (`override NAME`) and their values; order does not matter.
     pub constants: &'a [(&'static str, f64)],
+    /// Access mode of each `@group(0)` storage binding, in binding order.
     pub bindings: &'static [Access],
 }
 
@@ -60,6 +66,24 @@ impl KernelSpec<'_> {
             label.push_str(&format!("[{}]", list.join(",")));
         }
         label
+    }
+}
+
+/// A [`KernelSpec`] that owns its override constants: one pipeline a launcher can build, listed so that a tool can
+/// validate every variant without a device (`cargo xtask validate-shaders`).
+#[derive(Clone, Debug)]
+pub struct KernelVariant {
+    /// The shader.
+    pub shader: &'static Shader,
+    /// Its entry point.
+    pub entry: &'static str,
+    /// Override constants, by name.
+    pub constants: Vec<(&'static str, f64)>,
+}
+
+impl From<&KernelSpec<'_>> for KernelVariant {
+    fn from(spec: &KernelSpec<'_>) -> Self {
+        Self { shader: spec.shader, entry: spec.entry, constants: spec.constants.to_vec() }
     }
 }
 

@@ -18,6 +18,7 @@ enum Op {
 /// How a submission is timed on the GPU.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Timing {
+    /// No timestamps: the submission runs untimed.
     #[default]
     Off,
     /// From the start of the first dispatch to the end of the last: the submission's GPU time,

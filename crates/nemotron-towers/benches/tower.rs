@@ -1,11 +1,11 @@
 //! Criterion benches of the towers at small shapes (they run on any adapter, lavapipe included;
 //! release-sized timings are `nemotron-audio bench`).
 
-use audio_kernels::testing::{Rng, test_gpu};
+use audio_kernels::testing::{Rng, test_gpu, test_matmul};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use nemotron_towers::bench::tower_flops;
-use nemotron_towers::pipeline::Model;
-use nemotron_towers::{InputKind, ModelConfig, Sequence};
+use nemotron_towers::tower::{InputKind, Sequence};
+use nemotron_towers::{Model, ModelConfig, ModelOptions};
 
 const CONFIG: &str = r#"{"model_type":"nemo_speechlm","audio_config":{"asr_config":{"hidden_size":128,
     "intermediate_size":256,"num_attention_heads":2,"num_hidden_layers":2},"diarization_config":{"audio_config":
@@ -15,7 +15,9 @@ const CONFIG: &str = r#"{"model_type":"nemo_speechlm","audio_config":{"asr_confi
 fn towers(c: &mut Criterion) {
     let gpu = test_gpu();
     let config = ModelConfig::from_json(CONFIG).expect("bench config");
-    let Ok(Model::Transcribe(model)) = Model::random(gpu, &config, 1) else { panic!("random transcribe model") };
+    let Ok(Model::Transcribe(model)) = Model::random(gpu, &config, 1, &ModelOptions { matmul: test_matmul() }) else {
+        panic!("random transcribe model")
+    };
     let mut rng = Rng::new(2);
     let mut group = c.benchmark_group("tower");
     group.sample_size(10);

@@ -2,6 +2,7 @@
 //! independent, so they run as batches of sequences, up to [`MAX_CHUNKS_PER_BATCH`] per
 //! submission (fewer when the device's storage-binding limit says so).
 
+use audio_kernels::MatmulOptions;
 use gpu_core::Gpu;
 
 use crate::checkpoint::Checkpoint;
@@ -25,8 +26,9 @@ impl AsrEncoder {
         names: &EncoderNames,
         config: &EncoderConfig,
         chunks: ChunkConfig,
+        matmul: &MatmulOptions,
     ) -> Result<Self> {
-        Ok(Self::new(Tower::load(gpu, checkpoint, names, config)?, chunks))
+        Ok(Self::new(Tower::load_named(gpu, checkpoint, names, config, matmul)?, chunks))
     }
 
     pub fn new(tower: Tower, chunks: ChunkConfig) -> Self {
@@ -43,7 +45,7 @@ impl AsrEncoder {
         let c = self.tower.config();
         let (sub, width) = (c.subsampling, c.stacked_features());
         if features.data.len() != features.frames * c.mel_bins || !features.frames.is_multiple_of(sub) {
-            return Err(Error::Input(format!(
+            return Err(Error::features(format!(
                 "ASR features: {} values for {} frames are not whole groups of {sub} frames × {} mel bins",
                 features.data.len(),
                 features.frames,

@@ -16,6 +16,7 @@ pub const SAMPLE_RATE: u32 = 16_000;
 /// Input rates accepted. The resampler's FFT sizes grow with the rate's ratio to 16 kHz (1 Hz audio
 /// would need a 16-million-point FFT per sample), so absurd rates are refused, not resampled.
 pub const MIN_SAMPLE_RATE: u32 = 1_000;
+/// Highest input rate accepted, in Hz (see [`MIN_SAMPLE_RATE`]).
 pub const MAX_SAMPLE_RATE: u32 = 768_000;
 /// One hop of the front end: shorter audio has no valid mel frame.
 pub const MIN_SAMPLES: usize = 160;
@@ -29,35 +30,86 @@ const IN_MEMORY: &str = "in-memory audio";
 pub enum AudioError {
     /// The file could not be opened or is not a well-formed WAV file.
     #[error("{input}: cannot read as a WAV file: {source}")]
-    Wav { input: String, source: hound::Error },
+    Wav {
+        /// The file path, or "in-memory audio".
+        input: String,
+        /// hound's error (I/O or WAV parsing).
+        source: hound::Error,
+    },
 
     /// A WAV sample format this reader does not decode (float other than 32-bit).
     #[error("{input}: unsupported WAV sample format: {bits}-bit {format}")]
-    UnsupportedFormat { input: String, bits: u16, format: &'static str },
+    UnsupportedFormat {
+        /// The file path, or "in-memory audio".
+        input: String,
+        /// Bits per sample in the WAV header.
+        bits: u16,
+        /// Sample format in the header: "float" or "integer".
+        format: &'static str,
+    },
 
     /// The channel count is zero or does not divide the number of samples.
     #[error("{input}: {samples} samples do not form whole frames of {channels} channels")]
-    Channels { input: String, samples: usize, channels: usize },
+    Channels {
+        /// The file path, or "in-memory audio".
+        input: String,
+        /// Interleaved samples given (all channels).
+        samples: usize,
+        /// The channel count given.
+        channels: usize,
+    },
 
     /// A sample rate outside [`MIN_SAMPLE_RATE`]..=[`MAX_SAMPLE_RATE`].
     #[error("{input}: unsupported sample rate {rate} Hz (supported: {MIN_SAMPLE_RATE} to {MAX_SAMPLE_RATE} Hz)")]
-    SampleRate { input: String, rate: u32 },
+    SampleRate {
+        /// The file path, or "in-memory audio".
+        input: String,
+        /// The offending rate, in Hz.
+        rate: u32,
+    },
 
     /// No samples at all.
     #[error("{input}: the audio is empty")]
-    Empty { input: String },
+    Empty {
+        /// The file path, or "in-memory audio".
+        input: String,
+    },
 
     /// Fewer than [`MIN_SAMPLES`] samples once at 16 kHz.
     #[error("{input}: {samples} samples at 16 kHz, at least {MIN_SAMPLES} (10 ms) are needed")]
-    TooShort { input: String, samples: usize },
+    TooShort {
+        /// The file path, or "in-memory audio".
+        input: String,
+        /// Mono samples left after conversion to 16 kHz.
+        samples: usize,
+    },
 
     /// A NaN or infinite sample (index counts interleaved samples of the input).
     #[error("{input}: sample {index} is {value}, not a finite number")]
-    NonFinite { input: String, index: usize, value: f32 },
+    NonFinite {
+        /// The file path, or "in-memory audio".
+        input: String,
+        /// Position of the first non-finite sample among the interleaved input samples.
+        index: usize,
+        /// The sample itself (NaN or ±infinity).
+        value: f32,
+    },
 
     /// rubato refused the conversion.
     #[error("{input}: resampling from {rate} Hz to 16 kHz failed: {message}")]
-    Resample { input: String, rate: u32, message: String },
+    Resample {
+        /// The file path, or "in-memory audio".
+        input: String,
+        /// The input rate being converted from, in Hz.
+        rate: u32,
+        /// rubato's error, as text.
+        message: String,
+    },
+}
+
+/// Reads an audio file as 16 kHz mono samples, what every model call takes. Today: WAV (see [`read_wav`]).
+pub fn read_audio(path: &Path) -> Result<Vec<f32>, AudioError> {
+    read_wav(path)
 }
 
 /// Reads a WAV file (8/16/24/32-bit integer or 32-bit float, any channel count, 1 to 768 kHz) as 16 kHz mono.

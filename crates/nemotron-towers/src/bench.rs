@@ -1,15 +1,15 @@
-//! `nemotron-audio bench`: release-sized timings that need no checkpoint (random bf16 weights of
-//! the release config), the same work as the PyTorch peer in `../shared/bench`: one ASR chunk of
-//! 600 rows, one Sortformer step of 828 embedded rows, and the whole module on N seconds of audio.
+//! Release-sized timings that need no checkpoint (random bf16 weights of the release config), the same work as the
+//! PyTorch peer: one ASR chunk of 600 rows, one Sortformer step of 828 embedded rows, and the whole module on N
+//! seconds of audio. Results are data ([`Measurement`], [`BenchEvent`]); `nemotron-audio bench` prints them.
 
 use std::time::Instant;
 
-use audio_kernels::testing::Rng;
+use audio_kernels::random::Rng;
 use gpu_core::{Gpu, Profile, Timing};
 
-use crate::config::{EncoderConfig, ModelConfig};
+use crate::config::{ConfigError, EncoderConfig, ModelConfig};
 use crate::error::{Error, Result};
-use crate::pipeline::{AudioModel, Model};
+use crate::pipeline::{AudioModel, Model, ModelOptions};
 use crate::tower::{InputKind, Sequence, Tower};
 
 /// What to run.
@@ -23,38 +23,62 @@ pub struct BenchOptions {
     pub profile: bool,
     /// Shapes to bench (`None`: the release config's defaults).
     pub config: Option<ModelConfig>,
+    /// How the random model is set up.
+    pub model: ModelOptions,
+}
+
+/// What the bench reports as it goes.
+#[derive(Debug)]
+pub enum BenchEvent<'a> {
+    /// The random model is on the GPU.
+    WeightsReady {
+        /// Host time to make and upload the weights.
+        seconds: f64,
+        /// Bytes of GPU buffers in use.
+        gpu_bytes: u64,
+    },
+    /// One case measured.
+    Measured(&'a Measurement),
+    /// Per-kernel GPU times of a tower case (with [`BenchOptions::profile`]).
+    Profile {
+        /// The case.
+        case: &'a str,
+        /// Its kernels' times.
+        profile: &'a Profile,
+    },
+    /// All cases done.
+    PeakMemory {
+        /// Largest number of bytes of GPU buffers this process held.
+        bytes: u64,
+    },
 }
 
 /// One measured case.
 #[derive(Clone, Debug)]
 pub struct Measurement {
+    /// The case, e.g. `asr-chunk600`.
     pub name: String,
     /// Median GPU time of the submission (timestamps), when measured.
     pub gpu_ms: Option<f64>,
-    /// Median host time from upload to readback.
+    /// Median host time from upload to readback (whole module: features to outputs).
     pub wall_ms: f64,
     /// FLOPs of one run (towers), for TFLOP/s.
     pub flops: Option<f64>,
     /// Seconds of audio (whole module), for × realtime.
     pub audio_seconds: Option<f64>,
+    /// Host time from the waveform, front end included (whole module).
+    pub from_waveform_ms: Option<f64>,
 }
 
-impl std::fmt::Display for Measurement {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:<26}", self.name)?;
-        match self.gpu_ms {
-            Some(gpu) => write!(f, " gpu {gpu:9.2} ms")?,
-            None => write!(f, " {:16}", "")?,
-        }
-        write!(f, "   wall {:9.2} ms", self.wall_ms)?;
-        if let Some(flops) = self.flops {
-            let ms = self.gpu_ms.unwrap_or(self.wall_ms);
-            write!(f, "   {:7.2} TFLOP/s", flops / ms / 1e9)?;
-        }
-        if let Some(seconds) = self.audio_seconds {
-            write!(f, "   {:8.0}x realtime", seconds * 1000.0 / self.wall_ms)?;
-        }
-        Ok(())
+impl Measurement {
+    /// TFLOP/s over the GPU time (or the wall time when there is none), for tower cases.
+    pub fn tflops(&self) -> Option<f64> {
+        self.flops.map(|flops| flops / self.gpu_ms.unwrap_or(self.wall_ms) / 1e9)
+    }
+
+    /// Seconds of audio per second of wall time, for whole-module cases.
+    pub fn realtime(&self) -> Option<f64> {
+        self.audio_seconds.map(|seconds| seconds * 1000.0 / self.wall_ms)
     }
 }
 
@@ -72,24 +96,22 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-/// Runs every case, printing each line through `report` as it completes.
-pub fn run(gpu: &Gpu, options: &BenchOptions, report: &mut dyn FnMut(&str)) -> Result<Vec<Measurement>> {
+/// Runs every case, handing each result to `report` as it completes.
+pub fn run(gpu: &Gpu, options: &BenchOptions, report: &mut dyn FnMut(BenchEvent<'_>)) -> Result<Vec<Measurement>> {
     let config = match &options.config {
         Some(config) => config.clone(),
         None => ModelConfig::from_json(r#"{"model_type":"nemo_speechlm"}"#)?,
     };
-    let needs_both = || Error::Input("bench needs a Transcribe config (both towers)".into());
+    let needs_both = || Error::from(ConfigError::Invalid("bench needs a Transcribe config (both towers)".into()));
     // Refused before gigabytes of random weights are made.
     if !matches!(config, ModelConfig::Transcribe(_)) {
         return Err(needs_both());
     }
     let started = Instant::now();
-    let Model::Transcribe(model) = Model::random(gpu, &config, 0x5eed)? else { return Err(needs_both()) };
-    report(&format!(
-        "random weights in {:.1} s; {:.2} GiB on the GPU",
-        started.elapsed().as_secs_f64(),
-        gpu.memory_in_use() as f64 / (1u64 << 30) as f64
-    ));
+    let Model::Transcribe(model) = Model::random(gpu, &config, 0x5eed, &options.model)? else {
+        return Err(needs_both());
+    };
+    report(BenchEvent::WeightsReady { seconds: started.elapsed().as_secs_f64(), gpu_bytes: gpu.memory_in_use() });
     let mut results = Vec::new();
     let mut rng = Rng::new(7);
     let asr = model.asr_tower();
@@ -101,10 +123,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, report: &mut dyn FnMut(&str)) -> R
     for &seconds in &options.seconds {
         results.push(module_case(&model, seconds, &mut rng, report)?);
     }
-    report(&format!(
-        "peak GPU memory (buffers of this process): {:.2} GiB",
-        gpu.peak_memory() as f64 / (1u64 << 30) as f64
-    ));
+    report(BenchEvent::PeakMemory { bytes: gpu.peak_memory() });
     Ok(results)
 }
 
@@ -115,7 +134,7 @@ fn tower_case(
     rows: &[f32],
     n: usize,
     options: &BenchOptions,
-    report: &mut dyn FnMut(&str),
+    report: &mut dyn FnMut(BenchEvent<'_>),
 ) -> Result<Measurement> {
     let valid = vec![true; n];
     let batch = [Sequence { rows, valid: &valid }];
@@ -134,11 +153,12 @@ fn tower_case(
         wall_ms: median(wall_ms),
         flops: Some(tower_flops(tower.config(), n, kind == InputKind::Features)),
         audio_seconds: None,
+        from_waveform_ms: None,
     };
-    report(&measurement.to_string());
+    report(BenchEvent::Measured(&measurement));
     if options.profile {
         let profile: Profile = tower.timed(kind, &batch, Timing::PerDispatch)?;
-        report(&format!("per-kernel GPU time of {name} (one dispatch per pass):\n{}", profile.report()));
+        report(BenchEvent::Profile { case: name, profile: &profile });
     }
     Ok(measurement)
 }
@@ -155,7 +175,12 @@ pub fn synthetic_audio(seconds: f64, rng: &mut Rng) -> Vec<f32> {
         .collect()
 }
 
-fn module_case(model: &AudioModel, seconds: u32, rng: &mut Rng, report: &mut dyn FnMut(&str)) -> Result<Measurement> {
+fn module_case(
+    model: &AudioModel,
+    seconds: u32,
+    rng: &mut Rng,
+    report: &mut dyn FnMut(BenchEvent<'_>),
+) -> Result<Measurement> {
     let audio = synthetic_audio(seconds.into(), rng);
     let features = model.diarizer().frontend().compute(&audio)?;
     // Warm-up on this length (pipelines exist already; workspaces grow to the chunk batch here).
@@ -172,10 +197,8 @@ fn module_case(model: &AudioModel, seconds: u32, rng: &mut Rng, report: &mut dyn
         wall_ms: features_ms,
         flops: None,
         audio_seconds: Some(seconds as f64),
+        from_waveform_ms: Some(audio_ms),
     };
-    report(&format!(
-        "{measurement}   (features → outputs; from the waveform, front end included: {audio_ms:.2} ms, {:.0}x realtime)",
-        seconds as f64 * 1000.0 / audio_ms
-    ));
+    report(BenchEvent::Measured(&measurement));
     Ok(measurement)
 }

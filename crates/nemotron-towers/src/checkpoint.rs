@@ -12,16 +12,54 @@ use safetensors::{Dtype, SafeTensors, tensor::TensorInfo};
 /// A checkpoint that cannot be read, or that does not hold what the config describes.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
+    /// A shard or the index could not be opened, mapped or parsed.
     #[error("{path}: {message}")]
-    File { path: String, message: String },
+    File {
+        /// The shard, single file or `model.safetensors.index.json` at fault.
+        path: String,
+        /// What went wrong (I/O error, malformed header or index, shard path escaping the directory).
+        message: String,
+    },
+    /// The directory holds no safetensors weights.
     #[error("{dir}: neither model.safetensors nor model.safetensors.index.json exists")]
-    NoWeights { dir: String },
+    NoWeights {
+        /// The checkpoint directory that was searched.
+        dir: String,
+    },
+    /// Tensors missing, misshapen or of an unsupported dtype, all reported at once.
     #[error("{dir}: {}", listed(problems))]
-    Tensors { dir: String, problems: Vec<String> },
+    Tensors {
+        /// The checkpoint directory.
+        dir: String,
+        /// One line per offending tensor, naming it and the expected shape or dtype.
+        problems: Vec<String>,
+    },
+    /// A tensor read as numbers is stored in a dtype other than BF16, F16 or F32.
     #[error("tensor `{name}` in {path} has dtype {dtype:?}; only BF16, F16 and F32 are supported")]
-    Dtype { name: String, path: String, dtype: Dtype },
+    Dtype {
+        /// The checkpoint key of the tensor.
+        name: String,
+        /// The shard file holding it.
+        path: String,
+        /// The stored dtype.
+        dtype: Dtype,
+    },
+    /// A Transcribe run was asked of a standalone diarization checkpoint (no ASR tower tensors).
+    #[error(
+        "{dir}: the weights hold only a diarizer (no ASR tower), but the config or the call needs a Transcribe model"
+    )]
+    DiarizerOnly {
+        /// The checkpoint directory.
+        dir: String,
+    },
+    /// None of the probe tensors of the NeMo, Transformers or standalone diarizer layouts is present.
     #[error("{dir}: cannot tell the tensor naming scheme (no audio tensors found; looked for {looked_for})")]
-    UnknownNames { dir: String, looked_for: String },
+    UnknownNames {
+        /// The checkpoint directory.
+        dir: String,
+        /// The probe tensor names tried, back-quoted and comma-separated.
+        looked_for: String,
+    },
 }
 
 /// The index of a sharded checkpoint: tensor name → shard file.
@@ -30,8 +68,11 @@ const INDEX_FILE: &str = "model.safetensors.index.json";
 /// One tensor as stored: dtype, shape, little-endian bytes.
 #[derive(Clone, Copy, Debug)]
 pub struct TensorRef<'a> {
+    /// Element type as stored (BF16 for the release's audio matrices; see spec §2.4).
     pub dtype: Dtype,
+    /// Dimensions as stored, PyTorch order (`[out, in]` for linear weights).
     pub shape: &'a [usize],
+    /// The raw little-endian element bytes, borrowed from the mapped shard.
     pub bytes: &'a [u8],
 }
 

@@ -26,11 +26,6 @@ impl Chunk {
     pub fn lookback(&self) -> usize {
         self.start - self.context_start
     }
-
-    /// Rows of the sequence the encoder runs on.
-    pub fn rows(&self) -> usize {
-        self.context_end - self.context_start
-    }
 }
 
 /// The chunks covering `frames` encoder frames.

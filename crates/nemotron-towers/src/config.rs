@@ -9,12 +9,31 @@ use serde::Deserialize;
 /// A config that cannot describe a runnable model.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// The config file could not be read.
     #[error("reading {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        /// Path of the config file.
+        path: String,
+        /// The failed read.
+        source: std::io::Error,
+    },
+    /// The text is not JSON (after Python's `NaN`/`Infinity` are mapped to `null`) or a field has the wrong type.
     #[error("parsing {path}: {source}")]
-    Json { path: String, source: serde_json::Error },
+    Json {
+        /// Path of the config file (`config.json` when parsed from text).
+        path: String,
+        /// The serde error, with line and column.
+        source: serde_json::Error,
+    },
+    /// `model_type` names neither a Transcribe nor a standalone diarization checkpoint.
     #[error("{path}: unknown model_type `{found}` (expected `nemo_speechlm` or `nemotron3_diarization`)")]
-    UnknownModelType { path: String, found: String },
+    UnknownModelType {
+        /// Path of the config file (`config.json` when parsed from text).
+        path: String,
+        /// The `model_type` value found (empty when the key is missing).
+        found: String,
+    },
+    /// A value out of range or an unsupported variant; the message names the config key and the limit.
     #[error("invalid config: {0}")]
     Invalid(String),
 }
@@ -33,14 +52,19 @@ pub struct EncoderConfig {
     pub hidden: usize,
     /// MLP width.
     pub intermediate: usize,
+    /// Attention heads (`num_attention_heads`); key/value heads must equal it (MHA only).
     pub heads: usize,
+    /// Per-head width, `hidden_size / num_attention_heads`; at most 128 (the attention kernel's limit).
     pub head_dim: usize,
+    /// Transformer layers (`num_hidden_layers`).
     pub layers: usize,
     /// Rotary dimensions per head (`head_dim · partial_rotary_factor`, even).
     pub rotary_dims: usize,
+    /// RoPE base θ (`rope_parameters.rope_theta`, default 10000).
     pub rope_theta: f64,
     /// Per-head q/k LayerNorm (ASR tower: yes; Sortformer: no).
     pub qk_norm: bool,
+    /// Log-mel bins per 10 ms mel frame (`num_mel_bins`, default 128).
     pub mel_bins: usize,
     /// Mel frames stacked per encoder frame.
     pub subsampling: usize,
@@ -56,41 +80,62 @@ impl EncoderConfig {
 /// Chunked inference schedule (spec §4.1), in encoder frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChunkConfig {
+    /// Frames each chunk contributes to the output (`chunk_length`, default 500).
     pub length: usize,
+    /// Look-back frames run with a chunk but not kept (`chunk_left_context`, default 50).
     pub left_context: usize,
+    /// Look-ahead frames run with a chunk but not kept (`chunk_right_context`, default 50).
     pub right_context: usize,
 }
 
 /// Arrival-order speaker cache + FIFO (spec §5.1).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SpeakerCacheConfig {
+    /// FIFO capacity in encoder frames; beyond it frames pop into the cache (`fifo_length`, default 40).
     pub fifo_length: usize,
+    /// Fewest frames popped from an overflowing FIFO, in encoder frames (`speaker_cache_update_period`, 300).
     pub update_period: usize,
+    /// Cache rows in encoder frames; more are compressed to this (`streaming_config.speaker_cache_length`, 188).
     pub cache_length: usize,
+    /// Silence rows kept per speaker in a compressed cache (`speaker_cache_silence_frames_per_speaker`, 1).
     pub silence_frames_per_speaker: usize,
+    /// Floor τ on p and 1 − p in the compression frame scores (`prediction_score_threshold`, 0.25).
     pub score_threshold: f64,
+    /// Score added to the newly popped frames when compressing (`latest_frames_score_boost`, 0.05).
     pub latest_frames_boost: f64,
+    /// Share of the per-speaker budget whose top frames get +2·ln 2 (`strong_boost_rate`, 0.75).
     pub strong_boost_rate: f64,
+    /// Share of the per-speaker budget whose top frames get +ln 2 (`weak_boost_rate`, 1.5).
     pub weak_boost_rate: f64,
+    /// Share of the budget of positive-score frames above which a speaker drops its overlapped frames
+    /// (`min_positive_scores_rate`, 0.5).
     pub min_positive_scores_rate: f64,
 }
 
 /// The Sortformer diarizer: encoder, head, chunking and cache.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DiarizationConfig {
+    /// The Sortformer encoder (`audio_config`; defaults 512 wide, 31 layers, full RoPE, no q/k norm).
     pub encoder: EncoderConfig,
     /// Width of the head (`proj` output, upsampler channels per sub-frame).
     pub head_hidden: usize,
+    /// Speaker slots in arrival order (`head_config.num_speakers`, default 8).
     pub speakers: usize,
+    /// Chunk schedule shared by both towers (`chunk_length`, `chunk_left_context`, `chunk_right_context`).
     pub chunks: ChunkConfig,
+    /// Speaker cache and FIFO of the offline diarizer loop.
     pub cache: SpeakerCacheConfig,
 }
 
 /// The whole Transcribe audio module.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TranscribeConfig {
+    /// The ASR encoder (`audio_config.asr_config`; defaults 1280 wide, 32 layers, half RoPE, q/k norm).
     pub asr: EncoderConfig,
+    /// The diarizer (`audio_config.diarization_config`).
     pub diarization: DiarizationConfig,
+    /// Speaker probability a frame must exceed (strictly) to count as active in the fusion, in [0, 1]
+    /// (`audio_config.speaker_activity_threshold`, default 0.5).
     pub speaker_activity_threshold: f64,
     /// Projector output width (the language model's hidden size).
     pub text_hidden: usize,
@@ -99,7 +144,9 @@ pub struct TranscribeConfig {
 /// What a checkpoint directory holds.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ModelConfig {
+    /// `model_type` `nemo_speechlm`: both towers, fusion and projector.
     Transcribe(TranscribeConfig),
+    /// `model_type` `nemotron3_diarization`: a standalone Sortformer diarizer.
     Diarization(DiarizationConfig),
 }
 

@@ -1,4 +1,7 @@
-//! The crate's error type: every failure a user can cause, typed and naming what was wrong.
+//! The crate's error type: every failure a user can cause, typed and naming what was wrong, and a separate variant
+//! for broken internal invariants (bugs).
+
+use std::path::PathBuf;
 
 use crate::audio::AudioError;
 use crate::checkpoint::CheckpointError;
@@ -8,19 +11,51 @@ use crate::frontend::FrontendError;
 /// Errors of `nemotron-towers`.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// `config.json` cannot be read or describes an invalid model.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The weights cannot be read or do not match the config.
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
+    /// The GPU refused, failed, or lacks a limit the work needs.
     #[error(transparent)]
     Gpu(#[from] gpu_core::GpuError),
+    /// The audio cannot be read or used.
     #[error(transparent)]
     Audio(#[from] AudioError),
+    /// The front end's window or filter bank is unusable.
     #[error(transparent)]
     Frontend(#[from] FrontendError),
-    /// Input data of the wrong size or content (names the input and the rule it broke).
-    #[error("invalid input: {0}")]
-    Input(String),
+    /// Features (from a file or handed over in memory) of the wrong shape or content.
+    #[error("{origin}: {problem}")]
+    Features {
+        /// The file, or `in-memory features`.
+        origin: String,
+        /// What is wrong with them.
+        problem: String,
+    },
+    /// An output file could not be written.
+    #[error("cannot write {}: {reason}", path.display())]
+    Output {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A call whose arguments do not fit the model or each other (row counts, widths).
+    #[error("{0}")]
+    Shape(String),
+    /// An internal invariant broke: a bug in this crate, not a problem with the input.
+    #[error("internal error (please report): {0}")]
+    Internal(String),
 }
 
+impl Error {
+    /// A problem with in-memory features.
+    pub(crate) fn features(problem: impl Into<String>) -> Self {
+        Error::Features { origin: "in-memory features".into(), problem: problem.into() }
+    }
+}
+
+/// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -36,11 +36,23 @@ const MIN_FRAMES_PER_WORKER: usize = 512;
 pub enum FrontendError {
     /// A window or filter bank passed in has the wrong number of values.
     #[error("{what}: expected {expected} values, got {got}")]
-    Shape { what: &'static str, expected: usize, got: usize },
+    Shape {
+        /// Which input: "analysis window" or "mel filter bank".
+        what: &'static str,
+        /// Values required (400 for the window, 128 · 257 for the bank).
+        expected: usize,
+        /// Values passed.
+        got: usize,
+    },
 
     /// A window or filter bank passed in holds NaN or ±Inf.
     #[error("{what}: value {index} is not finite")]
-    NonFinite { what: &'static str, index: usize },
+    NonFinite {
+        /// Which input: "analysis window" or "mel filter bank".
+        what: &'static str,
+        /// Position of the first non-finite value in the flattened input.
+        index: usize,
+    },
 
     /// realfft refused a buffer (only possible through a bug in this module).
     #[error("STFT failed: {0}")]

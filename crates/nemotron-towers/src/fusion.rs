@@ -4,6 +4,7 @@
 
 use std::sync::Mutex;
 
+use audio_kernels::MatmulOptions;
 use audio_kernels::reference::speaker_table;
 use audio_kernels::{Epilogue, LAYER_NORM_EPS, Weight, gemm, layer_norm, speaker_fusion};
 use gpu_core::{Gpu, GpuBuffer, Recorder};
@@ -13,6 +14,7 @@ use crate::config::TranscribeConfig;
 use crate::error::{Error, Result};
 use crate::names::FusionNames;
 use crate::weights::{self, Expectations, FusionWeights, GpuStore};
+use crate::workspace::reuse_or_make;
 
 /// Fused states and projected rows of one recording.
 pub struct FusionOutput {
@@ -68,9 +70,16 @@ impl Fusion {
         Ok(())
     }
 
-    pub fn load(gpu: &Gpu, checkpoint: &Checkpoint, names: &FusionNames, c: &TranscribeConfig) -> Result<Self> {
+    pub fn load(
+        gpu: &Gpu,
+        checkpoint: &Checkpoint,
+        names: &FusionNames,
+        c: &TranscribeConfig,
+        matmul: &MatmulOptions,
+    ) -> Result<Self> {
         let (hidden, speakers) = (c.asr.hidden, c.diarization.speakers);
-        let weights = weights::fusion(&mut GpuStore { checkpoint, gpu }, names, hidden, speakers, c.text_hidden)?;
+        let weights =
+            weights::fusion(&mut GpuStore { checkpoint, gpu, matmul }, names, hidden, speakers, c.text_hidden)?;
         Self::new(gpu, weights, c)
     }
 
@@ -113,7 +122,7 @@ impl Fusion {
         let (d, text, speakers) = (self.hidden, self.text_hidden, self.speakers);
         let frames = asr_hidden.len() / d;
         if asr_hidden.len() != frames * d || probabilities.len() != frames * speakers || tokens > frames {
-            return Err(Error::Input(format!(
+            return Err(Error::Shape(format!(
                 "fusion: {} ASR values, {} speaker probabilities and {tokens} tokens do not describe \
                  frames of {d} and {speakers} values",
                 asr_hidden.len(),
@@ -123,13 +132,11 @@ impl Fusion {
         let limit = self.gpu.limits().max_storage_buffer_binding_size as usize;
         let block = (limit / (4 * d.max(text))).clamp(1, MAX_BLOCK_ROWS).min(frames.max(1));
         let mut guard = self.workspace.lock().unwrap_or_else(|p| p.into_inner());
-        if guard.as_ref().is_none_or(|w| w.rows < block) {
-            *guard = None;
-            *guard = Some(FusionWorkspace::new(&self.gpu, block, d, speakers, text)?);
-        }
-        let Some(work) = guard.as_ref() else {
-            return Err(Error::Input("fusion workspace was not prepared".into()));
-        };
+        let work = reuse_or_make(
+            &mut guard,
+            |w| w.rows >= block,
+            || FusionWorkspace::new(&self.gpu, block, d, speakers, text),
+        )?;
         let mut fused = Vec::with_capacity(asr_hidden.len());
         let mut embeds = Vec::with_capacity(tokens * text);
         for start in (0..frames).step_by(block) {

@@ -5,14 +5,15 @@
 
 use std::collections::HashMap;
 
-use audio_kernels::testing::Rng;
+use audio_kernels::random::Rng;
 
 use crate::checkpoint::Checkpoint;
 use crate::config::{DiarizationConfig, EncoderConfig, ModelConfig};
 use crate::error::{Error, Result};
-use crate::names::{EncoderNames, HeadNames, ModelNames};
+use crate::names::{HeadNames, ModelNames};
 use crate::reference::{self, TowerInput};
 use crate::tensor_file::{Tensor, serialize};
+use crate::tower::TowerKind;
 use crate::weights::{self, Expectations, HostStore};
 
 /// Which tower a golden case exercises.
@@ -27,16 +28,21 @@ pub enum GoldenTower {
 /// One golden file's recipe.
 #[derive(Clone, Debug)]
 pub struct GoldenCase {
+    /// File stem under `testdata/golden/` (`<name>.safetensors`), also the in-memory checkpoint label.
     pub name: &'static str,
+    /// The tower whose weights, inputs and outputs the file holds.
     pub tower: GoldenTower,
     /// Transformers names (q/k/v separate) instead of the release's NeMo names.
     pub transformers_names: bool,
+    /// The tiny model's `config.json` text, stored in the file's `golden.config` metadata.
     pub config_json: &'static str,
     /// Rows of the features run and how many of them are valid (the rest is padding).
     pub rows: usize,
+    /// Leading rows of the features run marked valid; the remaining `rows − valid` are padding keys.
     pub valid: usize,
     /// Rows of the embedded run (Sortformer only).
     pub embedded_rows: usize,
+    /// Seed of the random weights and inputs, so the file can be rebuilt bit for bit.
     pub seed: u64,
 }
 
@@ -89,10 +95,12 @@ pub fn cases() -> Vec<GoldenCase> {
 
 /// A golden file opened for testing.
 pub struct Golden {
+    /// The file: weights, inputs and expected outputs.
     pub checkpoint: Checkpoint,
+    /// The tower it exercises.
     pub tower: GoldenTower,
+    /// The model config it was made from.
     pub config: ModelConfig,
-    pub names: ModelNames,
 }
 
 const META_CONFIG: &str = "golden.config";
@@ -103,20 +111,19 @@ impl Golden {
     pub fn open(checkpoint: Checkpoint) -> Result<Self> {
         let meta = checkpoint.metadata();
         let (Some(config), Some(tower)) = (meta.get(META_CONFIG), meta.get(META_TOWER)) else {
-            return Err(Error::Input(format!("{} is not a golden file (no metadata)", checkpoint.dir().display())));
+            return Err(Error::features(format!("{} is not a golden file (no metadata)", checkpoint.dir().display())));
         };
         let config = ModelConfig::from_json(config)?;
         let tower = if tower == "asr" { GoldenTower::Asr } else { GoldenTower::Diarization };
-        let names = ModelNames::detect(&checkpoint)?;
-        Ok(Self { checkpoint, tower, config, names })
+        Ok(Self { checkpoint, tower, config })
     }
 
-    /// The tower's config and names.
-    pub fn encoder(&self) -> Result<(&EncoderConfig, &EncoderNames)> {
-        match (&self.config, self.tower, &self.names.asr) {
-            (ModelConfig::Transcribe(t), GoldenTower::Asr, Some(names)) => Ok((&t.asr, names)),
-            (config, GoldenTower::Diarization, _) => Ok((&config.diarization().encoder, &self.names.diarization)),
-            _ => Err(Error::Input("golden file's tower does not match its config".into())),
+    /// The tower's config and kind.
+    pub fn encoder(&self) -> Result<(&EncoderConfig, TowerKind)> {
+        match (&self.config, self.tower) {
+            (ModelConfig::Transcribe(t), GoldenTower::Asr) => Ok((&t.asr, TowerKind::Asr)),
+            (config, GoldenTower::Diarization) => Ok((&config.diarization().encoder, TowerKind::Diarization)),
+            _ => Err(Error::Internal("golden file's tower does not match its config".into())),
         }
     }
 
@@ -128,12 +135,19 @@ impl Golden {
 
 /// Tensor names inside golden files.
 pub mod keys {
+    /// Stacked-features input, f32 `[rows, subsampling·mel]`.
     pub const FEATURES: &str = "golden.input.features";
+    /// Valid-row mask of the features run, f32 `[rows]` (1 valid, 0 padding).
     pub const FEATURES_VALID: &str = "golden.input.features_valid";
+    /// Embedded-rows input of the Sortformer path, f32 `[embedded_rows, d]`.
     pub const EMBEDDINGS: &str = "golden.input.embeddings";
+    /// Valid-row mask of the embedded run, f32 `[embedded_rows]`, all 1 (cache, FIFO and chunk rows are valid).
     pub const EMBEDDINGS_VALID: &str = "golden.input.embeddings_valid";
+    /// f64 reference encoder output of the features run, `[rows, d]`.
     pub const EXPECTED_FEATURES: &str = "golden.expected.features";
+    /// f64 reference encoder output of the embedded run, `[embedded_rows, d]`.
     pub const EXPECTED_EMBEDDINGS: &str = "golden.expected.embeddings";
+    /// f64 reference head logits of the embedded run, `[embedded_rows·subsampling, speakers]`.
     pub const EXPECTED_LOGITS: &str = "golden.expected.logits";
 }
 
@@ -157,7 +171,7 @@ pub fn build(case: &GoldenCase) -> Result<Vec<u8>> {
     let (encoder_config, encoder_names) = match (&config, case.tower, &names.asr) {
         (ModelConfig::Transcribe(t), GoldenTower::Asr, Some(asr)) => (&t.asr, asr),
         (config, GoldenTower::Diarization, _) => (&config.diarization().encoder, &names.diarization),
-        _ => return Err(Error::Input(format!("golden case {}: tower and config disagree", case.name))),
+        _ => return Err(Error::Internal(format!("golden case {}: tower and config disagree", case.name))),
     };
     let mut expected = Expectations::default();
     weights::encoder(&mut expected, encoder_names, encoder_config)?;

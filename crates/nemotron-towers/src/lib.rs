@@ -1,41 +1,73 @@
-//! `nemotron-towers`: NVIDIA Nemotron 3.5 Transcribe's audio perception on any GPU through wgpu.
+//! `nemotron-towers`: NVIDIA Nemotron 3.5 Transcribe's audio perception on any GPU through wgpu — the log-mel
+//! front end, the ASR transformer encoder, the Sortformer diarizer with its speaker cache, the speaker fusion and
+//! the projector to the language model — matching the upstream Transformers implementation to float precision.
 //!
-//! - [`audio`], [`frontend`]: WAV input (any channel count, 1 to 768 kHz → 16 kHz mono) and the
-//!   log-mel front end.
-//! - [`config`]: `config.json` of Transcribe and standalone diarization checkpoints.
-//! - [`checkpoint`], [`names`], [`weights`]: memory-mapped safetensors in the release's NeMo
-//!   names or the Transformers names, checked against the config before any GPU work.
-//! - [`tower`]: the transformer encoder on the GPU (ASR tower and Sortformer encoder);
-//!   [`asr`] runs it over a recording in chunks, [`sortformer`] adds the head and the
-//!   [`speaker_cache`].
-//! - [`reference`]: the same towers in f64 on the CPU, the standard the GPU is tested against.
-//! - [`golden`]: generated test data (`cargo xtask golden`).
+//! The front door is [`Model`]: load a checkpoint folder once, share it between threads, and call
+//! [`AudioModel::encode_audio`] (every output of the audio module) or [`Diarizer::diarize_audio`] (who spoke when):
+//!
+//! ```no_run
+//! use nemotron_towers::{Gpu, Model, ModelOptions, read_audio};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let gpu = Gpu::new()?;
+//! let model = Model::load(&gpu, "path/to/checkpoint".as_ref(), &ModelOptions::default())?;
+//! let samples = read_audio("speech.wav".as_ref())?;
+//! match &model {
+//!     Model::Transcribe(model) => {
+//!         let out = model.encode_audio(&samples, &mut |_stage, _done, _total| {})?;
+//!         println!("{} audio embeddings of width {}", out.audio_embeds.len() / 2688, 2688);
+//!     }
+//!     Model::Diarization(diarizer) => {
+//!         let out = diarizer.diarize_audio(&samples, &mut |_stage, _done, _total| {})?;
+//!         println!("{} speaker probabilities", out.speaker_probabilities.len());
+//!     }
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Below the front door, for users who need a part:
+//! - [`audio`], [`frontend`]: audio input (→ 16 kHz mono) and the log-mel front end.
+//! - [`config`], [`checkpoint`]: `config.json` and memory-mapped safetensors (one file or sharded), in the release's
+//!   NeMo names or the Transformers names.
+//! - [`tower`], [`sortformer`]: one encoder tower, or the diarizer, on the GPU.
+//! - [`rttm`]: speaker segments and RTTM text.
+//! - [`reference`](mod@reference): the towers in f64 on the CPU, the standard the GPU is tested against.
+//! - [`bench`](mod@bench): release-sized timings with random weights; [`tensor_file`]: safetensors in and out;
+//!   [`golden`]: the generated test data's recipes (`cargo xtask golden`).
+//!
+//! Nothing here reads the environment: settings are typed values ([`ModelOptions`], [`GpuOptions`]); the CLI reads
+//! its environment variables through [`GpuOptions::from_env`] and [`MatmulOptions::from_env`].
 
-pub mod asr;
+#![warn(missing_docs)]
+
+mod asr;
 pub mod audio;
 pub mod bench;
 pub mod checkpoint;
-pub mod chunks;
+mod chunks;
 pub mod config;
 mod error;
 pub mod frontend;
-pub mod fusion;
+mod fusion;
 pub mod golden;
 mod mel;
-pub mod names;
-pub mod pipeline;
+mod names;
+mod pipeline;
 pub mod reference;
 pub mod rttm;
 pub mod sortformer;
-pub mod speaker_cache;
+mod speaker_cache;
 pub mod tensor_file;
-pub mod timeline;
 pub mod tower;
-pub mod weights;
+mod weights;
+mod workspace;
 
-pub use asr::AsrEncoder;
+pub use audio::{AudioError, read_audio};
+pub use audio_kernels::{MatmulOptions, Precision, TensorCoreKernel};
 pub use checkpoint::{Checkpoint, CheckpointError};
 pub use config::{ConfigError, DiarizationConfig, EncoderConfig, ModelConfig, TranscribeConfig};
 pub use error::{Error, Result};
-pub use sortformer::Sortformer;
-pub use tower::{InputKind, Sequence, Tower};
+pub use frontend::Features;
+pub use gpu_core::{Gpu, GpuOptions};
+pub use pipeline::{AudioModel, AudioOutputs, Diarization, Diarizer, Model, ModelOptions, Progress};

@@ -3,6 +3,7 @@
 //! (Transformers names without the `model.audio_tower.diarization_model.` prefix).
 
 use crate::checkpoint::{Checkpoint, CheckpointError};
+use crate::tower::TowerKind;
 
 /// How an encoder's tensors are named.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,6 +126,17 @@ impl ModelNames {
                 dir: checkpoint.dir().display().to_string(),
                 looked_for: [NEMO_PROBE, TRANSFORMERS_PROBE, STANDALONE_PROBE].map(|p| format!("`{p}`")).join(", "),
             })
+        }
+    }
+
+    /// The names of the encoder of `kind`; a checkpoint without an ASR tower is refused for [`TowerKind::Asr`].
+    pub fn encoder(&self, kind: TowerKind, checkpoint: &Checkpoint) -> Result<&EncoderNames, CheckpointError> {
+        match kind {
+            TowerKind::Asr => self
+                .asr
+                .as_ref()
+                .ok_or_else(|| CheckpointError::DiarizerOnly { dir: checkpoint.dir().display().to_string() }),
+            TowerKind::Diarization => Ok(&self.diarization),
         }
     }
 

@@ -7,7 +7,7 @@ use gpu_core::Gpu;
 
 use crate::asr::AsrEncoder;
 use crate::audio::{AudioError, MIN_SAMPLES};
-use crate::checkpoint::Checkpoint;
+use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::config::{DiarizationConfig, ModelConfig, TranscribeConfig};
 use crate::error::{Error, Result};
 use crate::frontend::{Features, LogMel};
@@ -16,7 +16,8 @@ use crate::names::ModelNames;
 use crate::sortformer::{Sortformer, encoder_rate_probabilities};
 use crate::tower::Tower;
 use crate::weights::{self, Expectations, RandomStore};
-use audio_kernels::testing::Rng;
+use audio_kernels::MatmulOptions;
+use audio_kernels::random::Rng;
 
 /// Reports progress: (stage, steps done, steps in all).
 pub type Progress<'a> = &'a mut dyn FnMut(&str, usize, usize);
@@ -24,6 +25,7 @@ pub type Progress<'a> = &'a mut dyn FnMut(&str, usize, usize);
 /// Everything the audio module computes for one recording (spec §7's parity checkpoints).
 #[derive(Clone, Debug)]
 pub struct AudioOutputs {
+    /// The raw log-mel frames both towers started from (`[F8, mel]`, before the ASR normalisation).
     pub features: Features,
     /// `[T, d]` ASR tower output (before `asr_norm`).
     pub asr_hidden: Vec<f32>,
@@ -40,6 +42,7 @@ pub struct AudioOutputs {
 /// What the diarizer computes for one recording.
 #[derive(Clone, Debug)]
 pub struct Diarization {
+    /// The raw log-mel frames the Sortformer read (`[F8, mel]`).
     pub features: Features,
     /// `[F, speakers]` at 10 ms.
     pub speaker_logits: Vec<f32>,
@@ -54,14 +57,17 @@ pub struct Diarizer {
 }
 
 impl Diarizer {
+    /// The diarizer's resolved config (encoder, head, chunk schedule, speaker cache).
     pub fn config(&self) -> &DiarizationConfig {
         self.sortformer.config()
     }
 
+    /// The log-mel front end, with the checkpoint's window and filter bank when it has them.
     pub fn frontend(&self) -> &LogMel {
         &self.frontend
     }
 
+    /// The GPU Sortformer (encoder, head and speaker-cache loop) behind [`Diarizer::diarize_features`].
     pub fn sortformer(&self) -> &Sortformer {
         &self.sortformer
     }
@@ -107,14 +113,17 @@ pub struct AudioModel {
 }
 
 impl AudioModel {
+    /// The resolved Transcribe config of the loaded checkpoint.
     pub fn config(&self) -> &TranscribeConfig {
         &self.config
     }
 
+    /// The Sortformer with the front end, which this model shares for its ASR input too.
     pub fn diarizer(&self) -> &Diarizer {
         &self.diarizer
     }
 
+    /// The GPU ASR encoder tower (weights and workspace), e.g. for benchmarks of the tower alone.
     pub fn asr_tower(&self) -> &Tower {
         self.asr.tower()
     }
@@ -147,19 +156,40 @@ impl AudioModel {
     }
 }
 
+/// How a model is set up on the GPU. Passed to [`Model::load`]; nothing is read from the environment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ModelOptions {
+    /// How the matrix products run (tensor cores or f32 kernels, and which tensor-core kernel).
+    pub matmul: MatmulOptions,
+}
+
 /// A loaded checkpoint of either kind. `Send + Sync`: see [`AudioModel`] for concurrent use.
 pub enum Model {
+    /// Nemotron 3.5 Transcribe: both towers, fusion and projector.
     Transcribe(Box<AudioModel>),
+    /// A standalone Nemotron 3 Diarization checkpoint (or only its diarizer).
     Diarization(Box<Diarizer>),
 }
 
 impl Model {
-    /// Reads `config.json` and the weights of `dir`, checks every audio tensor (all problems
-    /// reported at once), and uploads the weights.
-    pub fn load(gpu: &Gpu, dir: &Path) -> Result<Self> {
+    /// Reads `config.json` and the weights of `dir` (`model.safetensors` or a sharded index; only the shards that
+    /// hold audio tensors are opened), checks every audio tensor (all problems reported at once), and uploads the
+    /// weights.
+    pub fn load(gpu: &Gpu, dir: &Path, options: &ModelOptions) -> Result<Self> {
         let config = ModelConfig::from_file(&dir.join("config.json"))?;
         let checkpoint = Checkpoint::open(dir)?;
-        let names = ModelNames::detect(&checkpoint)?;
+        Self::from_checkpoint(gpu, config, &checkpoint, options)
+    }
+
+    /// A model from a parsed config and an open checkpoint (e.g. one held in memory).
+    pub fn from_checkpoint(
+        gpu: &Gpu,
+        config: ModelConfig,
+        checkpoint: &Checkpoint,
+        options: &ModelOptions,
+    ) -> Result<Self> {
+        let matmul = &options.matmul;
+        let names = ModelNames::detect(checkpoint)?;
         let mut expected = Expectations::default();
         weights::encoder(&mut expected, &names.diarization, &config.diarization().encoder)?;
         weights::head(&mut expected, &names.head, config.diarization())?;
@@ -169,27 +199,26 @@ impl Model {
         }
         checkpoint.check(&expected.0)?;
         let diarizer = Diarizer {
-            frontend: frontend(&checkpoint, &names)?,
-            sortformer: Sortformer::load(gpu, &checkpoint, &names, config.diarization())?,
+            frontend: frontend(checkpoint, &names)?,
+            sortformer: Sortformer::load_named(gpu, checkpoint, &names, config.diarization(), matmul)?,
         };
         match (config, names.asr.as_ref(), names.fusion.as_ref()) {
             (ModelConfig::Transcribe(t), Some(asr), Some(fusion)) => Ok(Model::Transcribe(Box::new(AudioModel {
-                asr: AsrEncoder::load(gpu, &checkpoint, asr, &t.asr, t.diarization.chunks)?,
-                fusion: Fusion::load(gpu, &checkpoint, fusion, &t)?,
+                asr: AsrEncoder::load(gpu, checkpoint, asr, &t.asr, t.diarization.chunks, matmul)?,
+                fusion: Fusion::load(gpu, checkpoint, fusion, &t, matmul)?,
                 diarizer,
                 config: t,
             }))),
             (ModelConfig::Diarization(_), _, _) => Ok(Model::Diarization(Box::new(diarizer))),
-            (ModelConfig::Transcribe(_), _, _) => Err(Error::Input(format!(
-                "{}: config.json describes a Transcribe model but the weights hold only a diarizer",
-                dir.display()
-            ))),
+            (ModelConfig::Transcribe(_), _, _) => {
+                Err(CheckpointError::DiarizerOnly { dir: checkpoint.dir().display().to_string() }.into())
+            }
         }
     }
 
     /// A model of `config`'s shapes with random weights (for benchmarks: no checkpoint needed).
-    pub fn random(gpu: &Gpu, config: &ModelConfig, seed: u64) -> Result<Self> {
-        let mut store = RandomStore { gpu, rng: Rng::new(seed) };
+    pub fn random(gpu: &Gpu, config: &ModelConfig, seed: u64, options: &ModelOptions) -> Result<Self> {
+        let mut store = RandomStore { gpu, rng: Rng::new(seed), matmul: &options.matmul };
         let names = ModelNames::nemo();
         let c = config.diarization();
         let tower = Tower::new(gpu, c.encoder.clone(), weights::encoder(&mut store, &names.diarization, &c.encoder)?);
@@ -197,7 +226,7 @@ impl Model {
         let diarizer = Diarizer { frontend: LogMel::new(None, None)?, sortformer: Sortformer::new(tower, head, c)? };
         let ModelConfig::Transcribe(t) = config else { return Ok(Model::Diarization(Box::new(diarizer))) };
         let (Some(asr_names), Some(fusion_names)) = (&names.asr, &names.fusion) else {
-            return Err(Error::Input("the NeMo name set lacks the ASR tower".into()));
+            return Err(Error::Internal("the NeMo name set lacks the ASR tower".into()));
         };
         let asr = Tower::new(gpu, t.asr.clone(), weights::encoder(&mut store, asr_names, &t.asr)?);
         let fusion = weights::fusion(&mut store, fusion_names, t.asr.hidden, c.speakers, t.text_hidden)?;
@@ -247,20 +276,20 @@ fn check_samples(samples: &[f32]) -> Result<()> {
 
 fn check_features(features: &Features, mel_bins: usize, subsampling: usize) -> Result<()> {
     if !features.frames.is_multiple_of(subsampling) || features.data.len() != features.frames * mel_bins {
-        return Err(Error::Input(format!(
+        return Err(Error::features(format!(
             "features hold {} values for {} frames; expected frames × {mel_bins} mel bins with frames a multiple of {subsampling}",
             features.data.len(),
             features.frames
         )));
     }
     if features.valid > features.frames {
-        return Err(Error::Input(format!("{} valid frames of only {}", features.valid, features.frames)));
+        return Err(Error::features(format!("{} valid frames of only {}", features.valid, features.frames)));
     }
     if features.valid == 0 {
-        return Err(Error::Input("the features have no valid frame (the mask is all zeros)".into()));
+        return Err(Error::features("the features have no valid frame (the mask is all zeros)"));
     }
     if let Some(bad) = features.data.iter().position(|v| !v.is_finite()) {
-        return Err(Error::Input(format!("feature value {bad} is not finite")));
+        return Err(Error::features(format!("feature value {bad} is not finite")));
     }
     Ok(())
 }

@@ -3,20 +3,39 @@
 
 use audio_kernels::reference as k;
 
+use crate::checkpoint::Checkpoint;
 use crate::config::{DiarizationConfig, EncoderConfig};
-use crate::weights::{EncoderWeights, HeadWeights, HostMatrix, Linear, Norm};
+use crate::error::Result;
+use crate::names::ModelNames;
+use crate::tower::TowerKind;
+use crate::weights::{self, HostStore};
+pub use crate::weights::{EncoderWeights, HeadWeights, HostMatrix, Layer, Linear, Norm};
 
 /// f64 encoder weights.
 pub type HostEncoder = EncoderWeights<HostMatrix, Vec<f64>>;
 /// f64 Sortformer head weights.
 pub type HostHead = HeadWeights<HostMatrix, Vec<f64>>;
 
+/// f64 copies of the `kind` encoder's weights in `checkpoint` (any of the three name sets).
+pub fn load_encoder(checkpoint: &Checkpoint, kind: TowerKind, config: &EncoderConfig) -> Result<HostEncoder> {
+    let names = ModelNames::detect(checkpoint)?;
+    weights::encoder(&mut HostStore(checkpoint), names.encoder(kind, checkpoint)?, config)
+}
+
+/// f64 copies of the Sortformer head's weights in `checkpoint`.
+pub fn load_head(checkpoint: &Checkpoint, config: &DiarizationConfig) -> Result<HostHead> {
+    let names = ModelNames::detect(checkpoint)?;
+    weights::head(&mut HostStore(checkpoint), &names.head, config)
+}
+
 const EPS: f64 = audio_kernels::LAYER_NORM_EPS as f64;
 
 /// What enters the tower: stacked features `[n, subsampling·mel]` or embedded rows `[n, d]`.
 #[derive(Clone, Copy, Debug)]
 pub enum TowerInput<'a, T> {
+    /// Stacked log-mel rows, projected by the tower's input projection.
     Features(&'a [T]),
+    /// Already projected rows.
     Embeddings(&'a [T]),
 }
 

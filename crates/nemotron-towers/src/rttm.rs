@@ -3,9 +3,11 @@
 /// One speaker's continuous activity.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Segment {
+    /// Speaker slot in arrival order (logit column; `spk<k>` in RTTM).
     pub speaker: usize,
     /// Start and duration in seconds.
     pub start: f64,
+    /// Length of the activity in seconds (whole 10 ms frames when computed from logits).
     pub duration: f64,
 }
 

@@ -4,6 +4,7 @@
 
 use std::sync::Mutex;
 
+use audio_kernels::MatmulOptions;
 use audio_kernels::{Activation, Epilogue, Weight, conv_im2col, gemm};
 use gpu_core::{Gpu, GpuBuffer, Recorder};
 
@@ -15,6 +16,7 @@ use crate::names::ModelNames;
 use crate::speaker_cache::{SpeakerCache, StepLayout};
 use crate::tower::{InputKind, Sequence, Tower};
 use crate::weights::{self, Expectations, GpuStore, HeadWeights, Linear};
+use crate::workspace::reuse_or_make;
 
 fn epilogue(l: &Linear<Weight, GpuBuffer>, activation: Activation) -> Epilogue<'_> {
     Epilogue { bias: l.bias.as_ref(), activation, accumulate: false }
@@ -54,14 +56,31 @@ pub struct Sortformer {
 }
 
 impl Sortformer {
-    /// Checks every tensor of the encoder and the head (all problems at once), then uploads.
-    pub fn load(gpu: &Gpu, checkpoint: &Checkpoint, names: &ModelNames, config: &DiarizationConfig) -> Result<Self> {
+    /// Checks every tensor of the encoder and the head of any checkpoint that has them (all problems at once), then
+    /// uploads.
+    pub fn load(
+        gpu: &Gpu,
+        checkpoint: &Checkpoint,
+        config: &DiarizationConfig,
+        matmul: &MatmulOptions,
+    ) -> Result<Self> {
+        Self::load_named(gpu, checkpoint, &ModelNames::detect(checkpoint)?, config, matmul)
+    }
+
+    /// [`Sortformer::load`] with the names already known.
+    pub(crate) fn load_named(
+        gpu: &Gpu,
+        checkpoint: &Checkpoint,
+        names: &ModelNames,
+        config: &DiarizationConfig,
+        matmul: &MatmulOptions,
+    ) -> Result<Self> {
         let mut expected = Expectations::default();
         weights::encoder(&mut expected, &names.diarization, &config.encoder)?;
         weights::head(&mut expected, &names.head, config)?;
         checkpoint.check(&expected.0)?;
-        let tower = Tower::load(gpu, checkpoint, &names.diarization, &config.encoder)?;
-        let head = weights::head(&mut GpuStore { checkpoint, gpu }, &names.head, config)?;
+        let tower = Tower::load_named(gpu, checkpoint, &names.diarization, &config.encoder, matmul)?;
+        let head = weights::head(&mut GpuStore { checkpoint, gpu, matmul }, &names.head, config)?;
         Self::new(tower, head, config)
     }
 
@@ -72,10 +91,12 @@ impl Sortformer {
         Ok(Self { tower, head, silence, config: config.clone(), workspace: Mutex::new(None) })
     }
 
+    /// The diarizer's resolved config (encoder, head, chunk schedule, speaker cache).
     pub fn config(&self) -> &DiarizationConfig {
         &self.config
     }
 
+    /// The Sortformer encoder on the GPU, without the head.
     pub fn tower(&self) -> &Tower {
         &self.tower
     }
@@ -87,13 +108,11 @@ impl Sortformer {
         let sub_rows = valid.len() * c.encoder.subsampling;
         self.tower.run(InputKind::Embeddings, &[Sequence { rows, valid }], |mut rec, encoded, n| {
             let mut guard = self.workspace.lock().unwrap_or_else(|p| p.into_inner());
-            if guard.as_ref().is_none_or(|w| w.capacity < n) {
-                *guard = None;
-                *guard = Some(HeadWorkspace::new(self.tower.gpu(), c, n.next_multiple_of(64))?);
-            }
-            let Some(work) = guard.as_ref() else {
-                return Err(Error::Input("head workspace was not prepared".into()));
-            };
+            let work = reuse_or_make(
+                &mut guard,
+                |w| w.capacity >= n,
+                || HeadWorkspace::new(self.tower.gpu(), c, n.next_multiple_of(64)),
+            )?;
             self.record_head(&mut rec, encoded, work, n)?;
             rec.submit()?;
             Ok(self.tower.gpu().read_f32_range(&work.logits, 0, sub_rows * c.speakers)?)
@@ -153,7 +172,7 @@ impl Sortformer {
         let (d, sub, speakers) = (c.encoder.hidden, c.encoder.subsampling, c.speakers);
         let width = c.encoder.stacked_features();
         if !features.len().is_multiple_of(width) {
-            return Err(Error::Input(format!(
+            return Err(Error::features(format!(
                 "diarization features: {} values are not whole groups of {sub} frames × {} mel bins",
                 features.len(),
                 c.encoder.mel_bins

@@ -12,20 +12,26 @@ use crate::frontend::Features;
 
 /// An owned tensor to serialize.
 pub struct Tensor {
+    /// Element type.
     pub dtype: Dtype,
+    /// Dimensions, outermost first.
     pub shape: Vec<usize>,
+    /// Little-endian element bytes.
     pub bytes: Vec<u8>,
 }
 
 impl Tensor {
+    /// An f32 tensor.
     pub fn f32(shape: Vec<usize>, values: &[f32]) -> Self {
         Self { dtype: Dtype::F32, shape, bytes: bytemuck::cast_slice(values).to_vec() }
     }
 
+    /// An f64 tensor.
     pub fn f64(shape: Vec<usize>, values: &[f64]) -> Self {
         Self { dtype: Dtype::F64, shape, bytes: bytemuck::cast_slice(values).to_vec() }
     }
 
+    /// A bf16 tensor from bit patterns.
     pub fn bf16(shape: Vec<usize>, bits: &[u16]) -> Self {
         Self { dtype: Dtype::BF16, shape, bytes: bytemuck::cast_slice(bits).to_vec() }
     }
@@ -38,11 +44,11 @@ pub fn serialize(tensors: &[(String, Tensor)], metadata: HashMap<String, String>
         .map(|(name, t)| {
             TensorView::new(t.dtype, t.shape.clone(), &t.bytes)
                 .map(|view| (name.as_str(), view))
-                .map_err(|e| Error::Input(format!("tensor `{name}`: {e}")))
+                .map_err(|e| Error::Internal(format!("tensor `{name}`: {e}")))
         })
         .collect::<Result<_>>()?;
     let metadata = if metadata.is_empty() { None } else { Some(metadata) };
-    safetensors::serialize(views, metadata).map_err(|e| Error::Input(format!("serializing tensors: {e}")))
+    safetensors::serialize(views, metadata).map_err(|e| Error::Internal(format!("serializing tensors: {e}")))
 }
 
 /// Writes `tensors` to `path`.
@@ -65,18 +71,18 @@ fn write_views<'a>(path: &Path, tensors: impl Iterator<Item = (&'a str, Dtype, V
         .map(|(name, dtype, shape, bytes)| {
             TensorView::new(dtype, shape, bytes)
                 .map(|view| (name, view))
-                .map_err(|e| Error::Input(format!("tensor `{name}`: {e}")))
+                .map_err(|e| Error::Internal(format!("tensor `{name}`: {e}")))
         })
         .collect::<Result<_>>()?;
     safetensors::serialize_to_file(views, None, path)
-        .map_err(|e| Error::Input(format!("writing {}: {e}", path.display())))
+        .map_err(|e| Error::Output { path: path.to_path_buf(), reason: e.to_string() })
 }
 
 /// Reads `input_features [F, mel]` and `input_features_mask [F]` (any integer, bool or float
 /// dtype; ones then zeros) from a safetensors file, as the reference cases store them.
 pub fn read_features(path: &Path, mel_bins: usize, subsampling: usize) -> Result<Features> {
     let file = Checkpoint::open(path)?;
-    let bad = |why: String| Error::Input(format!("{}: {why}", path.display()));
+    let bad = |problem: String| Error::Features { origin: path.display().to_string(), problem };
     let features = file.tensor("input_features")?;
     let frames = match features.shape {
         [frames, bins] if *bins == mel_bins => *frames,

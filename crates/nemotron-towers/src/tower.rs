@@ -4,6 +4,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
+use audio_kernels::MatmulOptions;
 use audio_kernels::{
     Activation, Epilogue, LAYER_NORM_EPS, QkNorm, RopeTable, Weight, attention, gemm, layer_norm, qk_norm_rope,
 };
@@ -12,11 +13,21 @@ use gpu_core::{Gpu, GpuBuffer, GpuError, Profile, Recorder, Timing};
 use crate::checkpoint::Checkpoint;
 use crate::config::EncoderConfig;
 use crate::error::{Error, Result};
-use crate::names::EncoderNames;
+use crate::names::{EncoderNames, ModelNames};
 use crate::weights::{self, EncoderWeights, Expectations, GpuStore, Norm};
+use crate::workspace::reuse_or_make;
 
 /// GPU-resident encoder weights.
 pub type GpuEncoder = EncoderWeights<Weight, GpuBuffer>;
+
+/// Which encoder of a checkpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TowerKind {
+    /// The ASR tower of a Transcribe checkpoint.
+    Asr,
+    /// The Sortformer encoder (of a Transcribe or a standalone diarization checkpoint).
+    Diarization,
+}
 
 /// What the rows of a call are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +41,7 @@ pub enum InputKind {
 /// One sequence of a batched call: its rows (row-major) and which rows are valid keys.
 #[derive(Clone, Copy, Debug)]
 pub struct Sequence<'a> {
+    /// Row-major `[n, subsampling·mel]` features or `[n, d]` embeddings, as the call's [`InputKind`] says.
     pub rows: &'a [f32],
     /// One entry per row; padding rows are `false` (still computed, never attended to).
     pub valid: &'a [bool],
@@ -83,13 +95,31 @@ struct TowerState {
 }
 
 impl Tower {
-    /// Checks the checkpoint for every tensor of the tower (all problems reported at once), then
-    /// uploads the weights.
-    pub fn load(gpu: &Gpu, checkpoint: &Checkpoint, names: &EncoderNames, config: &EncoderConfig) -> Result<Self> {
+    /// Checks the checkpoint for every tensor of the `kind` tower (any of the three name sets; all problems reported
+    /// at once), then uploads the weights.
+    pub fn load(
+        gpu: &Gpu,
+        checkpoint: &Checkpoint,
+        kind: TowerKind,
+        config: &EncoderConfig,
+        matmul: &MatmulOptions,
+    ) -> Result<Self> {
+        let names = ModelNames::detect(checkpoint)?;
+        Self::load_named(gpu, checkpoint, names.encoder(kind, checkpoint)?, config, matmul)
+    }
+
+    /// [`Tower::load`] with the names already known.
+    pub(crate) fn load_named(
+        gpu: &Gpu,
+        checkpoint: &Checkpoint,
+        names: &EncoderNames,
+        config: &EncoderConfig,
+        matmul: &MatmulOptions,
+    ) -> Result<Self> {
         let mut expected = Expectations::default();
         weights::encoder(&mut expected, names, config)?;
         checkpoint.check(&expected.0)?;
-        let weights = weights::encoder(&mut GpuStore { checkpoint, gpu }, names, config)?;
+        let weights = weights::encoder(&mut GpuStore { checkpoint, gpu, matmul }, names, config)?;
         Ok(Self::new(gpu, config.clone(), weights))
     }
 
@@ -98,6 +128,7 @@ impl Tower {
         Self { gpu: gpu.clone(), config, weights, state: Mutex::new(TowerState { workspace: None, rope: None }) }
     }
 
+    /// The encoder's shape (width, heads, layers, RoPE, q/k norm).
     pub fn config(&self) -> &EncoderConfig {
         &self.config
     }
@@ -123,7 +154,7 @@ impl Tower {
     ///
     /// A batch of more than [`Tower::max_rows`] padded rows (sequences × longest) is refused with
     /// [`gpu_core::GpuError::LimitExceeded`] naming `max_storage_buffer_binding_size`: split it
-    /// (as [`crate::AsrEncoder::encode`] does).
+    /// (as `AsrEncoder::encode` does).
     pub fn forward(&self, kind: InputKind, batch: &[Sequence<'_>]) -> Result<Vec<Vec<f32>>> {
         let d = self.config.hidden;
         let seq_len = batch.iter().map(|s| s.valid.len()).max().unwrap_or(0);
@@ -157,10 +188,7 @@ impl Tower {
         let rows = batch.len() * seq_len;
         self.check_rows(rows, &format!("a batch of {} sequences of up to {seq_len} rows", batch.len()))?;
         let mut state = self.lock();
-        self.prepare(&mut state, rows.max(1), seq_len.max(1))?;
-        let (Some(work), Some(rope)) = (&state.workspace, &state.rope) else {
-            return Err(Error::Input("tower workspace was not prepared".into()));
-        };
+        let (work, rope) = self.prepare(&mut state, rows.max(1), seq_len.max(1))?;
         let mut rec = Recorder::new(&self.gpu);
         if rows > 0 {
             self.upload_batch(work, kind, batch, seq_len)?;
@@ -175,7 +203,7 @@ impl Tower {
         let c = &self.config;
         let width = c.stacked_features();
         if !features.len().is_multiple_of(width) {
-            return Err(Error::Input(format!("{} feature values are not whole rows of {width}", features.len())));
+            return Err(Error::features(format!("{} feature values are not whole rows of {width}", features.len())));
         }
         let mut out = Vec::with_capacity(features.len() / width * c.hidden);
         // Blocks of whole rows; a device too small for one row of the tower is refused here.
@@ -183,10 +211,7 @@ impl Tower {
         let mut state = self.lock();
         for block in features.chunks(self.max_rows() * width) {
             let rows = block.len() / width;
-            self.prepare(&mut state, rows, 1)?;
-            let Some(work) = &state.workspace else {
-                return Err(Error::Input("tower workspace was not prepared".into()));
-            };
+            let (work, _) = self.prepare(&mut state, rows, 1)?;
             self.gpu.write_f32(&work.input, 0, block)?;
             let mut rec = Recorder::new(&self.gpu);
             gemm(
@@ -225,19 +250,25 @@ impl Tower {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Makes the workspace hold `rows` rows and the rotary table `seq_len` positions.
-    fn prepare(&self, state: &mut TowerState, rows: usize, seq_len: usize) -> Result<()> {
-        if state.workspace.as_ref().is_none_or(|w| w.capacity < rows) {
-            // Free the old buffers before allocating the larger ones.
-            state.workspace = None;
-            state.workspace = Some(Workspace::new(&self.gpu, &self.config, rows.next_multiple_of(ROW_QUANTUM))?);
-        }
-        if state.rope.as_ref().is_none_or(|r| r.positions() < seq_len) {
-            let c = &self.config;
-            state.rope =
-                Some(RopeTable::new(&self.gpu, seq_len.next_multiple_of(ROW_QUANTUM), c.rotary_dims, c.rope_theta)?);
-        }
-        Ok(())
+    /// The workspace for `rows` rows and the rotary table for `seq_len` positions, grown if needed.
+    fn prepare<'s>(
+        &self,
+        state: &'s mut TowerState,
+        rows: usize,
+        seq_len: usize,
+    ) -> Result<(&'s Workspace, &'s RopeTable)> {
+        let c = &self.config;
+        let work = reuse_or_make(
+            &mut state.workspace,
+            |w| w.capacity >= rows,
+            || Workspace::new(&self.gpu, c, rows.next_multiple_of(ROW_QUANTUM)),
+        )?;
+        let rope = reuse_or_make(
+            &mut state.rope,
+            |r| r.positions() >= seq_len,
+            || Ok(RopeTable::new(&self.gpu, seq_len.next_multiple_of(ROW_QUANTUM), c.rotary_dims, c.rope_theta)?),
+        )?;
+        Ok((work, rope))
     }
 
     /// Packs the batch into `[batch·seq_len]` rows (zero padding) and uploads rows and key mask.
@@ -250,7 +281,7 @@ impl Tower {
         let mut mask = vec![0u32; batch.len() * seq_len];
         for (i, s) in batch.iter().enumerate() {
             if s.rows.len() != s.valid.len() * width {
-                return Err(Error::Input(format!(
+                return Err(Error::Shape(format!(
                     "sequence {i}: {} values for {} rows of width {width}",
                     s.rows.len(),
                     s.valid.len()

@@ -3,8 +3,8 @@
 //! tensors ([`Expectations`]), loads f64 copies for the CPU reference ([`HostStore`]) and uploads
 //! bf16/f32 buffers for the GPU ([`GpuStore`]), or makes random ones ([`RandomStore`]).
 
-use audio_kernels::Weight;
-use audio_kernels::testing::Rng;
+use audio_kernels::random::Rng;
+use audio_kernels::{MatmulOptions, Weight};
 use gpu_core::{Gpu, GpuBuffer, GpuError};
 
 use crate::checkpoint::Checkpoint;
@@ -16,28 +16,37 @@ use crate::tensor_file::Tensor;
 /// LayerNorm parameters.
 #[derive(Clone, Debug)]
 pub struct Norm<V> {
+    /// Per-feature scale γ (`….weight`).
     pub weight: V,
+    /// Per-feature shift β (`….bias`).
     pub bias: V,
 }
 
 /// A `[out, in]` weight and an optional bias.
 #[derive(Clone, Debug)]
 pub struct Linear<M, V> {
+    /// The `[out, in]` matrix, as PyTorch stores it (`….weight`).
     pub weight: M,
+    /// The `[out]` bias (`….bias`); `None` for the bias-free projections.
     pub bias: Option<V>,
 }
 
 /// One pre-norm transformer block.
 #[derive(Clone, Debug)]
 pub struct Layer<M, V> {
+    /// `[d]` LayerNorm before attention (`norm1`).
     pub norm1: Norm<V>,
     /// Fused q/k/v `[3d, d]`, rows q then k then v, head-major inside each block.
     pub qkv: M,
     /// Per-head q and k LayerNorms (`[head_dim]` each), when the tower has them.
     pub qk_norm: Option<(Norm<V>, Norm<V>)>,
+    /// Attention output projection `[d, d]` + bias (`attn.out_proj`).
     pub out: Linear<M, V>,
+    /// `[d]` LayerNorm before the MLP (`norm2`).
     pub norm2: Norm<V>,
+    /// MLP expansion `[intermediate, d]` + bias (`ffn.net.0`), followed by exact-erf GELU.
     pub fc1: Linear<M, V>,
+    /// MLP contraction `[d, intermediate]` + bias (`ffn.net.3`).
     pub fc2: Linear<M, V>,
 }
 
@@ -46,8 +55,11 @@ pub struct Layer<M, V> {
 pub struct EncoderWeights<M, V> {
     /// Stacked-features projection `[d, subsampling·mel]`, no bias.
     pub input_projection: M,
+    /// `[d]` LayerNorm after the input projection (`embed_norm`).
     pub embed_norm: Norm<V>,
+    /// The transformer blocks, in order (`layers.0` …).
     pub layers: Vec<Layer<M, V>>,
+    /// `[d]` LayerNorm on the tower's output (`final_norm`).
     pub final_norm: Norm<V>,
 }
 
@@ -58,6 +70,7 @@ pub struct HeadWeights<M, V> {
     pub proj: Linear<M, V>,
     /// Conv1d `[head·subsampling, head, 3]` read as a `[head·subsampling, 3·head]` matrix + bias.
     pub upsample: Linear<M, V>,
+    /// Classifier hidden layer `[head, head]` + bias, between two ReLUs (`first_hidden_to_hidden`).
     pub dense: Linear<M, V>,
     /// `[speakers, head]` + bias.
     pub out: Linear<M, V>,
@@ -184,8 +197,11 @@ impl WeightStore for Expectations {
 /// A row-major f64 matrix (bf16 weights widened exactly), for the CPU reference.
 #[derive(Clone, Debug)]
 pub struct HostMatrix {
+    /// Output features (`out` of `[out, in]`).
     pub rows: usize,
+    /// Input features (`in` of `[out, in]`).
     pub cols: usize,
+    /// `rows · cols` values, row-major.
     pub data: Vec<f64>,
 }
 
@@ -211,6 +227,7 @@ impl WeightStore for HostStore<'_> {
 pub struct GpuStore<'a> {
     pub checkpoint: &'a Checkpoint,
     pub gpu: &'a Gpu,
+    pub matmul: &'a MatmulOptions,
 }
 
 impl WeightStore for GpuStore<'_> {
@@ -219,13 +236,13 @@ impl WeightStore for GpuStore<'_> {
     fn matrix(&mut self, parts: &[String], _: &[usize], rows: usize, cols: usize) -> Result<Weight> {
         let label = &parts[0];
         if let [single] = parts {
-            return Ok(Weight::upload(self.gpu, label, &self.checkpoint.bf16(single)?, rows, cols)?);
+            return Ok(Weight::upload(self.gpu, label, &self.checkpoint.bf16(single)?, rows, cols, self.matmul)?);
         }
         let mut bits = Vec::new();
         for part in parts {
             bits.extend_from_slice(&self.checkpoint.bf16(part)?);
         }
-        Ok(Weight::upload(self.gpu, label, &bits, rows, cols)?)
+        Ok(Weight::upload(self.gpu, label, &bits, rows, cols, self.matmul)?)
     }
     fn vector(&mut self, name: &str, _: usize) -> Result<GpuBuffer> {
         Ok(self.gpu.upload_f32(name, &self.checkpoint.f32(name)?)?)
@@ -250,6 +267,7 @@ pub fn random_tensor(name: &str, shape: &[usize], rng: &mut Rng) -> Tensor {
 pub struct RandomStore<'a> {
     pub gpu: &'a Gpu,
     pub rng: Rng,
+    pub matmul: &'a MatmulOptions,
 }
 
 impl WeightStore for RandomStore<'_> {
@@ -258,7 +276,7 @@ impl WeightStore for RandomStore<'_> {
     fn matrix(&mut self, parts: &[String], _: &[usize], rows: usize, cols: usize) -> Result<Weight> {
         fits_one_binding(self.gpu, &parts[0], rows as u64 * cols as u64 * 2)?;
         let t = random_tensor(&parts[0], &[rows, cols], &mut self.rng);
-        Ok(Weight::upload(self.gpu, &parts[0], bytemuck::cast_slice(&t.bytes), rows, cols)?)
+        Ok(Weight::upload(self.gpu, &parts[0], bytemuck::cast_slice(&t.bytes), rows, cols, self.matmul)?)
     }
     fn vector(&mut self, name: &str, len: usize) -> Result<GpuBuffer> {
         fits_one_binding(self.gpu, name, len as u64 * 4)?;

@@ -83,7 +83,10 @@ fn features_inputs_answer() {
 fn sub_byte_feature_masks_are_refused() {
     // An F4 mask of 8 frames is 4 bytes: zero bytes per frame, which `chunks_exact` panicked on.
     let error = read_features(&input("features", "f4-mask.safetensors"), 128, 8).expect_err("accepted");
-    assert!(matches!(&error, Error::Input(m) if m.ends_with("input_features_mask has dtype F4")), "{error}");
+    assert!(
+        matches!(&error, Error::Features { problem, .. } if problem.ends_with("input_features_mask has dtype F4")),
+        "{error}"
+    );
 }
 
 #[test]

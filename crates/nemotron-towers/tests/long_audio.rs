@@ -14,6 +14,10 @@
 //! so growth smaller than the late outputs (speaker logits, fused states, embeddings) could hide
 //! there; growth with the recording's features or hidden states cannot.
 
+mod common;
+
+use common::test_options;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,7 +26,7 @@ use std::time::Instant;
 use audio_kernels::testing::Rng;
 use gpu_core::Gpu;
 use nemotron_towers::bench::synthetic_audio;
-use nemotron_towers::pipeline::{AudioModel, AudioOutputs, Model};
+use nemotron_towers::{AudioModel, AudioOutputs, Model};
 
 /// The system allocator, counting the bytes held now and at the peak.
 struct Counting;
@@ -182,7 +186,7 @@ fn long_recordings_need_no_more_memory_than_ten_minutes() {
     // Its own context, so the buffer counters see this test alone.
     let gpu = Gpu::new().expect("a GPU adapter");
     let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/reference/tiny-release-chunks");
-    let Model::Transcribe(model) = Model::load(&gpu, &bundled).expect("the bundled model") else {
+    let Model::Transcribe(model) = Model::load(&gpu, &bundled, &test_options()).expect("the bundled model") else {
         panic!("the bundled model is a Transcribe checkpoint")
     };
     // A first run grows the workspaces and the allocator's pools to their steady state.

@@ -203,7 +203,7 @@ proptest! {
                 prop_assert!(features.valid <= features.frames);
                 prop_assert_eq!(features.data.len() as u64, frames * bins);
             }
-            Err(e) => prop_assert!(matches!(e, Error::Input(_) | Error::Checkpoint(_)), "{e}"),
+            Err(e) => prop_assert!(matches!(e, Error::Features { .. } | Error::Checkpoint(_)), "{e}"),
         }
     }
 }

@@ -1,11 +1,15 @@
 //! The whole audio module against the upstream implementation's f64 outputs on the reference
 //! cases in `testdata/reference/` (spec §7's parity checkpoints), from the cases' own features.
 
+mod common;
+
+use common::test_options;
+
 use std::path::{Path, PathBuf};
 
 use audio_kernels::testing::{assert_close, rel_frobenius};
 use nemotron_towers::Checkpoint;
-use nemotron_towers::pipeline::Model;
+use nemotron_towers::Model;
 use nemotron_towers::tensor_file::read_features;
 
 const TOLERANCE: f64 = 1e-5;
@@ -43,7 +47,7 @@ fn clear_rows(
 
 fn transcribe_case(name: &str) {
     let gpu = audio_kernels::testing::test_gpu();
-    let Model::Transcribe(model) = Model::load(gpu, &case(name)).unwrap() else {
+    let Model::Transcribe(model) = Model::load(gpu, &case(name), &test_options()).unwrap() else {
         panic!("{name} is a Transcribe checkpoint")
     };
     let c = model.config();
@@ -78,7 +82,7 @@ fn tiny_release_chunks_matches_upstream() {
 #[test]
 fn standalone_diarizer_matches_upstream() {
     let gpu = audio_kernels::testing::test_gpu();
-    let Model::Diarization(diarizer) = Model::load(gpu, &case("diar-tiny")).unwrap() else {
+    let Model::Diarization(diarizer) = Model::load(gpu, &case("diar-tiny"), &test_options()).unwrap() else {
         panic!("diar-tiny is a diarization checkpoint")
     };
     let c = diarizer.config();
@@ -97,7 +101,7 @@ fn from_the_waveform_the_whole_module_stays_close() {
     // Features from our front end differ from upstream's by ~5e-5 (f32 FFT noise); the towers
     // must not amplify that into a different answer.
     let gpu = audio_kernels::testing::test_gpu();
-    let Model::Transcribe(model) = Model::load(gpu, &case("tiny-chunks")).unwrap() else { panic!() };
+    let Model::Transcribe(model) = Model::load(gpu, &case("tiny-chunks"), &test_options()).unwrap() else { panic!() };
     let r = reference("tiny-chunks");
     let samples = r.f32("waveform").unwrap();
     let out = model.encode_audio(&samples, &mut |_, _, _| {}).unwrap();

@@ -9,21 +9,22 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use audio_kernels::testing::{Rng, rel_frobenius, test_gpu};
-use common::{edited_weights, model_dir};
+use common::{edited_weights, model_dir, test_options};
 use gpu_core::{Gpu, GpuError, GpuOptions};
 use nemotron_towers::audio::AudioError;
 use nemotron_towers::bench::synthetic_audio;
 use nemotron_towers::frontend::Features;
-use nemotron_towers::pipeline::{AudioModel, Diarizer, Model};
 use nemotron_towers::tensor_file::{Tensor, serialize};
-use nemotron_towers::{Checkpoint, CheckpointError, ConfigError, Error, InputKind, ModelConfig, Sequence};
+use nemotron_towers::tower::{InputKind, Sequence};
+use nemotron_towers::{AudioModel, Diarizer, Model};
+use nemotron_towers::{Checkpoint, CheckpointError, ConfigError, Error, ModelConfig};
 
 fn testdata(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata").join(path)
 }
 
 fn load_transcribe(gpu: &Gpu, case: &str) -> Box<AudioModel> {
-    match Model::load(gpu, &testdata(&format!("reference/{case}"))) {
+    match Model::load(gpu, &testdata(&format!("reference/{case}")), &test_options()) {
         Ok(Model::Transcribe(model)) => model,
         Ok(Model::Diarization(_)) => panic!("{case} is a Transcribe checkpoint"),
         Err(e) => panic!("loading {case}: {e}"),
@@ -37,7 +38,7 @@ fn tiny() -> &'static AudioModel {
 }
 
 fn load_error(dir: &Path) -> Error {
-    match Model::load(test_gpu(), dir) {
+    match Model::load(test_gpu(), dir, &test_options()) {
         Ok(_) => panic!("{} loaded", dir.display()),
         Err(e) => e,
     }
@@ -172,7 +173,7 @@ fn malformed_features_are_input_errors() {
         let diarized = model.diarizer().diarize_features(f, &mut |_, _, _| {}).map(|_| ());
         for result in [encoded, diarized] {
             match result {
-                Err(Error::Input(message)) => assert!(message.contains(needle), "{message} lacks `{needle}`"),
+                Err(Error::Features { problem, .. }) => assert!(problem.contains(needle), "{problem} lacks `{needle}`"),
                 other => panic!("expected an input error naming `{needle}`, got {other:?}"),
             }
         }
@@ -270,7 +271,7 @@ fn a_lost_device_is_a_typed_error_at_every_step() {
             other => panic!("attempt {attempt}: expected DeviceLost, got {:?}", other.map(|_| ())),
         }
     }
-    match Model::load(&gpu, &testdata("reference/tiny-release-chunks")) {
+    match Model::load(&gpu, &testdata("reference/tiny-release-chunks"), &test_options()) {
         Err(Error::Gpu(GpuError::DeviceLost(_))) => {}
         other => panic!("loading onto a lost device: expected DeviceLost, got {:?}", other.map(|_| ())),
     }

@@ -4,13 +4,13 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use audio_kernels::testing::{Rng, assert_close, fresh_seed, rel_frobenius, test_gpu};
+use audio_kernels::testing::{Rng, assert_close, fresh_seed, rel_frobenius, test_gpu, test_matmul};
 use nemotron_towers::golden::{Golden, GoldenTower, keys};
-use nemotron_towers::names::ModelNames;
 use nemotron_towers::reference::{self, TowerInput};
+use nemotron_towers::sortformer::Sortformer;
 use nemotron_towers::tensor_file::{Tensor, serialize};
-use nemotron_towers::weights::{self, HostStore};
-use nemotron_towers::{Checkpoint, EncoderConfig, InputKind, ModelConfig, Sequence, Sortformer, Tower};
+use nemotron_towers::tower::{InputKind, Sequence, Tower, TowerKind};
+use nemotron_towers::{Checkpoint, EncoderConfig, ModelConfig};
 
 const TOLERANCE: f64 = 1e-5;
 
@@ -35,8 +35,8 @@ fn towers_match_the_committed_goldens() {
     for path in golden_files() {
         let golden = Golden::open(Checkpoint::open(&path).unwrap()).unwrap();
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
-        let (config, names) = golden.encoder().unwrap();
-        let tower = Tower::load(gpu, &golden.checkpoint, names, config).unwrap();
+        let (config, kind) = golden.encoder().unwrap();
+        let tower = Tower::load(gpu, &golden.checkpoint, kind, config, &test_matmul()).unwrap();
         let features = golden.checkpoint.f32(keys::FEATURES).unwrap();
         let valid = golden.mask(keys::FEATURES_VALID).unwrap();
         let got = tower.forward(InputKind::Features, &[Sequence { rows: &features, valid: &valid }]).unwrap();
@@ -44,7 +44,7 @@ fn towers_match_the_committed_goldens() {
         assert_close(&format!("{name}: features"), &got[0], &want, TOLERANCE);
         if golden.tower == GoldenTower::Diarization {
             let c = golden.config.diarization();
-            let sortformer = Sortformer::load(gpu, &golden.checkpoint, &golden.names, c).unwrap();
+            let sortformer = Sortformer::load(gpu, &golden.checkpoint, c, &test_matmul()).unwrap();
             let rows = golden.checkpoint.f32(keys::EMBEDDINGS).unwrap();
             let valid = golden.mask(keys::EMBEDDINGS_VALID).unwrap();
             let encoded = sortformer.tower().forward(InputKind::Embeddings, &[Sequence { rows: &rows, valid: &valid }]);
@@ -58,12 +58,10 @@ fn towers_match_the_committed_goldens() {
 }
 
 /// The upstream `tiny-chunks` checkpoint under one of its two names sets.
-fn reference_checkpoint(file: &str) -> (Checkpoint, ModelNames, ModelConfig) {
+fn reference_checkpoint(file: &str) -> (Checkpoint, ModelConfig) {
     let dir = testdata("reference/tiny-chunks");
     let config = ModelConfig::from_file(&dir.join("config.json")).unwrap();
-    let checkpoint = Checkpoint::open(&dir.join(file)).unwrap();
-    let names = ModelNames::detect(&checkpoint).unwrap();
-    (checkpoint, names, config)
+    (Checkpoint::open(&dir.join(file)).unwrap(), config)
 }
 
 fn random_sequence(rng: &mut Rng, rows: usize, width: usize, valid: usize) -> (Vec<f32>, Vec<bool>) {
@@ -74,15 +72,13 @@ fn check_against_reference(
     label: &str,
     tower: &Tower,
     checkpoint: &Checkpoint,
-    names: &ModelNames,
+    kind: TowerKind,
     c: &EncoderConfig,
-    asr: bool,
     seed: u64,
 ) -> Vec<f32> {
     let mut rng = Rng::new(seed);
     let (rows, valid) = random_sequence(&mut rng, 43, c.stacked_features(), 38);
-    let encoder_names = if asr { names.asr.as_ref().unwrap() } else { &names.diarization };
-    let host = weights::encoder(&mut HostStore(checkpoint), encoder_names, c).unwrap();
+    let host = reference::load_encoder(checkpoint, kind, c).unwrap();
     let rows64: Vec<f64> = rows.iter().map(|&v| v as f64).collect();
     let want = reference::encoder(&host, c, TowerInput::Features(&rows64), &valid);
     let got = tower.forward(InputKind::Features, &[Sequence { rows: &rows, valid: &valid }]).unwrap();
@@ -96,19 +92,19 @@ fn both_name_sets_load_and_match_the_cpu_reference() {
     let seed = fresh_seed();
     let mut outputs = Vec::new();
     for file in ["model.safetensors", "model.hf.safetensors"] {
-        let (checkpoint, names, config) = reference_checkpoint(file);
+        let (checkpoint, config) = reference_checkpoint(file);
         let ModelConfig::Transcribe(t) = &config else { panic!("tiny-chunks is a Transcribe checkpoint") };
-        let asr = Tower::load(gpu, &checkpoint, names.asr.as_ref().unwrap(), &t.asr).unwrap();
-        let diar = Tower::load(gpu, &checkpoint, &names.diarization, &t.diarization.encoder).unwrap();
+        let (asr, diarization) = (TowerKind::Asr, TowerKind::Diarization);
+        let asr_tower = Tower::load(gpu, &checkpoint, asr, &t.asr, &test_matmul()).unwrap();
+        let diar_tower = Tower::load(gpu, &checkpoint, diarization, &t.diarization.encoder, &test_matmul()).unwrap();
         outputs.push((
-            check_against_reference(&format!("{file}: ASR tower"), &asr, &checkpoint, &names, &t.asr, true, seed),
+            check_against_reference(&format!("{file}: ASR tower"), &asr_tower, &checkpoint, asr, &t.asr, seed),
             check_against_reference(
                 &format!("{file}: Sortformer encoder"),
-                &diar,
+                &diar_tower,
                 &checkpoint,
-                &names,
+                diarization,
                 &t.diarization.encoder,
-                false,
                 seed,
             ),
         ));
@@ -126,16 +122,13 @@ fn the_standalone_diarization_checkpoint_loads_and_matches_the_cpu_reference() {
     let config = ModelConfig::from_file(&dir.join("config.json")).unwrap();
     let ModelConfig::Diarization(c) = &config else { panic!("diar-tiny is a diarization checkpoint") };
     let checkpoint = Checkpoint::open(&dir).unwrap();
-    let names = ModelNames::detect(&checkpoint).unwrap();
-    assert_eq!(names, ModelNames::standalone_diarization());
-    let sortformer = Sortformer::load(gpu, &checkpoint, &names, c).unwrap();
+    let sortformer = Sortformer::load(gpu, &checkpoint, c, &test_matmul()).unwrap();
     check_against_reference(
         "diar-tiny: Sortformer encoder",
         sortformer.tower(),
         &checkpoint,
-        &names,
+        TowerKind::Diarization,
         &c.encoder,
-        false,
         fresh_seed(),
     );
 }
@@ -143,9 +136,9 @@ fn the_standalone_diarization_checkpoint_loads_and_matches_the_cpu_reference() {
 #[test]
 fn a_batch_of_three_equals_three_single_calls() {
     let gpu = test_gpu();
-    let (checkpoint, names, config) = reference_checkpoint("model.safetensors");
+    let (checkpoint, config) = reference_checkpoint("model.safetensors");
     let ModelConfig::Transcribe(t) = &config else { panic!("tiny-chunks is a Transcribe checkpoint") };
-    let tower = Tower::load(gpu, &checkpoint, names.asr.as_ref().unwrap(), &t.asr).unwrap();
+    let tower = Tower::load(gpu, &checkpoint, TowerKind::Asr, &t.asr, &test_matmul()).unwrap();
     let mut rng = Rng::new(fresh_seed());
     let width = t.asr.stacked_features();
     let inputs: Vec<(Vec<f32>, Vec<bool>)> =
@@ -164,11 +157,10 @@ fn a_batch_of_three_equals_three_single_calls() {
 #[test]
 fn missing_and_misshaped_tensors_are_each_named() {
     let gpu = test_gpu();
-    let (checkpoint, names, config) = reference_checkpoint("model.safetensors");
+    let (checkpoint, config) = reference_checkpoint("model.safetensors");
     let ModelConfig::Transcribe(t) = &config else { panic!("tiny-chunks is a Transcribe checkpoint") };
-    let asr = names.asr.as_ref().unwrap();
-    let dropped = format!("{}.weight", asr.fc1(1));
-    let reshaped = asr.input_projection();
+    let dropped = "perception.encoder.asr_encoder.layers.1.ffn.net.0.weight";
+    let reshaped = "perception.encoder.asr_encoder.pre_encode.proj.weight";
     let tensors: Vec<(String, Tensor)> = checkpoint
         .names()
         .filter(|n| *n != dropped)
@@ -179,7 +171,7 @@ fn missing_and_misshaped_tensors_are_each_named() {
         })
         .collect();
     let broken = Checkpoint::from_bytes("broken", serialize(&tensors, HashMap::new()).unwrap()).unwrap();
-    let error = match Tower::load(gpu, &broken, asr, &t.asr) {
+    let error = match Tower::load(gpu, &broken, TowerKind::Asr, &t.asr, &test_matmul()) {
         Err(e) => e.to_string(),
         Ok(_) => panic!("a checkpoint with a missing and a mis-shaped tensor loaded"),
     };
@@ -206,13 +198,12 @@ fn reencoded(checkpoint: &Checkpoint, dtype: safetensors::Dtype, encode: impl Fn
 #[test]
 fn matrices_stored_as_f32_or_f16_are_converted_to_bf16() {
     let gpu = test_gpu();
-    let (checkpoint, names, config) = reference_checkpoint("model.safetensors");
+    let (checkpoint, config) = reference_checkpoint("model.safetensors");
     let ModelConfig::Transcribe(t) = &config else { panic!("tiny-chunks is a Transcribe checkpoint") };
-    let asr = names.asr.as_ref().unwrap();
     let mut rng = Rng::new(fresh_seed());
     let (rows, valid) = random_sequence(&mut rng, 21, t.asr.stacked_features(), 21);
     let run = |c: &Checkpoint| {
-        let tower = Tower::load(gpu, c, asr, &t.asr).unwrap();
+        let tower = Tower::load(gpu, c, TowerKind::Asr, &t.asr, &test_matmul()).unwrap();
         tower.forward(InputKind::Features, &[Sequence { rows: &rows, valid: &valid }]).unwrap().remove(0)
     };
     // bf16 widens exactly to f32, so an F32 checkpoint holds the same weights.

@@ -15,6 +15,7 @@ pub fn gelu(x: f64) -> f64 {
     0.5 * x * libm::erfc(-x / std::f64::consts::SQRT_2)
 }
 
+/// `max(x, 0)`, the activation around the Sortformer classifier's dense layer.
 pub fn relu(x: f64) -> f64 {
     x.max(0.0)
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::rttm::Segment;
+use nemotron_towers::rttm::Segment;
 
 /// DejaVu Sans (Bitstream Vera license, `assets/DejaVuSans.LICENSE`): plotters needs a font for
 /// labels, and relying on system fonts would make a fresh machine fail.
@@ -21,11 +21,30 @@ pub fn render(
     frame_seconds: f64,
     seconds: f64,
 ) -> Result<(), String> {
-    let fail = |e: &dyn std::fmt::Display| format!("drawing {}: {e}", path.display());
+    let (width, height) = (1200u32, 90 + 36 * speakers as u32);
+    let mut pixels = vec![0u8; width as usize * height as usize * 3];
+    draw(&mut pixels, (width, height), segments, probabilities, speakers, frame_seconds, seconds)
+        .map_err(|e| format!("drawing the timeline: {e}"))?;
+    let image = image::RgbImage::from_raw(width, height, pixels).ok_or("the timeline buffer has the wrong size")?;
+    let mut png = std::io::Cursor::new(Vec::new());
+    image.write_to(&mut png, image::ImageFormat::Png).map_err(|e| format!("encoding the timeline: {e}"))?;
+    std::fs::write(path, png.into_inner()).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Draws the timeline into `pixels` (RGB, `size` = (width, height)).
+fn draw(
+    pixels: &mut [u8],
+    size: (u32, u32),
+    segments: &[Segment],
+    probabilities: &[f32],
+    speakers: usize,
+    frame_seconds: f64,
+    seconds: f64,
+) -> Result<(), String> {
+    let fail = |e: &dyn std::fmt::Display| e.to_string();
     plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
         .map_err(|_| "loading the font".to_string())?;
-    let height = 90 + 36 * speakers as u32;
-    let root = BitMapBackend::new(path, (1200, height)).into_drawing_area();
+    let root = BitMapBackend::with_buffer(pixels, size).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
     let lanes = speakers as f64;
     let mut chart = ChartBuilder::on(&root)

@@ -1,5 +1,6 @@
 //! `nemotron-audio` run as a user runs it: real files in, files out, exit codes, one-line errors.
 
+#[path = "../../nemotron-towers/tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -70,7 +71,14 @@ fn encode_from_features_writes_the_upstream_outputs() {
 fn encode_from_audio_with_the_bundled_model() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.safetensors");
-    ok(&["encode", "--audio", path_str(&testdata("reference/tiny-chunks/audio.wav")), "--out", path_str(&out)]);
+    ok(&[
+        "encode",
+        "--demo",
+        "--audio",
+        path_str(&testdata("reference/tiny-chunks/audio.wav")),
+        "--out",
+        path_str(&out),
+    ]);
     let got = Checkpoint::open(&out).unwrap();
     // 6.37 s: 637 valid frames, 640 padded, 80 encoder frames, 80 tokens; tiny model widths.
     for (name, shape) in [
@@ -131,9 +139,9 @@ fn usage_errors_exit_2() {
     for args in [
         &["encode", "--out", "x.safetensors"][..],
         &["frobnicate"],
-        &["encode", "--audio", path_str(&wav), "--features", "f.safetensors", "--out", "x.safetensors"],
-        &["diarize", "--audio", path_str(&wav), "--threshold", "1.5"],
-        &["diarize", "--audio", path_str(&wav), "--threshold", "NaN"],
+        &["encode", "--demo", "--audio", path_str(&wav), "--features", "f.safetensors", "--out", "x.safetensors"],
+        &["diarize", "--demo", "--audio", path_str(&wav), "--threshold", "1.5"],
+        &["diarize", "--demo", "--audio", path_str(&wav), "--threshold", "NaN"],
         &["bench", "--repeats", "0"],
     ] {
         let output = run(args);
@@ -141,6 +149,39 @@ fn usage_errors_exit_2() {
         assert_eq!(output.status.code(), Some(2), "nemotron-audio {args:?}: {stderr}");
         assert!(stderr.lines().any(|l| l.starts_with("error: ")), "nemotron-audio {args:?}: {stderr}");
     }
+}
+
+#[test]
+fn a_model_must_be_named_or_the_demo_asked_for() {
+    let wav = testdata("reference/tiny-chunks/audio.wav");
+    let output = run(&["encode", "--audio", path_str(&wav), "--out", "x.safetensors"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--model DIR") && stderr.contains("--demo"), "the refusal says what to pass: {stderr}");
+    assert!(!Path::new("x.safetensors").exists(), "nothing was written");
+}
+
+/// The demo model is compiled in: a copy of the binary run from an unrelated folder finds it, and says (at warn
+/// level, without `RUST_LOG`) that its weights are random.
+#[test]
+fn the_demo_model_travels_with_the_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let binary = dir.path().join("nemotron-audio");
+    std::fs::copy(env!("CARGO_BIN_EXE_nemotron-audio"), &binary).unwrap();
+    std::fs::copy(testdata("reference/tiny-chunks/audio.wav"), dir.path().join("speech.wav")).unwrap();
+    let output = Command::new(&binary)
+        .args(["encode", "--demo", "--audio", "speech.wav", "--out", "out.safetensors"])
+        .current_dir(dir.path())
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("random weights"), "the demo warns: {stderr}");
+    assert_eq!(
+        Checkpoint::open(&dir.path().join("out.safetensors")).unwrap().tensor("audio_embeds").unwrap().shape,
+        [80, 48]
+    );
 }
 
 fn write_wav(path: &Path, samples: &[f32]) {
@@ -172,13 +213,13 @@ fn bad_inputs_give_one_line_errors() {
     let (one, infinite) = (d.join("one.wav"), d.join("infinite.wav"));
     write_wav(&one, &[0.25]);
     write_wav(&infinite, &[0.0, 0.1, f32::INFINITY].repeat(100));
-    fails(&["encode", "--audio", path_str(&d.join("missing.wav")), "--out", o], "missing.wav");
-    fails(&["encode", "--audio", path_str(&text), "--out", o], "notes.wav");
-    fails(&["encode", "--audio", path_str(&empty), "--out", o], "empty.wav");
-    fails(&["encode", "--audio", path_str(&short), "--out", o], "short.wav");
-    fails(&["encode", "--audio", path_str(&nan), "--out", o], "nan.wav: sample 1 is NaN");
-    fails(&["encode", "--audio", path_str(&one), "--out", o], "one.wav: 1 samples at 16 kHz");
-    fails(&["diarize", "--audio", path_str(&infinite)], "infinite.wav: sample 2 is inf");
+    fails(&["encode", "--demo", "--audio", path_str(&d.join("missing.wav")), "--out", o], "missing.wav");
+    fails(&["encode", "--demo", "--audio", path_str(&text), "--out", o], "notes.wav");
+    fails(&["encode", "--demo", "--audio", path_str(&empty), "--out", o], "empty.wav");
+    fails(&["encode", "--demo", "--audio", path_str(&short), "--out", o], "short.wav");
+    fails(&["encode", "--demo", "--audio", path_str(&nan), "--out", o], "nan.wav: sample 1 is NaN");
+    fails(&["encode", "--demo", "--audio", path_str(&one), "--out", o], "one.wav: 1 samples at 16 kHz");
+    fails(&["diarize", "--demo", "--audio", path_str(&infinite)], "infinite.wav: sample 2 is inf");
 
     // A model directory whose weights are not safetensors, and one with an unknown config.
     let model = d.join("model");
@@ -211,15 +252,18 @@ fn bad_inputs_give_one_line_errors() {
     };
     let write = |frames: usize, bins: usize| write_with(frames, bins, 0.5, frames);
     write(16, 80);
-    fails(&["encode", "--features", path_str(&features), "--out", o], "expected [frames, 128]");
+    fails(&["encode", "--demo", "--features", path_str(&features), "--out", o], "expected [frames, 128]");
     write(13, 128);
-    fails(&["encode", "--features", path_str(&features), "--out", o], "multiple of 8");
+    fails(&["encode", "--demo", "--features", path_str(&features), "--out", o], "multiple of 8");
     write_with(16, 128, f32::NAN, 16);
-    fails(&["encode", "--features", path_str(&features), "--out", o], "input_features value 131 is not finite");
+    fails(
+        &["encode", "--demo", "--features", path_str(&features), "--out", o],
+        "input_features value 131 is not finite",
+    );
     write_with(16, 128, f32::NEG_INFINITY, 16);
-    fails(&["diarize", "--features", path_str(&features)], "input_features value 131 is not finite");
+    fails(&["diarize", "--demo", "--features", path_str(&features)], "input_features value 131 is not finite");
     write_with(16, 128, 0.5, 0);
-    fails(&["encode", "--features", path_str(&features), "--out", o], "no valid frame");
+    fails(&["encode", "--demo", "--features", path_str(&features), "--out", o], "no valid frame");
 
     // A diarizer alone cannot encode.
     let diar = testdata("reference/diar-tiny");
@@ -345,7 +389,7 @@ fn write_wav_with_extra_chunks(path: &Path, samples: &[i32]) {
 }
 
 fn encode_features(audio: &Path, out: &Path) -> (Vec<f32>, usize) {
-    ok(&["--quiet", "encode", "--audio", path_str(audio), "--out", path_str(out)]);
+    ok(&["--quiet", "encode", "--demo", "--audio", path_str(audio), "--out", path_str(out)]);
     let file = Checkpoint::open(out).unwrap();
     let valid = file.f32("input_features_mask").unwrap().iter().filter(|&&m| m == 1.0).count();
     for name in ["asr_last_hidden_state", "speaker_logits", "last_hidden_state", "audio_embeds"] {
@@ -404,7 +448,7 @@ fn one_frame_recordings_encode_and_diarize() {
     for (samples, frames, encoder_frames, tokens) in [(1280, 16, 2, 1), (160, 8, 1, 1)] {
         let wav = dir.path().join(format!("{samples}.wav"));
         write_wav(&wav, &(0..samples).map(|i| (i as f32 * 0.05).sin() * 0.3).collect::<Vec<_>>());
-        ok(&["--quiet", "encode", "--audio", path_str(&wav), "--out", path_str(&out)]);
+        ok(&["--quiet", "encode", "--demo", "--audio", path_str(&wav), "--out", path_str(&out)]);
         let got = Checkpoint::open(&out).unwrap();
         for (name, shape) in [
             ("input_features", vec![frames, 128]),
@@ -416,7 +460,17 @@ fn one_frame_recordings_encode_and_diarize() {
             assert!(got.f32(name).unwrap().iter().all(|v| v.is_finite()), "{samples} samples: {name}");
         }
         let rttm = dir.path().join("out.rttm");
-        ok(&["--quiet", "diarize", "--audio", path_str(&wav), "--out", path_str(&out), "--rttm", path_str(&rttm)]);
+        ok(&[
+            "--quiet",
+            "diarize",
+            "--demo",
+            "--audio",
+            path_str(&wav),
+            "--out",
+            path_str(&out),
+            "--rttm",
+            path_str(&rttm),
+        ]);
         assert_eq!(Checkpoint::open(&out).unwrap().tensor("speaker_logits").unwrap().shape, [frames, 8]);
         parse_rttm(&std::fs::read_to_string(&rttm).unwrap()).unwrap();
     }

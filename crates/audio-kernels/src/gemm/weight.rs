@@ -1,35 +1,59 @@
-//! Weight matrices on the GPU, 16 bits per value: bf16 as in the checkpoint, or — on adapters that
-//! run the tensor-core GEMM — the exact f16 image `w·2^s` of those bf16 values when one exists
-//! (same size, same numbers; the tensor cores take f16, not bf16).
+//! Weight matrices on the GPU, 16 bits per value: bf16 as in the checkpoint, or — where the tensor-core GEMM runs —
+//! the exact f16 image `w·2^s` of those bf16 values when one exists (same size, same numbers; the tensor cores take
+//! f16, not bf16). Which of the two a weight holds is decided once, at upload, from [`MatmulOptions`].
 
 use gpu_core::{Gpu, GpuBuffer, Result};
 
-use crate::gemm_coop;
+use super::options::{MatmulOptions, MatmulPath, Precision};
+use super::tensor_core;
 
 /// A `[rows, cols]` weight matrix (PyTorch `[out, in]`) on the GPU.
 #[derive(Clone, Debug)]
 pub struct Weight {
-    /// bf16 packed two per word (flat row-major), or with an `f16_exponent` the f16 image, two per
-    /// word, rows padded with zeros to a multiple of the tensor-core tile.
+    /// bf16 packed two per word (flat row-major), or on the tensor-core path the f16 image, two per word, rows
+    /// padded with zeros to a multiple of the tensor-core tile.
     pub buffer: GpuBuffer,
+    /// Output features.
     pub rows: usize,
+    /// Input features.
     pub cols: usize,
-    f16_exponent: Option<i32>,
+    storage: Storage,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Storage {
+    Bf16,
+    /// The f16 image under the scale 2^exponent, for `kernel`.
+    F16Image {
+        exponent: i32,
+        kernel: super::TensorCoreKernel,
+    },
 }
 
 impl Weight {
-    /// Uploads bf16 bit patterns. Where the tensor-core GEMM runs ([`gemm_coop::supported`]) and
-    /// `cols` is a multiple of its k step, a matrix whose values all have an exact f16 form under
-    /// one power-of-two scale (see [`f16_exponent`]) is stored in that form; otherwise it stays
-    /// bf16 on the f32 path, with a logged note saying how many values were inexact.
-    pub fn upload(gpu: &Gpu, label: &str, bits: &[u16], rows: usize, cols: usize) -> Result<Self> {
-        if gemm_coop::supported(gpu) && cols.is_multiple_of(gemm_coop::K_STEP) {
+    /// Uploads bf16 bit patterns. With [`Precision::Auto`], where the adapter runs the tensor-core kernel `options`
+    /// names and `cols` is a multiple of its k step, a matrix whose values all have an exact f16 form under one
+    /// power-of-two scale (see [`f16_exponent`]) is stored in that form; otherwise it stays bf16 on the f32 path,
+    /// with a logged note saying how many values were inexact.
+    pub fn upload(
+        gpu: &Gpu,
+        label: &str,
+        bits: &[u16],
+        rows: usize,
+        cols: usize,
+        options: &MatmulOptions,
+    ) -> Result<Self> {
+        let kernel = options.tensor_core_kernel;
+        if options.precision == Precision::Auto
+            && tensor_core::supported(gpu, kernel)
+            && cols.is_multiple_of(tensor_core::K_STEP)
+        {
             let (exponent, inexact) = f16_exponent(bits);
             match exponent {
                 Some(exponent) => {
-                    let padded = rows.next_multiple_of(gemm_coop::TILE_COLS) * cols;
+                    let padded = rows.next_multiple_of(tensor_core::TILE_COLS) * cols;
                     let buffer = gpu.upload_bf16(label, &f16_image(bits, exponent, padded))?;
-                    return Ok(Self { buffer, rows, cols, f16_exponent: Some(exponent) });
+                    return Ok(Self { buffer, rows, cols, storage: Storage::F16Image { exponent, kernel } });
                 }
                 None => log::info!(
                     "`{label}`: {inexact} of {} values have no exact f16 form; it stays bf16 on the f32 path",
@@ -37,17 +61,24 @@ impl Weight {
                 ),
             }
         }
-        Ok(Self { buffer: gpu.upload_bf16(label, bits)?, rows, cols, f16_exponent: None })
+        Ok(Self { buffer: gpu.upload_bf16(label, bits)?, rows, cols, storage: Storage::Bf16 })
     }
 
     /// A weight over an already uploaded bf16 buffer, kept on the f32 path.
     pub fn from_buffer(buffer: GpuBuffer, rows: usize, cols: usize) -> Self {
-        Self { buffer, rows, cols, f16_exponent: None }
+        Self { buffer, rows, cols, storage: Storage::Bf16 }
     }
 
-    /// `s` such that every value · 2^s is exactly an f16, when the tensor-core path may use it.
-    pub fn f16_exponent(&self) -> Option<i32> {
-        self.f16_exponent
+    /// The kernel this weight's products run on.
+    pub fn path(&self) -> MatmulPath {
+        match self.storage {
+            Storage::Bf16 => MatmulPath::F32,
+            Storage::F16Image { kernel, .. } => MatmulPath::TensorCores(kernel),
+        }
+    }
+
+    pub(super) fn storage(&self) -> Storage {
+        self.storage
     }
 }
 

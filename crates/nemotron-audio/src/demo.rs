@@ -1,0 +1,15 @@
+//! The built-in demo model: the tiny random-weight checkpoint of `testdata/reference/tiny-release-chunks`, compiled
+//! into the binary, so `--demo` works wherever the binary is installed.
+
+use nemotron_towers::{Checkpoint, ModelConfig};
+
+const CONFIG: &str = include_str!("../../../testdata/reference/tiny-release-chunks/config.json");
+static WEIGHTS: &[u8] = include_bytes!("../../../testdata/reference/tiny-release-chunks/model.safetensors");
+
+/// What `--demo` loads, and where it says it comes from.
+pub const LABEL: &str = "built-in demo model (tiny-release-chunks, random weights)";
+
+/// The demo model's config and checkpoint.
+pub fn model() -> nemotron_towers::Result<(ModelConfig, Checkpoint)> {
+    Ok((ModelConfig::from_json(CONFIG)?, Checkpoint::from_bytes(LABEL, WEIGHTS.to_vec())?))
+}

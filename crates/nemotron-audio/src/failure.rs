@@ -1,0 +1,40 @@
+//! How the CLI fails: a usage error (exit status 2, printed by clap with the usage line) or a runtime error (exit
+//! status 1), printed as one `error:` line from `Display`, with each cause its message does not already say.
+
+use std::fmt;
+
+/// A failed command.
+pub enum Failure {
+    /// The command line asks for something impossible.
+    Usage(String),
+    /// The work failed.
+    Runtime(Box<dyn std::error::Error>),
+    /// The work failed, and the message says why.
+    Message(String),
+}
+
+impl<E: std::error::Error + 'static> From<E> for Failure {
+    fn from(error: E) -> Self {
+        Failure::Runtime(Box::new(error))
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Usage(message) | Failure::Message(message) => f.write_str(message),
+            Failure::Runtime(error) => {
+                let mut text = error.to_string();
+                let mut cause = error.source();
+                while let Some(source) = cause {
+                    let said = source.to_string();
+                    if !text.contains(&said) {
+                        text = format!("{text}: {said}");
+                    }
+                    cause = source.source();
+                }
+                f.write_str(&text)
+            }
+        }
+    }
+}
