@@ -45,6 +45,15 @@ const MAX_LAYERS: usize = 512;
 /// Largest chunk, context, FIFO or cache length in encoder frames (2^20 frames of 80 ms: 23 hours).
 const MAX_FRAMES: usize = 1 << 20;
 
+/// Which encoder of a checkpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TowerKind {
+    /// The ASR tower of a Transcribe checkpoint.
+    Asr,
+    /// The Sortformer encoder (of a Transcribe or a standalone diarization checkpoint).
+    Diarization,
+}
+
 /// One transformer encoder tower (ASR or Sortformer), derived from its sub-config.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EncoderConfig {

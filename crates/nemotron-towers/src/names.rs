@@ -3,7 +3,7 @@
 //! (Transformers names without the `model.audio_tower.diarization_model.` prefix).
 
 use crate::checkpoint::{Checkpoint, CheckpointError};
-use crate::tower::TowerKind;
+use crate::config::TowerKind;
 
 /// How an encoder's tensors are named.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

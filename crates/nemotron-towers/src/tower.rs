@@ -12,6 +12,7 @@ use gpu_core::{Gpu, GpuBuffer, GpuError, Profile, Recorder, Timing};
 
 use crate::checkpoint::Checkpoint;
 use crate::config::EncoderConfig;
+pub use crate::config::TowerKind;
 use crate::error::{Error, Result};
 use crate::names::{EncoderNames, ModelNames};
 use crate::weights::{self, EncoderWeights, Expectations, GpuStore, Norm};
@@ -19,15 +20,6 @@ use crate::workspace::reuse_or_make;
 
 /// GPU-resident encoder weights.
 pub type GpuEncoder = EncoderWeights<Weight, GpuBuffer>;
-
-/// Which encoder of a checkpoint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TowerKind {
-    /// The ASR tower of a Transcribe checkpoint.
-    Asr,
-    /// The Sortformer encoder (of a Transcribe or a standalone diarization checkpoint).
-    Diarization,
-}
 
 /// What the rows of a call are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
