@@ -2,17 +2,26 @@
 // One workgroup per row. Values are shifted by the row's first element before summing, and the
 // variance is taken around the mean (a second pass over the row, which stays in cache) rather
 // than as E[x²] - mean²: both keep f32 precision for rows whose mean is large next to their spread.
+//
+// `residual_layer_norm` first adds a split product to the residual stream in place,
+// x += (partials[0] + partials[1] + … + partials[slices − 1]) + add_bias, the slices in order so that the
+// result never depends on scheduling, then normalises the updated row.
 
 struct Params {
     rows: u32,
     width: u32,
     eps: f32,
+    // Slices of `partials` (residual_layer_norm).
+    slices: u32,
 }
 
-@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(0) var<storage, read_write> x: array<f32>;
 @group(0) @binding(1) var<storage, read> weight: array<f32>;
 @group(0) @binding(2) var<storage, read> bias: array<f32>;
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
+// residual_layer_norm only: [slices, rows, width] and [width].
+@group(0) @binding(4) var<storage, read> partials: array<f32>;
+@group(0) @binding(5) var<storage, read> add_bias: array<f32>;
 @group(1) @binding(0) var<uniform> p: Params;
 
 const WG: u32 = 256u;
@@ -28,7 +37,32 @@ fn layer_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gr
     if row >= p.rows {
         return;
     }
+    normalize_row(row * p.width, lid);
+}
+
+@compute @workgroup_size(WG)
+fn residual_layer_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+                       @builtin(local_invocation_index) lid: u32) {
+    let row = wid.y * groups.x + wid.x;
+    if row >= p.rows {
+        return;
+    }
     let base = row * p.width;
+    let slice = p.rows * p.width;
+    for (var c = lid; c < p.width; c += WG) {
+        var sum = partials[base + c];
+        for (var s = 1u; s < p.slices; s++) {
+            sum += partials[s * slice + base + c];
+        }
+        x[base + c] += sum + add_bias[c];
+    }
+    // The row's new values, written by every invocation, are read by every invocation below.
+    storageBarrier();
+    normalize_row(base, lid);
+}
+
+// y[base..base + width] = LayerNorm(x[base..base + width]); every invocation of the workgroup calls it.
+fn normalize_row(base: u32, lid: u32) {
     let shift = x[base];
     var sum = 0.0;
     for (var c = lid; c < p.width; c += WG) {

@@ -1,4 +1,5 @@
-//! Row LayerNorm launcher (`shaders/layer_norm.wgsl`).
+//! Row LayerNorm launchers (`shaders/layer_norm.wgsl`): plain, and after adding a split product to the residual
+//! stream.
 
 use gpu_core::{Access, GpuBuffer, KernelSpec, KernelVariant, Recorder, Result};
 
@@ -14,17 +15,24 @@ struct Params {
     rows: u32,
     width: u32,
     eps: f32,
+    slices: u32,
 }
 
-const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite];
+const BINDINGS: &[Access] = &[Access::ReadWrite, Access::Read, Access::Read, Access::ReadWrite];
+const RESIDUAL_BINDINGS: &[Access] =
+    &[Access::ReadWrite, Access::Read, Access::Read, Access::ReadWrite, Access::Read, Access::Read];
 
 fn spec() -> KernelSpec<'static> {
     KernelSpec { shader: &LAYER_NORM, entry: "layer_norm", constants: &[], bindings: BINDINGS }
 }
 
-/// Every pipeline this launcher can build, for shader validation.
+fn residual_spec() -> KernelSpec<'static> {
+    KernelSpec { shader: &LAYER_NORM, entry: "residual_layer_norm", constants: &[], bindings: RESIDUAL_BINDINGS }
+}
+
+/// Every pipeline these launchers can build, for shader validation.
 pub fn variants() -> Vec<KernelVariant> {
-    vec![KernelVariant::from(&spec())]
+    vec![KernelVariant::from(&spec()), KernelVariant::from(&residual_spec())]
 }
 
 /// `y[r, :] = LayerNorm(x[r, :]) · weight + bias` for `rows` rows of `width` f32 values.
@@ -45,7 +53,33 @@ pub fn layer_norm(
     require(weight, width, "layer_norm weight")?;
     require(bias, width, "layer_norm bias")?;
     let kernel = rec.gpu().kernel(&spec())?;
-    let params = Params { rows: rows as u32, width: width as u32, eps };
+    let params = Params { rows: rows as u32, width: width as u32, eps, slices: 0 };
     let workgroups = grid(rec, rows);
     rec.dispatch(&kernel, &[x, weight, bias, y], &params, workgroups)
+}
+
+/// The residual step of a pre-norm block fused with the next LayerNorm: `x += Σ_s partials[s] + add_bias` in place
+/// (the `slices` slices of a split product, [`crate::gemm::gemm_partials`], added in order), then
+/// `y = LayerNorm(x) · weight + bias`, for `rows` rows of `width`. `x` and `y` may not alias.
+#[allow(clippy::too_many_arguments)]
+pub fn residual_layer_norm(
+    rec: &mut Recorder<'_>,
+    (partials, slices, add_bias): (&GpuBuffer, usize, &GpuBuffer),
+    x: &GpuBuffer,
+    weight: &GpuBuffer,
+    bias: &GpuBuffer,
+    y: &GpuBuffer,
+    rows: usize,
+    width: usize,
+    eps: f32,
+) -> Result<()> {
+    require(partials, slices.max(1) * rows * width, "residual_layer_norm partial products")?;
+    require(add_bias, width, "residual_layer_norm bias")?;
+    require(x, rows * width, "residual_layer_norm residual")?;
+    require(y, rows * width, "residual_layer_norm output")?;
+    require(weight, width, "residual_layer_norm weight")?;
+    require(bias, width, "residual_layer_norm norm bias")?;
+    let kernel = rec.gpu().kernel(&residual_spec())?;
+    let params = Params { rows: rows as u32, width: width as u32, eps, slices: slices.max(1) as u32 };
+    rec.dispatch(&kernel, &[x, weight, bias, y, partials, add_bias], &params, grid(rec, rows))
 }

@@ -20,7 +20,8 @@ macro_rules! shader {
 shader!(ATTENTION, "attention");
 shader!(CONV_IM2COL, "conv_im2col");
 shader!(GEMM, "gemm");
-shader!(GEMM_COOP, "gemm_coop");
+shader!(GEMM_COOP16, "gemm_coop16");
+shader!(GEMM_COOP8, "gemm_coop8");
 shader!(LAYER_NORM, "layer_norm");
 shader!(QK_NORM_ROPE, "qk_norm_rope");
 shader!(SPEAKER_FUSION, "speaker_fusion");

@@ -2,6 +2,7 @@
 //! above the 128×64 tile, with odd k (W words straddle rows: the general path) and even k (the word-aligned path);
 //! GELU's accuracy on its own; and the buffer-size errors.
 
+use audio_kernels::gemm::gemm_partials;
 use audio_kernels::gemm::tensor_cores_available;
 use audio_kernels::reference;
 use audio_kernels::testing::{
@@ -207,30 +208,43 @@ fn two_contexts_with_different_precision_each_take_their_own_path() {
     }
 }
 
+/// A device whose storage bindings barely hold X (65 × 1024 f32, 260 KiB, under a 300 KiB limit) still runs the
+/// product on either path: the tensor-core path splits X while staging it, so it needs no buffer larger than X.
 #[test]
-fn a_split_too_large_for_a_binding_is_refused_with_the_limit_named() {
-    // X (65 × 1024 f32, 260 KiB) fits 300 KiB bindings; the tensor-core path's split of it (rows padded to the
-    // 64-row tile, 512 KiB) does not. That path holds the weight as f16, so it cannot fall back: the product is
-    // refused with the limit named. (The towers never get here: their row cap is a multiple of the tile.) Without
-    // the tensor-core path the product simply runs.
+fn a_product_whose_input_barely_fits_a_binding_runs() {
     let options = GpuOptions { max_storage_binding_size: Some(300 << 10), ..GpuOptions::from_env() };
     let small = Gpu::with_options(&options).unwrap();
     let case = Case { bias: true, activation: Activation::Gelu, accumulate: false };
-    let (n, m, k) = (65, 64, 1024);
-    let options = test_matmul();
-    let w = Weight::upload(&small, "w", &Rng::new(fresh_seed()).bf16s(m * k, 0.1), m, k, &options).unwrap();
-    if w.path() == MatmulPath::F32 {
-        check_on(&small, &options, case, n, m, k, fresh_seed());
-        return;
-    }
-    let x = small.zeros("x", n * k).unwrap();
-    let y = small.zeros("y", n * m).unwrap();
-    let mut rec = Recorder::new(&small);
-    match gemm(&mut rec, &x, &w, &y, n, m, k, &Epilogue::default()) {
-        Err(GpuError::LimitExceeded { what, limit: "max_storage_buffer_binding_size", .. }) => {
-            assert!(what.contains("gemm split activations"), "{what}")
-        }
-        other => panic!("expected LimitExceeded, got {other:?}"),
+    check_on(&small, &test_matmul(), case, 65, 64, 1024, fresh_seed());
+}
+
+/// `gemm_partials`: the slices it reports sum to the product, for splits that divide k evenly, unevenly, and into
+/// more slices than k has stages (the extra slices are zeros).
+#[test]
+fn partial_products_sum_to_the_product() {
+    let gpu = test_gpu();
+    let seed = fresh_seed();
+    for (i, &(n, m, k, splits)) in
+        [(37, 64, 1280, 4), (130, 200, 528, 3), (5, 16, 48, 8), (64, 136, 256, 1)].iter().enumerate()
+    {
+        let mut rng = Rng::new(seed + i as u64);
+        let x = rng.f32s(n * k, 1.0);
+        let w = rng.bf16s(m * k, 3.0 / (k as f64).sqrt());
+        let want = reference::linear(&f32_to_f64(&x), &bf16_to_f64(&w), None, n, m, k);
+        let wb = Weight::upload(gpu, "w", &w, m, k, &test_matmul()).unwrap();
+        let xb = gpu.upload_f32("x", &x).unwrap();
+        let partials = poisoned(gpu, "partials", splits * n * m);
+        let mut rec = Recorder::new(gpu);
+        let slices = gemm_partials(&mut rec, &xb, &wb, &partials, n, m, k, splits).unwrap();
+        rec.submit().unwrap();
+        let got = gpu.read_f32(&partials).unwrap();
+        let sum: Vec<f32> = (0..n * m).map(|e| (0..slices).map(|s| got[s * n * m + e]).sum()).collect();
+        let what = format!(
+            "gemm_partials ({}) n={n} m={m} k={k} {slices} of {splits} slices seed={}",
+            wb.path(),
+            seed + i as u64
+        );
+        assert_close_to_scale(&what, &sum, &want, frobenius(&want), TOLERANCE);
     }
 }
 

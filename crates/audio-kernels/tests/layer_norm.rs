@@ -2,8 +2,10 @@
 //! workgroup size, odd widths, one row, and a row with a large mean.
 
 use audio_kernels::reference;
-use audio_kernels::testing::{Rng, assert_close, f32_to_f64, fresh_seed, poisoned, test_gpu};
-use audio_kernels::{LAYER_NORM_EPS, layer_norm};
+use audio_kernels::testing::{
+    Rng, assert_close, assert_close_to_scale, f32_to_f64, fresh_seed, frobenius, poisoned, test_gpu,
+};
+use audio_kernels::{LAYER_NORM_EPS, layer_norm, residual_layer_norm};
 use gpu_core::Recorder;
 
 fn check(rows: usize, width: usize, offset: f64, seed: u64) {
@@ -39,6 +41,52 @@ fn matches_reference_on_odd_and_tile_sizes() {
 #[test]
 fn rows_with_a_large_mean_keep_precision() {
     check(7, 512, 300.0, fresh_seed());
+}
+
+/// `residual_layer_norm`: x += Σ partials + bias (checked against the size of the terms, which can cancel), then
+/// the LayerNorm of the new x as stored in f32 (checked as a plain relative error: normalised rows cannot cancel;
+/// the rounding of the stored residual itself is what the first check measures).
+fn check_residual(rows: usize, width: usize, slices: usize, offset: f64, seed: u64) {
+    let gpu = test_gpu();
+    let mut rng = Rng::new(seed);
+    let x: Vec<f32> = rng.f32s(rows * width, 2.0).iter().map(|v| v + offset as f32).collect();
+    let partials = rng.f32s(slices * rows * width, 1.0);
+    let add_bias = rng.f32s(width, 0.5);
+    let (weight, bias) = (rng.f32s(width, 1.0), rng.f32s(width, 0.5));
+    let slice = rows * width;
+    let sum: Vec<f64> = (0..slice).map(|e| (0..slices).map(|s| partials[s * slice + e] as f64).sum()).collect();
+    let want_x: Vec<f64> = (0..slice).map(|e| x[e] as f64 + sum[e] + add_bias[e % width] as f64).collect();
+    let terms = frobenius(&f32_to_f64(&x))
+        + frobenius(&f32_to_f64(&partials))
+        + frobenius(&f32_to_f64(&add_bias)) * (rows as f64).sqrt();
+
+    let [xb, pb, ab, wb, bb] = [&x, &partials, &add_bias, &weight, &bias].map(|v| gpu.upload_f32("input", v).unwrap());
+    let yb = poisoned(gpu, "y", rows * width);
+    let mut rec = Recorder::new(gpu);
+    residual_layer_norm(&mut rec, (&pb, slices, &ab), &xb, &wb, &bb, &yb, rows, width, LAYER_NORM_EPS).unwrap();
+    rec.submit().unwrap();
+    let what = format!("residual_layer_norm rows={rows} width={width} slices={slices} offset={offset} seed={seed}");
+    let got_x = gpu.read_f32(&xb).unwrap();
+    assert_close_to_scale(&format!("{what}: residual"), &got_x, &want_x, terms, 1e-6);
+    let want_y = reference::layer_norm(
+        &f32_to_f64(&got_x),
+        &f32_to_f64(&weight),
+        &f32_to_f64(&bias),
+        width,
+        LAYER_NORM_EPS as f64,
+    );
+    assert_close(&format!("{what}: normalised"), &gpu.read_f32(&yb).unwrap(), &want_y, 1e-6);
+}
+
+#[test]
+fn residual_matches_reference_on_odd_and_tile_sizes() {
+    let seed = fresh_seed();
+    for (i, &(rows, width, slices)) in
+        [(1, 1, 1), (3, 7, 2), (17, 255, 3), (9, 257, 4), (33, 1280, 1), (2, 3001, 5)].iter().enumerate()
+    {
+        check_residual(rows, width, slices, 0.0, seed + i as u64);
+    }
+    check_residual(7, 512, 3, 300.0, seed + 99);
 }
 
 #[test]

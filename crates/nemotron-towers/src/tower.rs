@@ -5,8 +5,10 @@
 use std::sync::{Mutex, MutexGuard};
 
 use audio_kernels::MatmulOptions;
+use audio_kernels::gemm::{auto_slices, gemm_partials};
 use audio_kernels::{
     Activation, Epilogue, LAYER_NORM_EPS, QkNorm, RopeTable, Weight, attention, gemm, layer_norm, qk_norm_rope,
+    residual_layer_norm,
 };
 use gpu_core::{Gpu, GpuBuffer, GpuError, Profile, Recorder, Timing};
 
@@ -15,7 +17,7 @@ use crate::config::EncoderConfig;
 pub use crate::config::TowerKind;
 use crate::error::{Error, Result};
 use crate::names::{EncoderNames, ModelNames};
-use crate::weights::{self, EncoderWeights, Expectations, GpuStore, Norm};
+use crate::weights::{self, EncoderWeights, Expectations, GpuStore, Linear, Norm};
 use crate::workspace::reuse_or_make;
 
 /// GPU-resident encoder weights.
@@ -78,6 +80,8 @@ pub struct Tower {
     gpu: Gpu,
     config: EncoderConfig,
     weights: GpuEncoder,
+    /// Zeros of width d: the bias of a residual product that has none.
+    zero_bias: GpuBuffer,
     state: Mutex<TowerState>,
 }
 
@@ -112,12 +116,14 @@ impl Tower {
         weights::encoder(&mut expected, names, config)?;
         checkpoint.check(&expected.0)?;
         let weights = weights::encoder(&mut GpuStore { checkpoint, gpu, matmul }, names, config)?;
-        Ok(Self::new(gpu, config.clone(), weights))
+        Self::new(gpu, config.clone(), weights)
     }
 
     /// A tower from already uploaded weights.
-    pub fn new(gpu: &Gpu, config: EncoderConfig, weights: GpuEncoder) -> Self {
-        Self { gpu: gpu.clone(), config, weights, state: Mutex::new(TowerState { workspace: None, rope: None }) }
+    pub fn new(gpu: &Gpu, config: EncoderConfig, weights: GpuEncoder) -> Result<Self> {
+        let zero_bias = gpu.zeros("tower zero bias", config.hidden)?;
+        let state = Mutex::new(TowerState { workspace: None, rope: None });
+        Ok(Self { gpu: gpu.clone(), config, weights, zero_bias, state })
     }
 
     /// The encoder's shape (width, heads, layers, RoPE, q/k norm).
@@ -311,8 +317,15 @@ impl Tower {
             gemm(rec, &work.input, &w.input_projection, &work.x, rows, d, c.stacked_features(), &Epilogue::default())?;
         }
         norm(rec, &w.embed_norm, &work.x, &work.h, rows, d)?;
-        for layer in &w.layers {
-            norm(rec, &layer.norm1, &work.h, &work.a, rows, d)?;
+        // Pre-norm blocks: h is the residual stream, a the normalised input of the next product. The two residual
+        // products (out-projection and fc2) are narrow (d columns), so they run as partial products split along k
+        // (enough workgroups to fill the GPU) that the next LayerNorm adds to h, in order, before normalising.
+        let Some(first) = w.layers.first() else {
+            norm(rec, &w.final_norm, &work.h, &work.a, rows, d)?;
+            return Ok(&work.a);
+        };
+        norm(rec, &first.norm1, &work.h, &work.a, rows, d)?;
+        for (l, layer) in w.layers.iter().enumerate() {
             gemm(rec, &work.a, &layer.qkv, &work.qkv, rows, 3 * d, d, &Epilogue::default())?;
             let qk = layer.qk_norm.as_ref().map(|(q, k)| QkNorm {
                 q_weight: &q.weight,
@@ -322,24 +335,32 @@ impl Tower {
             });
             qk_norm_rope(rec, &work.qkv, rope, qk.as_ref(), rows, seq_len, c.heads, c.head_dim)?;
             attention(rec, &work.qkv, &work.mask, &work.attended, batch, seq_len, c.heads, c.head_dim)?;
-            let residual = |bias| Epilogue { bias, activation: Activation::None, accumulate: true };
-            gemm(rec, &work.attended, &layer.out.weight, &work.h, rows, d, d, &residual(layer.out.bias.as_ref()))?;
-            norm(rec, &layer.norm2, &work.h, &work.a, rows, d)?;
+            self.residual(rec, &work.attended, &layer.out, (&work.h, &layer.norm2, &work.a), rows)?;
             let gelu = Epilogue { bias: layer.fc1.bias.as_ref(), activation: Activation::Gelu, accumulate: false };
             gemm(rec, &work.a, &layer.fc1.weight, &work.inner, rows, c.intermediate, d, &gelu)?;
-            gemm(
-                rec,
-                &work.inner,
-                &layer.fc2.weight,
-                &work.h,
-                rows,
-                d,
-                c.intermediate,
-                &residual(layer.fc2.bias.as_ref()),
-            )?;
+            let next_norm = w.layers.get(l + 1).map_or(&w.final_norm, |next| &next.norm1);
+            self.residual(rec, &work.inner, &layer.fc2, (&work.h, next_norm, &work.a), rows)?;
         }
-        norm(rec, &w.final_norm, &work.h, &work.a, rows, d)?;
         Ok(&work.a)
+    }
+
+    /// `h += input · Wᵀ + bias`, then `a = LayerNorm(h)`: the product split along k into partial products that the
+    /// norm kernel adds to h in order.
+    fn residual(
+        &self,
+        rec: &mut Recorder<'_>,
+        input: &GpuBuffer,
+        linear: &Linear<Weight, GpuBuffer>,
+        (h, norm, a): (&GpuBuffer, &Norm<GpuBuffer>, &GpuBuffer),
+        rows: usize,
+    ) -> Result<()> {
+        let (d, k) = (linear.weight.rows, linear.weight.cols);
+        let slices = auto_slices(&self.gpu, &linear.weight, rows);
+        let partials = self.gpu.scratch("tower partial products", slices * rows * d)?;
+        let slices = gemm_partials(rec, input, &linear.weight, &partials, rows, d, k, slices)?;
+        let bias = linear.bias.as_ref().unwrap_or(&self.zero_bias);
+        residual_layer_norm(rec, (&partials, slices, bias), h, &norm.weight, &norm.bias, a, rows, d, LAYER_NORM_EPS)?;
+        Ok(())
     }
 }
 

@@ -11,7 +11,7 @@ mod tensor_core;
 mod weight;
 
 pub use epilogue::{Activation, Epilogue};
-pub use options::{MatmulOptions, MatmulPath, Precision, TensorCoreKernel, UnknownSetting};
+pub use options::{MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Tiles, UnknownSetting};
 pub use weight::{Weight, f16_exponent};
 
 use gpu_core::{GpuBuffer, GpuError, KernelVariant, Recorder, Result};
@@ -44,6 +44,66 @@ pub fn gemm(
     k: usize,
     epilogue: &Epilogue<'_>,
 ) -> Result<()> {
+    check(x, w, y, (n, m, k), 1)?;
+    if let Some(bias) = epilogue.bias {
+        require(bias, m, "gemm bias")?;
+    }
+    if n == 0 || m == 0 {
+        return Ok(());
+    }
+    match w.storage() {
+        Storage::Bf16 => register_tiled::record(rec, x, &w.buffer, y, (n, m, k), epilogue),
+        Storage::F16Image { exponent, kernel } => {
+            let weight = tensor_core::F16Weight { buffer: &w.buffer, exponent, kernel };
+            tensor_core::record(rec, x, &weight, y, (n, m, k), epilogue)
+        }
+    }
+}
+
+/// The slices of k [`gemm_partials`] should split an `n`-row product with `w` into so that it fills the GPU (1 on
+/// the f32 path, and where the product's tiles already fill it).
+pub fn auto_slices(gpu: &gpu_core::Gpu, w: &Weight, n: usize) -> usize {
+    match w.storage() {
+        Storage::Bf16 => 1,
+        Storage::F16Image { kernel, .. } => tensor_core::auto_slices(gpu, kernel, (n, w.rows, w.cols)),
+    }
+}
+
+/// `x · wᵀ` split along k into at most `splits` slices whose raw products land in `partials[s·n·m..(s+1)·n·m]`,
+/// for a consumer that adds them in order (deterministic, unlike atomics) together with whatever else it adds, so
+/// that a narrow product still fills the GPU. Returns the number of slices written: `splits` on the tensor-core
+/// path, 1 (the whole product) on the f32 path.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_partials(
+    rec: &mut Recorder<'_>,
+    x: &GpuBuffer,
+    w: &Weight,
+    partials: &GpuBuffer,
+    n: usize,
+    m: usize,
+    k: usize,
+    splits: usize,
+) -> Result<usize> {
+    let splits = match w.storage() {
+        Storage::Bf16 => 1,
+        Storage::F16Image { .. } => splits.max(1),
+    };
+    check(x, w, partials, (n, m, k), splits)?;
+    if n == 0 || m == 0 {
+        return Ok(splits);
+    }
+    match w.storage() {
+        Storage::Bf16 => register_tiled::record(rec, x, &w.buffer, partials, (n, m, k), &Epilogue::default())?,
+        Storage::F16Image { exponent, kernel } => {
+            let weight = tensor_core::F16Weight { buffer: &w.buffer, exponent, kernel };
+            tensor_core::record_partials(rec, x, &weight, partials, (n, m, k), splits)?
+        }
+    }
+    Ok(splits)
+}
+
+/// Checks the weight's shape and every buffer's size against the product (`slices` outputs of `n × m`).
+fn check(x: &GpuBuffer, w: &Weight, y: &GpuBuffer, (n, m, k): (usize, usize, usize), slices: usize) -> Result<()> {
     if (w.rows, w.cols) != (m, k) {
         return Err(GpuError::SizeMismatch {
             what: format!(
@@ -58,17 +118,5 @@ pub fn gemm(
     }
     require(x, n * k, "gemm input")?;
     require(&w.buffer, bf16_words(m * k), "gemm weight")?;
-    require(y, n * m, "gemm output")?;
-    if let Some(bias) = epilogue.bias {
-        require(bias, m, "gemm bias")?;
-    }
-    if n == 0 || m == 0 {
-        return Ok(());
-    }
-    match w.storage() {
-        Storage::Bf16 => register_tiled::record(rec, x, &w.buffer, y, (n, m, k), epilogue),
-        Storage::F16Image { exponent, kernel } => {
-            tensor_core::record(rec, x, (&w.buffer, exponent, kernel), y, (n, m, k), epilogue)
-        }
-    }
+    require(y, slices * n * m, "gemm output")
 }

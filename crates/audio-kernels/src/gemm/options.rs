@@ -13,14 +13,33 @@ pub enum Precision {
     F32,
 }
 
-/// Which tensor-core kernel computes the products on that path.
+/// How the tensor-core kernel tiles a product.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum TensorCoreKernel {
-    /// Operands staged through workgroup memory, double-buffered, 128×128 tiles (the faster one).
+    /// Tiles chosen per product shape, so that narrow products still fill the GPU (the default).
     #[default]
-    Staged,
-    /// Operands loaded straight from memory, 64×128 tiles: slower, for drivers that reject the staged pipeline.
-    Direct,
+    Auto,
+    /// One tile configuration for every product (benchmarks and sweeps).
+    Tiles(Tiles),
+}
+
+/// A tile configuration of the tensor-core kernel: a workgroup of `subgroups_m` × `subgroups_n` subgroups, each
+/// computing 2×4 cooperative-matrix tiles of Y (32 × 64 values with 16×16 matrices), stepping through k in stages of
+/// `stage_steps` matrix steps staged through workgroup memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tiles {
+    /// Subgroups along the rows of Y.
+    pub subgroups_m: u32,
+    /// Subgroups along the columns of Y.
+    pub subgroups_n: u32,
+    /// Matrix steps (of k = 16, or 8) per stage.
+    pub stage_steps: u32,
+}
+
+impl fmt::Display for Tiles {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}x{}", self.subgroups_m, self.subgroups_n, self.stage_steps)
+    }
 }
 
 /// The matrix-product settings of a model or of one weight.
@@ -45,8 +64,9 @@ pub struct UnknownSetting {
 }
 
 impl MatmulOptions {
-    /// The defaults, overridden by `NEMOTRON_PRECISION` (`auto` or `f32`) and `NEMOTRON_COOP_KERNEL` (`staged` or
-    /// `direct`); unset or empty variables keep the default. The only place this crate reads the environment.
+    /// The defaults, overridden by `NEMOTRON_PRECISION` (`auto` or `f32`) and `NEMOTRON_COOP_KERNEL` (`auto`, or a
+    /// fixed tile configuration `MxNxS`, see [`Tiles`]); unset or empty variables keep the default. The only place
+    /// this crate reads the environment.
     pub fn from_env() -> Result<Self, UnknownSetting> {
         let var =
             |name: &str| std::env::var(name).ok().map(|v| v.trim().to_ascii_lowercase()).filter(|v| !v.is_empty());
@@ -75,12 +95,22 @@ impl std::str::FromStr for Precision {
 impl std::str::FromStr for TensorCoreKernel {
     type Err = UnknownSetting;
     fn from_str(text: &str) -> Result<Self, UnknownSetting> {
-        match text {
-            "staged" => Ok(TensorCoreKernel::Staged),
-            "direct" => Ok(TensorCoreKernel::Direct),
-            _ => {
-                Err(UnknownSetting { variable: "NEMOTRON_COOP_KERNEL", value: text.into(), expected: "staged, direct" })
+        let unknown = || UnknownSetting {
+            variable: "NEMOTRON_COOP_KERNEL",
+            value: text.into(),
+            expected: "auto, or MxNxS tiles (e.g. 4x2x1)",
+        };
+        if text == "auto" {
+            return Ok(TensorCoreKernel::Auto);
+        }
+        let parts: Vec<u32> = text.split('x').map(str::parse).collect::<Result<_, _>>().map_err(|_| unknown())?;
+        match parts[..] {
+            [subgroups_m, subgroups_n, stage_steps]
+                if [subgroups_m, subgroups_n, stage_steps].iter().all(|&v| (1..=8).contains(&v)) =>
+            {
+                Ok(TensorCoreKernel::Tiles(Tiles { subgroups_m, subgroups_n, stage_steps }))
             }
+            _ => Err(unknown()),
         }
     }
 }
@@ -98,8 +128,8 @@ impl fmt::Display for MatmulPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             MatmulPath::F32 => write!(f, "f32"),
-            MatmulPath::TensorCores(TensorCoreKernel::Staged) => write!(f, "tensor cores (staged)"),
-            MatmulPath::TensorCores(TensorCoreKernel::Direct) => write!(f, "tensor cores (direct)"),
+            MatmulPath::TensorCores(TensorCoreKernel::Auto) => write!(f, "tensor cores"),
+            MatmulPath::TensorCores(TensorCoreKernel::Tiles(tiles)) => write!(f, "tensor cores ({tiles} tiles)"),
         }
     }
 }

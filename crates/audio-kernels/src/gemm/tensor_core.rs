@@ -1,91 +1,160 @@
-//! The tensor-core GEMM (`shaders/gemm_coop.wgsl`): f32-accurate products on 16×16×16 f16→f32 cooperative matrices,
-//! with the weight stored as its exact f16 image (see [`super::Weight`]) and each row of X scaled and split into two
-//! f16 halves by `split_rows`. Two kernels ([`TensorCoreKernel`]), which share the products, the block accumulation
-//! and the epilogue: operands staged through workgroup memory (the default), or loaded straight from memory (a slower
-//! fallback). On the H200 the staged kernel takes an ASR chunk from 54 to 44 ms; 64-row tiles with 32-deep stages
-//! were slower than either (57 ms).
+//! The tensor-core GEMM (`shaders/gemm_coop.wgsl`, built for 16×16×16 or 8×8×8 cooperative matrices): f32-accurate
+//! products with the weight stored as its exact f16 image (see [`super::Weight`]) and each row of X scaled (by
+//! `row_scales`) and split into two f16 halves while it is staged. Tiles are chosen per product shape
+//! ([`TensorCoreKernel::Auto`]) or fixed ([`TensorCoreKernel::Tiles`]); a product can also be split along k into
+//! partial sums that its consumer adds in order ([`record_partials`]).
 
-use gpu_core::{Access, Gpu, GpuBuffer, KernelSpec, KernelVariant, Recorder, Result, wgpu};
+use gpu_core::{Access, Gpu, GpuBuffer, GpuError, KernelSpec, KernelVariant, Recorder, Result, Shader, wgpu};
 
 use super::epilogue::{Epilogue, EpilogueKind};
-use super::options::TensorCoreKernel;
+use super::options::{TensorCoreKernel, Tiles};
 use crate::launch::grid;
-use crate::shaders::GEMM_COOP;
+use crate::shaders::{GEMM_COOP8, GEMM_COOP16};
 
-/// Columns of Y per workgroup (both configurations); stored f16 weights have their rows padded to it.
+/// Columns of Y per workgroup divide this; stored f16 weights have their rows padded to it.
 pub(super) const TILE_COLS: usize = 128;
-/// k must be a multiple of this (one cooperative-matrix step).
+/// k must be a multiple of this (one step of the larger matrices).
 pub(super) const K_STEP: usize = 16;
-/// Rows the split X is padded to (zeros past n).
-const SPLIT_ROWS: usize = 64;
-/// Lanes per subgroup the kernel is written for (`supported` requires exactly this).
-const SUBGROUP: usize = 32;
+/// Most 4-value groups one invocation stages per stage (`MAX_STAGE_LOADS` in the shader).
+const MAX_STAGE_LOADS: usize = 16;
 
-/// The entry point and tiling of each kernel choice.
+/// The cooperative-matrix shape and subgroup size a device runs the kernel with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Matrices {
+    /// Side of the square matrices: 16 or 8.
+    t: usize,
+    /// Lanes per subgroup (fixed on the device).
+    subgroup: usize,
+}
+
+impl Matrices {
+    /// The largest supported shape of the device: T×T×T with f16 operands and f32 results, on a device with a fixed
+    /// subgroup size and f16 shaders.
+    pub(super) fn of(gpu: &Gpu) -> Option<Self> {
+        let info = gpu.adapter_info();
+        if !gpu.has(wgpu::Features::SHADER_F16) || info.subgroup_min_size != info.subgroup_max_size {
+            return None;
+        }
+        let has = |t: u32| {
+            gpu.cooperative_matrix_shapes().iter().any(|p| {
+                (p.m_size, p.n_size, p.k_size) == (t, t, t)
+                    && p.ab_type == wgpu::CooperativeScalarType::F16
+                    && p.cr_type == wgpu::CooperativeScalarType::F32
+            })
+        };
+        let t = [16, 8].into_iter().find(|&t| has(t))?;
+        Some(Self { t: t as usize, subgroup: info.subgroup_min_size as usize })
+    }
+
+    fn shader(self) -> &'static Shader {
+        if self.t == 16 { &GEMM_COOP16 } else { &GEMM_COOP8 }
+    }
+}
+
+/// Tile configurations `Auto` chooses from, largest first.
+const CANDIDATES: [Tiles; 3] = [
+    Tiles { subgroups_m: 4, subgroups_n: 2, stage_steps: 1 },
+    Tiles { subgroups_m: 2, subgroups_n: 2, stage_steps: 2 },
+    Tiles { subgroups_m: 2, subgroups_n: 1, stage_steps: 2 },
+];
+
+/// Workgroups below which `Auto` takes smaller tiles: about one per multiprocessor of a large GPU.
+const FULL_GRID: usize = 128;
+
+/// A tile configuration on a device.
 #[derive(Clone, Copy, Debug)]
-enum Tiling {
-    /// `gemm_coop`: operands loaded straight from memory, 64×128 tiles.
-    Direct,
-    /// `gemm_coop_staged`: operands staged through workgroup memory, `tile_rows`×128 tiles, stages `stage_k` deep.
-    Staged { tile_rows: usize, stage_k: usize },
+struct Tiling {
+    tiles: Tiles,
+    matrices: Matrices,
 }
 
 impl Tiling {
-    fn of(kernel: TensorCoreKernel) -> Self {
-        match kernel {
-            TensorCoreKernel::Staged => Tiling::Staged { tile_rows: 128, stage_k: 16 },
-            TensorCoreKernel::Direct => Tiling::Direct,
+    fn rows(self) -> usize {
+        self.tiles.subgroups_m as usize * 2 * self.matrices.t
+    }
+
+    fn cols(self) -> usize {
+        self.tiles.subgroups_n as usize * 4 * self.matrices.t
+    }
+
+    fn stage_k(self) -> usize {
+        self.tiles.stage_steps as usize * self.matrices.t
+    }
+
+    fn threads(self) -> usize {
+        (self.tiles.subgroups_m * self.tiles.subgroups_n) as usize * self.matrices.subgroup
+    }
+
+    /// 4-value groups each invocation stages per stage.
+    fn loads(self) -> usize {
+        ((self.rows() + self.cols()) * self.stage_k() / 4).div_ceil(self.threads())
+    }
+
+    /// Workgroup memory: two stage buffers of (2·rows + cols) rows of stage_k + 8 f16, and one T×T f32 epilogue tile
+    /// per subgroup.
+    fn workgroup_bytes(self) -> usize {
+        let t = self.matrices.t;
+        2 * (2 * self.rows() + self.cols()) * (self.stage_k() + 8) * 2
+            + (self.tiles.subgroups_m * self.tiles.subgroups_n) as usize * t * t * 4
+    }
+
+    /// Whether `gpu` can run this configuration: the stage divides evenly among the invocations, the tile divides the
+    /// weight's row padding, and the limits hold.
+    fn fits(self, gpu: &Gpu) -> bool {
+        let limits = gpu.limits();
+        let groups = (self.rows() + self.cols()) * self.stage_k() / 4;
+        groups.is_multiple_of(self.threads())
+            && self.loads() <= MAX_STAGE_LOADS
+            && TILE_COLS.is_multiple_of(self.cols())
+            && self.workgroup_bytes() <= limits.max_compute_workgroup_storage_size as usize
+            && self.threads() <= limits.max_compute_invocations_per_workgroup as usize
+            && self.threads() <= limits.max_compute_workgroup_size_x as usize
+    }
+
+    fn constants(self, epilogue: EpilogueKind, partials: bool) -> Vec<(&'static str, f64)> {
+        let mut constants = epilogue.constants().to_vec();
+        constants.extend([
+            ("PARTIALS", if partials { 1.0 } else { 0.0 }),
+            ("SUBGROUP", self.matrices.subgroup as f64),
+            ("SG_M", self.tiles.subgroups_m as f64),
+            ("SG_N", self.tiles.subgroups_n as f64),
+            ("STAGE_K", self.stage_k() as f64),
+        ]);
+        constants
+    }
+}
+
+/// The tiling `kernel` gives an `n × m` product on `gpu`, if the device runs the kernel at all.
+fn tiling(gpu: &Gpu, kernel: TensorCoreKernel, n: usize, m: usize) -> Option<Tiling> {
+    let matrices = Matrices::of(gpu)?;
+    let on_device = |tiles| Tiling { tiles, matrices };
+    match kernel {
+        TensorCoreKernel::Tiles(tiles) => Some(on_device(tiles)).filter(|t| t.fits(gpu)),
+        TensorCoreKernel::Auto => {
+            let usable: Vec<Tiling> = CANDIDATES.into_iter().map(on_device).filter(|t| t.fits(gpu)).collect();
+            let fills = |t: &&Tiling| n.div_ceil(t.rows()) * m.div_ceil(t.cols()) >= FULL_GRID;
+            usable.iter().find(fills).or(usable.last()).copied()
         }
     }
+}
 
-    fn entry(self) -> &'static str {
-        match self {
-            Tiling::Direct => "gemm_coop",
-            Tiling::Staged { .. } => "gemm_coop_staged",
-        }
-    }
+/// Slices of k that let an `n × m × k` product fill the GPU: 1 where its tiles already do, else enough to reach about
+/// [`FULL_GRID`] workgroups, each slice at least [`MIN_SLICE_K`] deep, at most [`MAX_SLICES`].
+pub(super) fn auto_slices(gpu: &Gpu, kernel: TensorCoreKernel, (n, m, k): (usize, usize, usize)) -> usize {
+    let Some(tiling) = tiling(gpu, kernel, n, m) else { return 1 };
+    let grid = n.div_ceil(tiling.rows()) * m.div_ceil(tiling.cols());
+    FULL_GRID.div_ceil(grid.max(1)).min(k / MIN_SLICE_K).clamp(1, MAX_SLICES)
+}
 
-    /// Rows of Y per workgroup; the split X is padded to a multiple of 64 only (see `record`).
-    fn tile_rows(self) -> usize {
-        match self {
-            Tiling::Direct => 64,
-            Tiling::Staged { tile_rows, .. } => tile_rows,
-        }
-    }
+/// Shallowest slice of k worth a workgroup of its own.
+const MIN_SLICE_K: usize = 256;
+/// Most slices a product is split into.
+const MAX_SLICES: usize = 8;
 
-    /// Invocations per workgroup: one subgroup per 16 rows of the tile.
-    fn threads(self) -> u32 {
-        (self.tile_rows() / 16 * SUBGROUP) as u32
-    }
-
-    /// Workgroup memory: one 16×16 f32 epilogue tile per subgroup, and for the staged kernel two stage buffers of
-    /// (2·tile_rows + 128) rows of `stage_k` + 8 f16 (`tiles`, scalar f16): 45056 bytes staged (36864 + 8192), 4096
-    /// direct.
-    fn workgroup_bytes(self) -> u32 {
-        let epilogue = self.tile_rows() / 16 * 256 * 4;
-        let stages = match self {
-            Tiling::Direct => 0,
-            Tiling::Staged { tile_rows, stage_k } => 2 * (2 * tile_rows + TILE_COLS) * (stage_k + 8) * 2,
-        };
-        (epilogue + stages) as u32
-    }
-
-    /// Override constants beyond the epilogue's.
-    fn constants(self) -> Vec<(&'static str, f64)> {
-        match self {
-            Tiling::Direct => Vec::new(),
-            Tiling::Staged { tile_rows, stage_k } => {
-                // Each invocation stages a whole number of 4-f16 groups per stage, at most MAX_STAGE_LOADS (16).
-                // (`TILES_LEN`, the length of `tiles`, follows from these two.)
-                let groups = (2 * tile_rows + TILE_COLS) * stage_k / 4;
-                let threads = self.threads() as usize;
-                debug_assert!(
-                    groups.is_multiple_of(threads) && groups / threads <= 16 && stage_k.is_multiple_of(K_STEP)
-                );
-                vec![("TILE_M", tile_rows as f64), ("STAGE_K", stage_k as f64)]
-            }
-        }
-    }
+/// Whether this device runs `kernel` (weights uploaded for it are then stored as f16 where exact).
+pub(super) fn supported(gpu: &Gpu, kernel: TensorCoreKernel) -> bool {
+    // Any shape: `Auto` always has a configuration when one candidate fits.
+    tiling(gpu, kernel, 1, 1).is_some()
 }
 
 #[repr(C)]
@@ -94,79 +163,97 @@ struct Params {
     n: u32,
     m: u32,
     k: u32,
-    padded_n: u32,
+    k_split: u32,
     w_unscale: f32,
 }
 
-const BINDINGS: &[Access] =
-    &[Access::Read, Access::Read, Access::Read, Access::ReadWrite, Access::ReadWrite, Access::ReadWrite];
+const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite, Access::ReadWrite];
 
-/// Whether this device runs `kernel` (weights uploaded for it are then stored as f16 where exact).
-pub(super) fn supported(gpu: &Gpu, kernel: TensorCoreKernel) -> bool {
-    let info = gpu.adapter_info();
-    let tiling = Tiling::of(kernel);
-    let has_shape = gpu.cooperative_matrix_shapes().iter().any(|p| {
-        (p.m_size, p.n_size, p.k_size) == (16, 16, 16)
-            && p.ab_type == wgpu::CooperativeScalarType::F16
-            && p.cr_type == wgpu::CooperativeScalarType::F32
-    });
-    has_shape
-        && gpu.has(wgpu::Features::SHADER_F16)
-        && info.subgroup_min_size == SUBGROUP as u32
-        && info.subgroup_max_size == SUBGROUP as u32
-        && gpu.limits().max_compute_workgroup_storage_size >= tiling.workgroup_bytes()
-        && gpu.limits().max_compute_invocations_per_workgroup >= tiling.threads()
+fn spec<'a>(shader: &'static Shader, entry: &'static str, constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
+    KernelSpec { shader, entry, constants, bindings: BINDINGS }
 }
 
-fn constants(kernel: TensorCoreKernel, epilogue: EpilogueKind) -> Vec<(&'static str, f64)> {
-    let mut constants = epilogue.constants().to_vec();
-    constants.extend(Tiling::of(kernel).constants());
-    constants
-}
-
-fn spec<'a>(entry: &'static str, constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
-    KernelSpec { shader: &GEMM_COOP, entry, constants, bindings: BINDINGS }
-}
-
-/// Every pipeline this launcher can build.
+/// Every pipeline this launcher can build: both matrix sizes (at their usual subgroup sizes), every candidate tiling,
+/// every epilogue, and the partial-sum output.
 pub(super) fn variants() -> Vec<KernelVariant> {
-    let mut variants = vec![KernelVariant::from(&spec("split_rows", &[]))];
-    for kernel in [TensorCoreKernel::Staged, TensorCoreKernel::Direct] {
-        for epilogue in EpilogueKind::all() {
-            variants.push(KernelVariant::from(&spec(Tiling::of(kernel).entry(), &constants(kernel, epilogue))));
+    let mut variants = Vec::new();
+    for matrices in [Matrices { t: 16, subgroup: 32 }, Matrices { t: 8, subgroup: 8 }] {
+        let shader = matrices.shader();
+        variants.push(KernelVariant::from(&spec(shader, "row_scales", &[])));
+        for tiles in CANDIDATES {
+            let tiling = Tiling { tiles, matrices };
+            for epilogue in EpilogueKind::all() {
+                variants.push(KernelVariant::from(&spec(shader, "gemm_coop", &tiling.constants(epilogue, false))));
+            }
+            let plain = EpilogueKind::of(&Epilogue::default());
+            variants.push(KernelVariant::from(&spec(shader, "gemm_coop", &tiling.constants(plain, true))));
         }
     }
     variants
 }
 
-/// Records the split of X and the product with the f16 image in `w` (`[m, k]`, rows padded to [`TILE_COLS`], values
-/// scaled by `2^w_exponent`). Sizes were checked by [`super::gemm`].
-#[allow(clippy::too_many_arguments)]
+/// The product's weight: the f16 image in `buffer` (`[m, k]`, rows padded to [`TILE_COLS`], values scaled by
+/// `2^exponent`), and the kernel it was uploaded for.
+pub(super) struct F16Weight<'a> {
+    pub buffer: &'a GpuBuffer,
+    pub exponent: i32,
+    pub kernel: TensorCoreKernel,
+}
+
+/// Records the row scales of X and the product. Sizes were checked by [`super::gemm`].
 pub(super) fn record(
     rec: &mut Recorder<'_>,
     x: &GpuBuffer,
-    (w, w_exponent, kernel): (&GpuBuffer, i32, TensorCoreKernel),
+    w: &F16Weight<'_>,
     y: &GpuBuffer,
     (n, m, k): (usize, usize, usize),
     epilogue: &Epilogue<'_>,
 ) -> Result<()> {
-    let tiling = Tiling::of(kernel);
-    // The split is padded to 64 rows whatever the kernel's tile: a tower's row cap is a multiple of 64, and a split
-    // padded further could outgrow a storage binding that X fits. A 128-row tile past the split's rows reads other
-    // rows (or clamped ones), which only feed output rows ≥ n: those are never written.
-    let padded_n = n.next_multiple_of(SPLIT_ROWS);
-    let params =
-        Params { n: n as u32, m: m as u32, k: k as u32, padded_n: padded_n as u32, w_unscale: 2f32.powi(-w_exponent) };
+    launch(rec, x, w, y, (n, m, k), (epilogue, false), 1)
+}
+
+/// Records the product split into `splits` slices of k, each slice's raw product (no bias, activation or
+/// accumulation) written to `partials[s·n·m..]`; the consumer sums the slices in order.
+pub(super) fn record_partials(
+    rec: &mut Recorder<'_>,
+    x: &GpuBuffer,
+    w: &F16Weight<'_>,
+    partials: &GpuBuffer,
+    (n, m, k): (usize, usize, usize),
+    splits: usize,
+) -> Result<()> {
+    launch(rec, x, w, partials, (n, m, k), (&Epilogue::default(), true), splits)
+}
+
+fn launch(
+    rec: &mut Recorder<'_>,
+    x: &GpuBuffer,
+    w: &F16Weight<'_>,
+    y: &GpuBuffer,
+    (n, m, k): (usize, usize, usize),
+    (epilogue, partials): (&Epilogue<'_>, bool),
+    splits: usize,
+) -> Result<()> {
     let gpu = rec.gpu();
-    let split = gpu.scratch("gemm split activations", padded_n * k)?;
-    let scales = gpu.scratch("gemm row scales", 2 * padded_n)?;
+    let Some(tiling) = tiling(gpu, w.kernel, n, m) else {
+        return Err(GpuError::Validation(format!(
+            "gemm weight `{}` was stored for tensor-core tiles this device cannot run",
+            w.buffer.label()
+        )));
+    };
+    let stage_k = tiling.stage_k();
+    let k_split = k.div_ceil(splits.max(1)).next_multiple_of(stage_k);
+    let params =
+        Params { n: n as u32, m: m as u32, k: k as u32, k_split: k_split as u32, w_unscale: 2f32.powi(-w.exponent) };
+    let scales = gpu.scratch("gemm row scales", 2 * n)?;
     let bias = epilogue.bias.unwrap_or(x);
-    let buffers = [x, w, bias, y, &split, &scales];
-    let split_rows = gpu.kernel(&spec("split_rows", &[]))?;
-    let workgroups = grid(rec, padded_n);
-    rec.dispatch(&split_rows, &buffers, &params, workgroups)?;
-    let pipeline = rec.gpu().kernel(&spec(tiling.entry(), &constants(kernel, EpilogueKind::of(epilogue))))?;
-    let workgroups = [m.div_ceil(TILE_COLS) as u32, padded_n.div_ceil(tiling.tile_rows()) as u32, 1];
+    let buffers = [x, w.buffer, bias, y, &scales];
+    let shader = tiling.matrices.shader();
+    let row_scales = gpu.kernel(&spec(shader, "row_scales", &[]))?;
+    rec.dispatch(&row_scales, &buffers, &params, grid(rec, n))?;
+    let constants = tiling.constants(EpilogueKind::of(epilogue), partials);
+    let pipeline = rec.gpu().kernel(&spec(shader, "gemm_coop", &constants))?;
+    let workgroups = [m.div_ceil(tiling.cols()) as u32, n.div_ceil(tiling.rows()) as u32, splits.max(1) as u32];
     rec.dispatch(&pipeline, &buffers, &params, workgroups)
 }
 
@@ -174,34 +261,40 @@ pub(super) fn record(
 mod tests {
     use super::*;
 
-    /// `supported` is only honest if each configuration's footprint is the shader's, with its override constants
-    /// applied; and each fits the 48 KiB most devices give.
+    /// `fits` is only honest if each configuration's footprint is the shader's, with its override constants applied;
+    /// and each candidate fits the 48 KiB most devices give.
     #[test]
     fn workgroup_bytes_match_the_shader() {
-        let module = naga::front::wgsl::parse_str(GEMM_COOP.source).expect("gemm_coop.wgsl parses");
-        let mut validator =
-            naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
-        let info = validator.validate(&module).expect("gemm_coop.wgsl validates");
-        for kernel in [TensorCoreKernel::Staged, TensorCoreKernel::Direct] {
-            let tiling = Tiling::of(kernel);
-            let constants: naga::back::PipelineConstants =
-                tiling.constants().into_iter().map(|(name, value)| (name.to_string(), value)).collect();
-            let entry = (naga::ShaderStage::Compute, tiling.entry());
-            let (module, info) =
-                naga::back::pipeline_constants::process_overrides(&module, &info, Some(entry), &constants)
-                    .expect("overrides");
-            let index = module.entry_points.iter().position(|ep| ep.name == tiling.entry()).expect("entry point");
-            let used = info.get_entry_point(index);
-            let mut layouter = naga::proc::Layouter::default();
-            layouter.update(module.to_ctx()).expect("layout");
-            let bytes: u32 = module
-                .global_variables
-                .iter()
-                .filter(|&(handle, var)| var.space == naga::AddressSpace::WorkGroup && !used[handle].is_empty())
-                .map(|(_, var)| layouter[var.ty].size)
-                .sum();
-            assert_eq!(bytes, tiling.workgroup_bytes(), "{kernel:?}");
-            assert!(bytes <= 48 << 10, "{kernel:?}: {bytes} bytes");
+        for matrices in [Matrices { t: 16, subgroup: 32 }, Matrices { t: 8, subgroup: 8 }] {
+            let source = matrices.shader().source;
+            let module = naga::front::wgsl::parse_str(source).expect("gemm_coop parses");
+            let mut validator =
+                naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
+            let info = validator.validate(&module).expect("gemm_coop validates");
+            for tiles in CANDIDATES {
+                let tiling = Tiling { tiles, matrices };
+                let constants: naga::back::PipelineConstants = tiling
+                    .constants(EpilogueKind::of(&Epilogue::default()), false)
+                    .into_iter()
+                    .map(|(name, value)| (name.to_string(), value))
+                    .collect();
+                let entry = (naga::ShaderStage::Compute, "gemm_coop");
+                let (module, info) =
+                    naga::back::pipeline_constants::process_overrides(&module, &info, Some(entry), &constants)
+                        .expect("overrides");
+                let index = module.entry_points.iter().position(|ep| ep.name == "gemm_coop").expect("entry point");
+                let used = info.get_entry_point(index);
+                let mut layouter = naga::proc::Layouter::default();
+                layouter.update(module.to_ctx()).expect("layout");
+                let bytes: usize = module
+                    .global_variables
+                    .iter()
+                    .filter(|&(handle, var)| var.space == naga::AddressSpace::WorkGroup && !used[handle].is_empty())
+                    .map(|(_, var)| layouter[var.ty].size as usize)
+                    .sum();
+                assert_eq!(bytes, tiling.workgroup_bytes(), "{tiling:?}");
+                assert!(bytes <= 48 << 10, "{tiling:?}: {bytes} bytes");
+            }
         }
     }
 }

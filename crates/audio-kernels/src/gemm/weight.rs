@@ -4,7 +4,7 @@
 
 use gpu_core::{Gpu, GpuBuffer, Result};
 
-use super::options::{MatmulOptions, MatmulPath, Precision};
+use super::options::{MatmulOptions, MatmulPath, Precision, TensorCoreKernel};
 use super::tensor_core;
 
 /// A `[rows, cols]` weight matrix (PyTorch `[out, in]`) on the GPU.
@@ -26,7 +26,7 @@ pub(super) enum Storage {
     /// The f16 image under the scale 2^exponent, for `kernel`.
     F16Image {
         exponent: i32,
-        kernel: super::TensorCoreKernel,
+        kernel: TensorCoreKernel,
     },
 }
 

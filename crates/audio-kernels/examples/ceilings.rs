@@ -1,0 +1,224 @@
+//! What the kernels could reach on this adapter, measured with GPU timestamps, for docs/performance.md:
+//! - the tensor-core rate through wgpu: a loop of cooperative-matrix products on registers only;
+//! - the cost of one dependent dispatch: a chain of trivial dispatches in one pass, each reading what the last wrote;
+//! - the GEMM on the towers' exact shapes, on the f32 path and on the tensor cores with every tile configuration
+//!   and with the product split along k into partial products.
+//!
+//! `cargo run --release -p audio-kernels --example ceilings` (environment: `WGPU_ADAPTER_NAME` etc., see
+//! `GpuOptions::from_env`). On an adapter without f16 16×16×16 cooperative matrices only the rows that apply run.
+
+use audio_kernels::gemm::{gemm_partials, tensor_cores_available};
+use audio_kernels::random::Rng;
+use audio_kernels::{Epilogue, MatmulOptions, Precision, TensorCoreKernel, Tiles, Weight, gemm};
+use gpu_core::{Access, Gpu, GpuOptions, KernelSpec, Recorder, Shader, Timing};
+
+type Fallible<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// Products per timed submission (GPU time is divided by it).
+const REPEATS: usize = 20;
+
+fn main() -> Fallible<()> {
+    let gpu = Gpu::with_options(&GpuOptions::from_env())?;
+    println!("{}", gpu.describe());
+    if gpu.cooperative_matrix_shapes().iter().any(|s| (s.m_size, s.n_size, s.k_size) == (16, 16, 16)) {
+        coop_loop(&gpu)?;
+    }
+    dispatch_chain(&gpu)?;
+    gemm_sweep(&gpu)?;
+    Ok(())
+}
+
+static COOP_LOOP: Shader = Shader {
+    name: "ceiling_coop_loop",
+    trusted: true,
+    source: r#"
+enable f16;
+enable wgpu_cooperative_matrix;
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<storage, read> operands: array<f16>;
+@group(1) @binding(0) var<uniform> iterations: vec4<u32>;
+// Eight independent accumulators per subgroup, so the products of one iteration do not wait on each other.
+@compute @workgroup_size(128)
+fn coop_loop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let a = coopLoad<coop_mat16x16<f16, A>>(&operands[0], 16u);
+    let b = coopLoad<coop_mat16x16<f16, B>>(&operands[256], 16u);
+    var c0 = coop_mat16x16<f32, C>();
+    var c1 = coop_mat16x16<f32, C>();
+    var c2 = coop_mat16x16<f32, C>();
+    var c3 = coop_mat16x16<f32, C>();
+    var c4 = coop_mat16x16<f32, C>();
+    var c5 = coop_mat16x16<f32, C>();
+    var c6 = coop_mat16x16<f32, C>();
+    var c7 = coop_mat16x16<f32, C>();
+    for (var i = 0u; i < iterations.x; i++) {
+        c0 = coopMultiplyAdd(a, b, c0);
+        c1 = coopMultiplyAdd(a, b, c1);
+        c2 = coopMultiplyAdd(a, b, c2);
+        c3 = coopMultiplyAdd(a, b, c3);
+        c4 = coopMultiplyAdd(a, b, c4);
+        c5 = coopMultiplyAdd(a, b, c5);
+        c6 = coopMultiplyAdd(a, b, c6);
+        c7 = coopMultiplyAdd(a, b, c7);
+    }
+    let sum = ((c0 + c1) + (c2 + c3)) + ((c4 + c5) + (c6 + c7));
+    coopStore(sum, &out[(wid.x * 4u + t / 32u) * 256u], 16u);
+}
+"#,
+};
+
+/// The f16 tensor-core rate of a register-only loop: 132 × 8 workgroups of 4 subgroups, 8 products per iteration.
+fn coop_loop(gpu: &Gpu) -> Fallible<()> {
+    let (workgroups, iterations) = (132 * 8, 4096u32);
+    let subgroups = workgroups * 4;
+    let out = gpu.zeros("coop loop out", subgroups * 256)?;
+    // f16 0.5 and 0.25: the products stay exact and finite.
+    let operands = gpu.upload_bf16("coop loop operands", &[[0x3800u16; 256], [0x3400u16; 256]].concat())?;
+    let kernel = gpu.kernel(&KernelSpec {
+        shader: &COOP_LOOP,
+        entry: "coop_loop",
+        constants: &[],
+        bindings: &[Access::ReadWrite, Access::Read],
+    })?;
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
+        rec.dispatch(&kernel, &[&out, &operands], &[iterations, 0, 0, 0], [workgroups as u32, 1, 1])?;
+        times.push(rec.submit_profiled()?.total_ns());
+    }
+    let ns = median(times);
+    let flops = 2.0 * 16.0 * 16.0 * 16.0 * 8.0 * iterations as f64 * subgroups as f64;
+    println!(
+        "coop-matrix loop (16x16x16 f16->f32, registers only): {:.3} ms, {:.1} TFLOP/s",
+        ns / 1e6,
+        flops / ns / 1e3
+    );
+    Ok(())
+}
+
+static BUMP: Shader = Shader {
+    name: "ceiling_dispatch_chain",
+    trusted: true,
+    source: r#"
+@group(0) @binding(0) var<storage, read_write> counter: array<u32>;
+@group(1) @binding(0) var<uniform> unused: vec4<u32>;
+@compute @workgroup_size(1)
+fn bump() {
+    counter[0] += 1u;
+}
+"#,
+};
+
+/// GPU time of a chain of dependent dispatches in one pass, per dispatch (the difference between 301 and 1).
+fn dispatch_chain(gpu: &Gpu) -> Fallible<()> {
+    let counter = gpu.zeros("dispatch chain counter", 1)?;
+    let kernel =
+        gpu.kernel(&KernelSpec { shader: &BUMP, entry: "bump", constants: &[], bindings: &[Access::ReadWrite] })?;
+    let time = |count: usize| -> Fallible<f64> {
+        let mut times = Vec::new();
+        for _ in 0..5 {
+            let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
+            for _ in 0..count {
+                rec.dispatch(&kernel, &[&counter], &[0u32; 4], [1, 1, 1])?;
+            }
+            times.push(rec.submit_profiled()?.total_ns());
+        }
+        Ok(median(times))
+    };
+    let (one, chain) = (time(1)?, time(301)?);
+    println!(
+        "dependent dispatch in one pass: {:.2} µs each (1: {:.1} µs, 301: {:.1} µs)",
+        (chain - one) / 300e3,
+        one / 1e3,
+        chain / 1e3
+    );
+    Ok(())
+}
+
+/// The towers' products: (case, n, m, k). ASR chunk (600 rows, d 1280, MLP 5120), Sortformer step (828 rows, d 512,
+/// MLP 2048), and an ASR batch of 8 chunks (4,800 rows) as the whole module runs it.
+const SHAPES: &[(&str, usize, usize, usize)] = &[
+    ("asr qkv", 600, 3840, 1280),
+    ("asr out", 600, 1280, 1280),
+    ("asr fc1", 600, 5120, 1280),
+    ("asr fc2", 600, 1280, 5120),
+    ("diar qkv", 828, 1536, 512),
+    ("diar out", 828, 512, 512),
+    ("diar fc1", 828, 2048, 512),
+    ("diar fc2", 828, 512, 2048),
+    ("asr8 qkv", 4800, 3840, 1280),
+    ("asr8 fc2", 4800, 1280, 5120),
+];
+
+/// Tile configurations swept (those the device cannot run are skipped).
+const TILES: &[(u32, u32, u32)] = &[(4, 2, 1), (2, 2, 1), (2, 2, 2), (4, 1, 1), (2, 1, 2), (2, 1, 1)];
+
+fn gemm_sweep(gpu: &Gpu) -> Fallible<()> {
+    let mut rng = Rng::new(11);
+    println!("{:<10} {:>5} {:>5} {:>5}  {:<22} {:>9} {:>8}", "product", "n", "m", "k", "kernel", "ms", "TFLOP/s");
+    for &(case, n, m, k) in SHAPES {
+        let x = gpu.upload_f32("x", &rng.f32s(n * k, 1.0))?;
+        let bits = rng.bf16s(m * k, 0.05);
+        let y = gpu.zeros("y", 8 * n * m)?;
+        let flops = 2.0 * (n * m * k) as f64;
+        let report = |kernel: String, ns: f64| {
+            println!("{case:<10} {n:>5} {m:>5} {k:>5}  {kernel:<22} {:>9.4} {:>8.1}", ns / 1e6, flops / ns / 1e3)
+        };
+        let f32_weight =
+            Weight::upload(gpu, "w", &bits, m, k, &MatmulOptions { precision: Precision::F32, ..Default::default() })?;
+        report("f32".into(), time_gemm(gpu, &x, &f32_weight, &y, (n, m, k), 1)?);
+        let mut kernels = vec![TensorCoreKernel::Auto];
+        kernels.extend(TILES.iter().map(|&(subgroups_m, subgroups_n, stage_steps)| {
+            TensorCoreKernel::Tiles(Tiles { subgroups_m, subgroups_n, stage_steps })
+        }));
+        for kernel in kernels {
+            if !tensor_cores_available(gpu, kernel) {
+                continue;
+            }
+            let options = MatmulOptions { precision: Precision::Auto, tensor_core_kernel: kernel };
+            let weight = Weight::upload(gpu, "w", &bits, m, k, &options)?;
+            let label = match kernel {
+                TensorCoreKernel::Auto => "tc auto".to_string(),
+                TensorCoreKernel::Tiles(t) => format!("tc {t}"),
+            };
+            report(label.clone(), time_gemm(gpu, &x, &weight, &y, (n, m, k), 1)?);
+            for slices in [2, 4, 8] {
+                if k / slices >= 256 {
+                    report(format!("{label} /{slices}"), time_gemm(gpu, &x, &weight, &y, (n, m, k), slices)?);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Median GPU time of one product (`slices` > 1: split into partial products), over submissions of [`REPEATS`].
+fn time_gemm(
+    gpu: &Gpu,
+    x: &gpu_core::GpuBuffer,
+    w: &Weight,
+    y: &gpu_core::GpuBuffer,
+    (n, m, k): (usize, usize, usize),
+    slices: usize,
+) -> Fallible<f64> {
+    let mut times = Vec::new();
+    for round in 0..4 {
+        let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
+        for _ in 0..REPEATS {
+            if slices > 1 {
+                gemm_partials(&mut rec, x, w, y, n, m, k, slices)?;
+            } else {
+                gemm(&mut rec, x, w, y, n, m, k, &Epilogue::default())?;
+            }
+        }
+        let ns = rec.submit_profiled()?.total_ns() / REPEATS as f64;
+        if round > 0 {
+            times.push(ns);
+        }
+    }
+    Ok(median(times))
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
