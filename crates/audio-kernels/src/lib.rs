@@ -8,6 +8,7 @@
 
 pub mod attention;
 pub mod conv_im2col;
+mod coop;
 pub mod gemm;
 mod launch;
 pub mod layer_norm;

@@ -221,14 +221,19 @@ impl Model {
         let mut store = RandomStore { gpu, rng: Rng::new(seed), matmul: &options.matmul };
         let names = ModelNames::nemo();
         let c = config.diarization();
-        let tower = Tower::new(gpu, c.encoder.clone(), weights::encoder(&mut store, &names.diarization, &c.encoder)?)?;
+        let tower = Tower::new(
+            gpu,
+            c.encoder.clone(),
+            weights::encoder(&mut store, &names.diarization, &c.encoder)?,
+            &options.matmul,
+        )?;
         let head = weights::head(&mut store, &names.head, c)?;
         let diarizer = Diarizer { frontend: LogMel::new(None, None)?, sortformer: Sortformer::new(tower, head, c)? };
         let ModelConfig::Transcribe(t) = config else { return Ok(Model::Diarization(Box::new(diarizer))) };
         let (Some(asr_names), Some(fusion_names)) = (&names.asr, &names.fusion) else {
             return Err(Error::Internal("the NeMo name set lacks the ASR tower".into()));
         };
-        let asr = Tower::new(gpu, t.asr.clone(), weights::encoder(&mut store, asr_names, &t.asr)?)?;
+        let asr = Tower::new(gpu, t.asr.clone(), weights::encoder(&mut store, asr_names, &t.asr)?, &options.matmul)?;
         let fusion = weights::fusion(&mut store, fusion_names, t.asr.hidden, c.speakers, t.text_hidden)?;
         Ok(Model::Transcribe(Box::new(AudioModel {
             asr: AsrEncoder::new(asr, t.diarization.chunks),

@@ -4,10 +4,11 @@
 //! ([`TensorCoreKernel::Auto`]) or fixed ([`TensorCoreKernel::Tiles`]); a product can also be split along k into
 //! partial sums that its consumer adds in order ([`record_partials`]).
 
-use gpu_core::{Access, Gpu, GpuBuffer, GpuError, KernelSpec, KernelVariant, Recorder, Result, Shader, wgpu};
+use gpu_core::{Access, Gpu, GpuBuffer, GpuError, KernelSpec, KernelVariant, Recorder, Result, Shader};
 
 use super::epilogue::{Epilogue, EpilogueKind};
 use super::options::{TensorCoreKernel, Tiles};
+use crate::coop::Matrices;
 use crate::launch::grid;
 use crate::shaders::{GEMM_COOP8, GEMM_COOP16};
 
@@ -18,37 +19,9 @@ pub(super) const K_STEP: usize = 16;
 /// Most 4-value groups one invocation stages per stage (`MAX_STAGE_LOADS` in the shader).
 const MAX_STAGE_LOADS: usize = 16;
 
-/// The cooperative-matrix shape and subgroup size a device runs the kernel with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Matrices {
-    /// Side of the square matrices: 16 or 8.
-    t: usize,
-    /// Lanes per subgroup (fixed on the device).
-    subgroup: usize,
-}
-
-impl Matrices {
-    /// The largest supported shape of the device: T×T×T with f16 operands and f32 results, on a device with a fixed
-    /// subgroup size and f16 shaders.
-    pub(super) fn of(gpu: &Gpu) -> Option<Self> {
-        let info = gpu.adapter_info();
-        if !gpu.has(wgpu::Features::SHADER_F16) || info.subgroup_min_size != info.subgroup_max_size {
-            return None;
-        }
-        let has = |t: u32| {
-            gpu.cooperative_matrix_shapes().iter().any(|p| {
-                (p.m_size, p.n_size, p.k_size) == (t, t, t)
-                    && p.ab_type == wgpu::CooperativeScalarType::F16
-                    && p.cr_type == wgpu::CooperativeScalarType::F32
-            })
-        };
-        let t = [16, 8].into_iter().find(|&t| has(t))?;
-        Some(Self { t: t as usize, subgroup: info.subgroup_min_size as usize })
-    }
-
-    fn shader(self) -> &'static Shader {
-        if self.t == 16 { &GEMM_COOP16 } else { &GEMM_COOP8 }
-    }
+/// The GEMM shader built for a device's matrices.
+fn shader(matrices: Matrices) -> &'static Shader {
+    if matrices.t == 16 { &GEMM_COOP16 } else { &GEMM_COOP8 }
 }
 
 /// Tile configurations `Auto` chooses from, largest first.
@@ -177,8 +150,8 @@ fn spec<'a>(shader: &'static Shader, entry: &'static str, constants: &'a [(&'sta
 /// every epilogue, and the partial-sum output.
 pub(super) fn variants() -> Vec<KernelVariant> {
     let mut variants = Vec::new();
-    for matrices in [Matrices { t: 16, subgroup: 32 }, Matrices { t: 8, subgroup: 8 }] {
-        let shader = matrices.shader();
+    for matrices in Matrices::USUAL {
+        let shader = shader(matrices);
         variants.push(KernelVariant::from(&spec(shader, "row_scales", &[])));
         for tiles in CANDIDATES {
             let tiling = Tiling { tiles, matrices };
@@ -248,7 +221,7 @@ fn launch(
     let scales = gpu.scratch("gemm row scales", 2 * n)?;
     let bias = epilogue.bias.unwrap_or(x);
     let buffers = [x, w.buffer, bias, y, &scales];
-    let shader = tiling.matrices.shader();
+    let shader = shader(tiling.matrices);
     let row_scales = gpu.kernel(&spec(shader, "row_scales", &[]))?;
     rec.dispatch(&row_scales, &buffers, &params, grid(rec, n))?;
     let constants = tiling.constants(EpilogueKind::of(epilogue), partials);
@@ -265,8 +238,8 @@ mod tests {
     /// and each candidate fits the 48 KiB most devices give.
     #[test]
     fn workgroup_bytes_match_the_shader() {
-        for matrices in [Matrices { t: 16, subgroup: 32 }, Matrices { t: 8, subgroup: 8 }] {
-            let source = matrices.shader().source;
+        for matrices in Matrices::USUAL {
+            let source = shader(matrices).source;
             let module = naga::front::wgsl::parse_str(source).expect("gemm_coop parses");
             let mut validator =
                 naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
