@@ -6,7 +6,9 @@
 use std::io::Cursor;
 
 use hound::{SampleFormat, WavSpec, WavWriter};
-use nemotron_towers::audio::{AudioError, MAX_SAMPLE_RATE, MIN_SAMPLE_RATE, MIN_SAMPLES, SAMPLE_RATE, read_wav_from};
+use nemotron_towers::audio::{
+    AudioError, AudioOptions, MAX_SAMPLE_RATE, MIN_SAMPLE_RATE, MIN_SAMPLES, SAMPLE_RATE, read_audio_bytes,
+};
 use nemotron_towers::tensor_file::read_features;
 use nemotron_towers::{Checkpoint, CheckpointError, ConfigError, EncoderConfig, Error, ModelConfig};
 use proptest::prelude::*;
@@ -381,7 +383,7 @@ proptest! {
         seed in any::<u32>(),
     ) {
         let Some(bytes) = wav_bytes(channels, rate, format, frames, seed) else { return Ok(()) };
-        let result = read_wav_from(Cursor::new(bytes), "prop.wav");
+        let result = read_audio_bytes(bytes, "prop.wav", &AudioOptions::default());
         let supported = (MIN_SAMPLE_RATE..=MAX_SAMPLE_RATE).contains(&rate);
         let expected = (frames as u64 * u64::from(SAMPLE_RATE)).div_ceil(u64::from(rate.max(1))) as usize;
         match result {
@@ -424,7 +426,7 @@ proptest! {
         if let Some(n) = truncate {
             bytes.truncate(n);
         }
-        if let Ok(samples) = read_wav_from(Cursor::new(bytes), "damaged.wav") {
+        if let Ok(samples) = read_audio_bytes(bytes, "damaged.wav", &AudioOptions::default()) {
             prop_assert!(samples.len() >= MIN_SAMPLES && samples.iter().all(|x| x.is_finite()));
         }
     }

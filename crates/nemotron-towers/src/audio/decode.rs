@@ -11,7 +11,7 @@ use symphonia::core::formats::{FormatOptions, TrackType};
 use symphonia::core::io::{MediaSource, MediaSourceStream};
 use symphonia::core::meta::MetadataOptions;
 
-use super::{AudioError, AudioOptions, Channel, MAX_SAMPLE_RATE, MIN_SAMPLE_RATE, rf64, select};
+use super::{AudioError, AudioOptions, Channel, MAX_SAMPLE_RATE, MIN_SAMPLE_RATE, riff, select};
 
 /// The heard channel at the source rate.
 pub(super) struct Decoded {
@@ -35,7 +35,10 @@ pub(super) fn decode(
             return Err(AudioError::Cut { input: owned(), what, value });
         }
     }
-    let source = rf64::as_riff(source).map_err(|source| AudioError::Read { input: owned(), source })?;
+    let source = riff::readable(source).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidData => AudioError::Format { input: owned(), message: e.to_string() },
+        _ => AudioError::Read { input: owned(), source: e },
+    })?;
     let stream = MediaSourceStream::new(source, Default::default());
     let mut hint = Hint::new();
     if let Some(extension) = extension {

@@ -8,7 +8,7 @@
 
 mod decode;
 mod resample;
-mod rf64;
+mod riff;
 
 use std::fmt;
 use std::path::Path;

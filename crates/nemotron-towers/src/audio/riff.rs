@@ -1,8 +1,13 @@
-//! RF64 (EBU Tech 3306, the WAV of more than 4 GiB) as symphonia's RIFF reader understands it. symphonia reads
-//! RIFF WAVE only; an RF64 file is the same layout with `RF64` for `RIFF`, 32-bit sizes set to 0xFFFFFFFF and the
-//! true 64-bit sizes in a `ds64` chunk. The header is patched in place as it is read: `RIFF`, and the sizes from
-//! `ds64` where they fit in 32 bits (else 0xFFFFFFFF, which symphonia reads as "to the end of the file", where the
-//! data is). `ds64` itself is then an unknown chunk, which RIFF readers skip. Byte positions do not change.
+//! WAV headers made safe and readable for symphonia's RIFF reader, before it sees them:
+//!
+//! - RF64 (EBU Tech 3306, the WAV of more than 4 GiB): symphonia reads RIFF WAVE only. An RF64 file is the same
+//!   layout with `RF64` for `RIFF`, 32-bit sizes set to 0xFFFFFFFF and the true 64-bit sizes in a `ds64` chunk. The
+//!   header is patched as it is read: `RIFF`, and the sizes from `ds64` where they fit in 32 bits (else 0xFFFFFFFF,
+//!   which symphonia reads as "to the end of the file", where the data is). `ds64` is then an unknown chunk, which
+//!   RIFF readers skip. Byte positions do not change.
+//! - `WAVE_FORMAT_EXTENSIBLE` with a channel mask that symphonia 0.6.1 cannot repair without an overflowing shift
+//!   (a panic in builds with overflow checks): more than 31 channels missing from the mask, or a mask with its top
+//!   bit set and channels missing. Such headers are refused with the reason.
 
 use std::io::{self, Read, Seek, SeekFrom};
 
@@ -11,16 +16,48 @@ use symphonia::core::io::MediaSource;
 /// Bytes searched for the `ds64` and `data` chunk headers.
 const HEAD: usize = 64 * 1024;
 
-/// `source` unchanged, or, when it is an RF64 file, seen as a RIFF one. `source` must be seekable.
-pub(super) fn as_riff(mut source: Box<dyn MediaSource>) -> io::Result<Box<dyn MediaSource>> {
+/// `source` unchanged, or, when it is an RF64 file, seen as a RIFF one; an error for a header symphonia cannot
+/// take. `source` must be seekable.
+pub(super) fn readable(mut source: Box<dyn MediaSource>) -> io::Result<Box<dyn MediaSource>> {
     let mut head = Vec::with_capacity(HEAD);
     (&mut source).take(HEAD as u64).read_to_end(&mut head)?;
     source.seek(SeekFrom::Start(0))?;
-    if !(head.starts_with(b"RF64") && head.get(8..12) == Some(b"WAVE")) {
+    let riff = head.starts_with(b"RIFF") || head.starts_with(b"RF64");
+    if !(riff && head.get(8..12) == Some(b"WAVE")) {
+        return Ok(source);
+    }
+    if let Some(problem) = chunks(&head).find_map(|(id, body)| (id == b"fmt ").then(|| unusable_mask(body)).flatten()) {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, problem));
+    }
+    if !head.starts_with(b"RF64") {
         return Ok(source);
     }
     patch(&mut head);
     Ok(Box::new(Patched { inner: source, head, pos: 0 }))
+}
+
+/// The chunks of a WAV header that lie within `head`: (id, body start).
+fn chunks(head: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+    let mut at = 12usize;
+    std::iter::from_fn(move || {
+        let id = head.get(at..at + 4)?;
+        let len = u32::from_le_bytes(head.get(at + 4..at + 8)?.try_into().ok()?) as usize;
+        let body = head.get(at + 8..).unwrap_or_default();
+        let body = &body[..len.min(body.len())];
+        // Chunks are padded to even lengths.
+        at = at.checked_add(8 + len + (len & 1))?;
+        Some((id, body))
+    })
+}
+
+/// Why an extensible format chunk's channel mask would overflow symphonia's repair of it.
+fn unusable_mask(fmt: &[u8]) -> Option<String> {
+    let tag = u16::from_le_bytes(fmt.get(0..2)?.try_into().ok()?);
+    let channels = u16::from_le_bytes(fmt.get(2..4)?.try_into().ok()?);
+    let mask = u32::from_le_bytes(fmt.get(20..24)?.try_into().ok()?);
+    let missing = i64::from(channels) - i64::from(mask.count_ones());
+    let overflows = missing >= 32 || (missing > 0 && mask & 0x8000_0000 != 0);
+    (tag == 0xFFFE && overflows).then(|| format!("the channel mask {mask:#010x} does not describe {channels} channels"))
 }
 
 /// Rewrites the RF64 header in `head` as a RIFF one of the same length.
