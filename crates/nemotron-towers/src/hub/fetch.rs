@@ -40,7 +40,8 @@ pub fn fetch_audio_model(id: &RepoId, options: &HubOptions, progress: DownloadPr
             log::info!("{id}: {} of the checkpoint's shards hold audio tensors", shards.len());
             [vec![index], shards].concat()
         }
-        Err(Error::Hub(HubError::FileNotFound { .. } | HubError::NotCached { .. })) => {
+        // No index (or none cached while the Hub is out of reach): a checkpoint of one file.
+        Err(Error::Hub(HubError::FileNotFound { .. } | HubError::NotCached { .. } | HubError::Unreachable { .. })) => {
             vec![hub.file(SINGLE_FILE, Some(&snapshot), progress)?]
         }
         Err(e) => return Err(e),
@@ -59,6 +60,8 @@ struct Fetcher<'a> {
     api: Option<Api>,
     /// `<cache>/models--owner--name`.
     repo_dir: PathBuf,
+    /// The Hub was found out of reach (warned once).
+    unreachable: std::cell::Cell<bool>,
 }
 
 impl<'a> Fetcher<'a> {
@@ -81,7 +84,7 @@ impl<'a> Fetcher<'a> {
                     })?,
             ),
         };
-        Ok(Self { id, options, api, repo_dir })
+        Ok(Self { id, options, api, repo_dir, unreachable: Default::default() })
     }
 
     /// The cached path of `file`, fetching it first when online, unless `snapshot` already holds it.
@@ -99,7 +102,9 @@ impl<'a> Fetcher<'a> {
             Err(error) => match self.classify(file, error) {
                 Err(reason) => match self.cached(file) {
                     Some(path) => {
-                        log::warn!("cannot reach {} ({reason}); using the cached {file}", self.options.endpoint);
+                        if !self.unreachable.replace(true) {
+                            log::warn!("cannot reach {} ({reason}); using the cache", self.options.endpoint);
+                        }
                         Ok(path)
                     }
                     None => Err(HubError::Unreachable {
