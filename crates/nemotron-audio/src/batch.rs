@@ -268,3 +268,25 @@ fn append(file: &mut File, path: &Path, line: &Value) -> Result<(), Failure> {
         .and_then(|()| file.sync_data())
         .map_err(|e| Failure::Message(format!("cannot write {}: {e}", path.display())))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Shard;
+
+    /// Every entry lands in exactly one shard, for any number of shards and entries.
+    #[test]
+    fn shards_partition_the_entries() {
+        for count in 1..=7 {
+            let shards: Vec<Shard> = (0..count).map(|i| format!("{i}/{count}").parse().unwrap()).collect();
+            for entries in [0, 1, count - 1, count, 3 * count + 2, 100] {
+                for position in 0..entries {
+                    let owners = shards.iter().filter(|s| s.takes(position)).count();
+                    assert_eq!(owners, 1, "entry {position} of {entries} in {owners} of {count} shards");
+                }
+            }
+        }
+        for bad in ["3/3", "0/0", "-1/2", "1", "a/b"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+    }
+}

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use nemotron_towers::rttm::{self, FRAME_SECONDS, Segment};
 use nemotron_towers::tensor_file;
-use nemotron_towers::{AudioModel, AudioOptions, AudioOutputs, Diarization, Diarizer, Features, Model};
+use nemotron_towers::{AudioError, AudioModel, AudioOptions, AudioOutputs, Diarization, Diarizer, Features, Model};
 
 use crate::failure::Failure;
 use crate::output::{self, Done};
@@ -31,12 +31,18 @@ impl Source {
 /// The one input of a single run: `--audio FILE` (`-`: standard input) or `--features FILE`.
 fn single_source(input: &Input, mel_bins: usize, subsampling: usize) -> Result<Source, Failure> {
     let options = AudioOptions { channel: input.channel, ..AudioOptions::default() };
+    // A channel the recording lacks is a usage error (exit status 2), naming how many it has.
+    let usage = |e: AudioError| match e {
+        AudioError::NoSuchChannel { .. } => Failure::Usage(e.to_string()),
+        other => other.into(),
+    };
     match (input.audio.as_slice(), &input.features) {
         ([path], _) if path.as_os_str() == "-" => {
             let stdin = std::io::stdin().lock();
-            Ok(Source::Samples(nemotron_towers::audio::read_audio_from(stdin, "standard input", &options)?))
+            let samples = nemotron_towers::audio::read_audio_from(stdin, "standard input", &options);
+            Ok(Source::Samples(samples.map_err(usage)?))
         }
-        ([path], _) => Ok(Source::Samples(nemotron_towers::audio::read_audio_with(path, &options)?)),
+        ([path], _) => Ok(Source::Samples(nemotron_towers::audio::read_audio_with(path, &options).map_err(usage)?)),
         ([], Some(path)) => Ok(Source::Features(tensor_file::read_features(path, mel_bins, subsampling)?)),
         _ => Err(Failure::Usage("several inputs need --out-dir (one output set per input)".into())),
     }
