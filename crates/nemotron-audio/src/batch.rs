@@ -248,7 +248,13 @@ fn process(model: &Model, job: Job, entry: &ManifestEntry, input: &Input, output
 }
 
 /// The output manifest's line for `entry`.
-fn record(entry: &ManifestEntry, outputs: &[PathBuf], seconds: Option<f64>, status: &str, error: Option<String>) -> Value {
+fn record(
+    entry: &ManifestEntry,
+    outputs: &[PathBuf],
+    seconds: Option<f64>,
+    status: &str,
+    error: Option<String>,
+) -> Value {
     let mut fields = entry.fields.clone();
     let audio = std::path::absolute(&entry.audio).unwrap_or_else(|_| entry.audio.clone());
     fields.insert("audio_filepath".into(), json!(audio.display().to_string()));

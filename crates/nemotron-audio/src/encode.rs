@@ -67,7 +67,9 @@ pub fn transcribe(model: Model) -> Result<Box<AudioModel>, Failure> {
 
 /// `encode` was given a diarizer alone.
 pub fn needs_transcribe() -> Failure {
-    Failure::Message("this checkpoint is a diarizer alone; `encode` needs a Transcribe checkpoint (try `diarize`)".into())
+    Failure::Message(
+        "this checkpoint is a diarizer alone; `encode` needs a Transcribe checkpoint (try `diarize`)".into(),
+    )
 }
 
 pub fn encode(settings: &Settings, input: &Input, out: &Path) -> Result<(), Failure> {

@@ -51,9 +51,9 @@ fn folder(settings: &Settings, model: &Path) -> Result<PathBuf, Failure> {
         return Ok(model.to_path_buf());
     }
     let text = model.to_string_lossy();
-    let id: RepoId = text.parse().map_err(|e: HubError| {
-        Failure::Message(format!("{}: no such file or folder, and {e}", model.display()))
-    })?;
+    let id: RepoId = text
+        .parse()
+        .map_err(|e: HubError| Failure::Message(format!("{}: no such file or folder, and {e}", model.display())))?;
     fetch(settings, &id).map_err(|error| match error {
         Error::Hub(e @ HubError::RepoNotFound { .. }) => {
             Failure::Message(format!("{e}; nor is there a folder {}", model.display()))

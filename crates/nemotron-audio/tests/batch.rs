@@ -93,8 +93,17 @@ fn a_shard_takes_every_nth_entry() {
     let manifest = job(dir.path());
     for (shard, expected) in [("0/2", vec!["good-part", "missing"]), ("1/2", vec!["corrupt", "signal"])] {
         let out = dir.path().join(shard.replace('/', "-of-"));
-        run(&["-q", "encode", "--demo", "--manifest", manifest.to_str().unwrap(), "--out-dir", out.to_str().unwrap(),
-            "--shard", shard]);
+        run(&[
+            "-q",
+            "encode",
+            "--demo",
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--out-dir",
+            out.to_str().unwrap(),
+            "--shard",
+            shard,
+        ]);
         let ids: Vec<String> =
             lines(&out.join("manifest.jsonl")).iter().map(|r| r["uniq_id"].as_str().unwrap().to_owned()).collect();
         assert_eq!(ids, expected, "shard {shard}");
@@ -111,7 +120,8 @@ fn duplicate_ids_are_refused_before_any_work() {
     let manifest = dir.path().join("m.jsonl");
     std::fs::write(&manifest, "{\"audio_filepath\": \"a/x.wav\"}\n{\"audio_filepath\": \"b/x.flac\"}\n").unwrap();
     let out = dir.path().join("out");
-    let output = run(&["encode", "--demo", "--manifest", manifest.to_str().unwrap(), "--out-dir", out.to_str().unwrap()]);
+    let output =
+        run(&["encode", "--demo", "--manifest", manifest.to_str().unwrap(), "--out-dir", out.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("line 2: uniq_id `x` is used by line 1 too"), "{stderr}");
@@ -129,7 +139,8 @@ fn folders_with_and_without_recursion_diarize() {
     std::fs::write(audio.join("notes.txt"), "not audio").unwrap();
     for (recursive, expected) in [(false, vec!["one", "two"]), (true, vec!["three", "one", "two"])] {
         let out = dir.path().join(format!("out-{recursive}"));
-        let mut args = vec!["-q", "diarize", "--demo", "--audio", audio.to_str().unwrap(), "--out-dir", out.to_str().unwrap()];
+        let mut args =
+            vec!["-q", "diarize", "--demo", "--audio", audio.to_str().unwrap(), "--out-dir", out.to_str().unwrap()];
         if recursive {
             args.push("--recursive");
         }
@@ -139,7 +150,10 @@ fn folders_with_and_without_recursion_diarize() {
             lines(&out.join("manifest.jsonl")).iter().map(|r| r["uniq_id"].as_str().unwrap().to_owned()).collect();
         assert_eq!(ids, expected);
         for id in expected {
-            assert!(out.join(format!("{id}.rttm")).is_file() && out.join(format!("{id}.safetensors")).is_file(), "{id}");
+            assert!(
+                out.join(format!("{id}.rttm")).is_file() && out.join(format!("{id}.safetensors")).is_file(),
+                "{id}"
+            );
         }
     }
 }

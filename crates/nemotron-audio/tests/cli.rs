@@ -166,7 +166,9 @@ fn a_model_must_be_named_or_the_demo_asked_for() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("--model with a Hugging Face Hub id") && stderr.contains("checkpoint folder") && stderr.contains("--demo"),
+        stderr.contains("--model with a Hugging Face Hub id")
+            && stderr.contains("checkpoint folder")
+            && stderr.contains("--demo"),
         "the refusal says what to pass: {stderr}"
     );
     assert!(!Path::new("x.safetensors").exists(), "nothing was written");

@@ -57,9 +57,13 @@ fn a_hub_id_fetches_only_the_audio_shards_then_runs_offline_from_the_cache() {
     assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), snapshot.to_str().unwrap());
     let requested = hub.requests();
     assert!(requested.iter().all(|r| !r.contains(LM_SHARD)), "the LM shard was requested: {requested:?}");
-    for file in ["config.json", "model.safetensors.index.json", "model-00001-of-00004.safetensors",
-        "model-00002-of-00004.safetensors", "model-00003-of-00004.safetensors"]
-    {
+    for file in [
+        "config.json",
+        "model.safetensors.index.json",
+        "model-00001-of-00004.safetensors",
+        "model-00002-of-00004.safetensors",
+        "model-00003-of-00004.safetensors",
+    ] {
         assert!(requested.iter().any(|r| r.ends_with(&format!("/resolve/main/{file}"))), "{file} not fetched");
         let link = snapshot.join(file);
         assert!(link.symlink_metadata().unwrap().file_type().is_symlink(), "{file} is a link into blobs/");
@@ -67,9 +71,13 @@ fn a_hub_id_fetches_only_the_audio_shards_then_runs_offline_from_the_cache() {
     }
     assert!(!snapshot.join(LM_SHARD).exists());
     assert_eq!(std::fs::read_to_string(repo.join("refs/main")).unwrap(), COMMIT);
-    assert_eq!(std::fs::read_dir(repo.join("blobs")).unwrap().filter(|e| {
-        !e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".lock")
-    }).count(), 5);
+    assert_eq!(
+        std::fs::read_dir(repo.join("blobs"))
+            .unwrap()
+            .filter(|e| { !e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".lock") })
+            .count(),
+        5
+    );
 
     // The Hub gone and offline: `encode` runs from the cache, and matches the same weights read from the folder.
     drop(hub);

@@ -55,16 +55,30 @@ fn output_paths_are_refused_before_any_work() {
     let (file_s, dir_s) = (file.to_str().unwrap(), d.to_str().unwrap());
     let inside_file = format!("{file_s}/o.safetensors");
     let cases: Vec<(Vec<&str>, String)> = vec![
-        (vec!["encode", "--model", model, "--audio", wav, "--out", "/nonexistent/dir/o.safetensors"],
-            "cannot write /nonexistent/dir/o.safetensors: the folder /nonexistent/dir does not exist".into()),
-        (vec!["encode", "--model", model, "--audio", wav, "--out", dir_s], format!("cannot write {dir_s}: it is a folder")),
-        (vec!["encode", "--model", model, "--audio", wav, "--out", &inside_file],
-            format!("cannot write {inside_file}: {file_s} is not a folder")),
-        (vec!["diarize", "--model", model, "--audio", wav, "--plot", "/nonexistent/t.png"],
-            "cannot write /nonexistent/t.png: the folder /nonexistent does not exist".into()),
-        (vec!["diarize", "--model", model, "--audio", wav, "--rttm", "/nonexistent/t.rttm"],
-            "cannot write /nonexistent/t.rttm".into()),
-        (vec!["encode", "--model", model, "--audio", wav, "--out-dir", file_s], format!("cannot write into {file_s}: it is not a folder")),
+        (
+            vec!["encode", "--model", model, "--audio", wav, "--out", "/nonexistent/dir/o.safetensors"],
+            "cannot write /nonexistent/dir/o.safetensors: the folder /nonexistent/dir does not exist".into(),
+        ),
+        (
+            vec!["encode", "--model", model, "--audio", wav, "--out", dir_s],
+            format!("cannot write {dir_s}: it is a folder"),
+        ),
+        (
+            vec!["encode", "--model", model, "--audio", wav, "--out", &inside_file],
+            format!("cannot write {inside_file}: {file_s} is not a folder"),
+        ),
+        (
+            vec!["diarize", "--model", model, "--audio", wav, "--plot", "/nonexistent/t.png"],
+            "cannot write /nonexistent/t.png: the folder /nonexistent does not exist".into(),
+        ),
+        (
+            vec!["diarize", "--model", model, "--audio", wav, "--rttm", "/nonexistent/t.rttm"],
+            "cannot write /nonexistent/t.rttm".into(),
+        ),
+        (
+            vec!["encode", "--model", model, "--audio", wav, "--out-dir", file_s],
+            format!("cannot write into {file_s}: it is not a folder"),
+        ),
     ];
     for (args, expected) in cases {
         let (code, line) = error(&args);
@@ -149,11 +163,30 @@ fn channel_choice() {
     let (left, mono) = (dir.path().join("left.safetensors"), dir.path().join("mono.safetensors"));
     let (stereo, source) = (testdata("audio/stereo.wav"), testdata("audio/source.wav"));
     let ok = |args: &[&str]| assert!(run(args).status.success(), "{args:?}");
-    ok(&["-q", "encode", "--demo", "--audio", stereo.to_str().unwrap(), "--channel", "0", "--out", left.to_str().unwrap()]);
+    ok(&[
+        "-q",
+        "encode",
+        "--demo",
+        "--audio",
+        stereo.to_str().unwrap(),
+        "--channel",
+        "0",
+        "--out",
+        left.to_str().unwrap(),
+    ]);
     ok(&["-q", "encode", "--demo", "--audio", source.to_str().unwrap(), "--out", mono.to_str().unwrap()]);
     let (a, b) = (Checkpoint::open(&left).unwrap(), Checkpoint::open(&mono).unwrap());
     assert_eq!(a.f32("input_features").unwrap(), b.f32("input_features").unwrap(), "channel 0 is the left signal");
-    let output = run(&["encode", "--demo", "--audio", stereo.to_str().unwrap(), "--channel", "2", "--out", left.to_str().unwrap()]);
+    let output = run(&[
+        "encode",
+        "--demo",
+        "--audio",
+        stereo.to_str().unwrap(),
+        "--channel",
+        "2",
+        "--out",
+        left.to_str().unwrap(),
+    ]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("channel 2 was asked for, but the audio has 2 channel(s)"), "{}", stderr(&output));
 }

@@ -36,7 +36,9 @@ pub enum ManifestError {
         message: String,
     },
     /// Two entries with one id (their outputs would overwrite each other).
-    #[error("{path} line {line}: uniq_id `{id}` is used by line {first} too (ids name the outputs; give each entry its own uniq_id)")]
+    #[error(
+        "{path} line {line}: uniq_id `{id}` is used by line {first} too (ids name the outputs; give each entry its own uniq_id)"
+    )]
     DuplicateId {
         /// The manifest.
         path: String,
@@ -145,7 +147,9 @@ fn derived_id(audio: &Path) -> Result<String, String> {
 /// An id usable as a file name.
 fn checked_id(id: &str) -> Result<String, String> {
     if id.is_empty() || id == "." || id == ".." || id.contains(['/', '\\', '\0']) || id.len() > 200 {
-        return Err(format!("uniq_id `{id}` cannot name a file (empty, `.`, `..`, a path separator, or over 200 bytes)"));
+        return Err(format!(
+            "uniq_id `{id}` cannot name a file (empty, `.`, `..`, a path separator, or over 200 bytes)"
+        ));
     }
     Ok(id.to_owned())
 }

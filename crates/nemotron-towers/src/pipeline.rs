@@ -261,7 +261,9 @@ pub(crate) fn audio_shards(config: &ModelConfig, checkpoint: &Checkpoint) -> Res
     let front_end = [&names.window, &names.filterbank].into_iter().flatten().cloned();
     let mut shards: Vec<String> = expected
         .chain(front_end)
-        .filter_map(|name| checkpoint.shard_path(&name)?.strip_prefix(checkpoint.dir()).ok().map(|p| p.display().to_string()))
+        .filter_map(|name| {
+            checkpoint.shard_path(&name)?.strip_prefix(checkpoint.dir()).ok().map(|p| p.display().to_string())
+        })
         .collect();
     shards.sort();
     shards.dedup();

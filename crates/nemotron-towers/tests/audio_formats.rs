@@ -136,7 +136,10 @@ fn offset_and_duration_cut_the_audio() {
     let past = AudioOptions { offset: 0.6, ..Default::default() };
     let error = read_audio_with(&fixture("source.wav"), &past).expect_err("offset past the end");
     assert!(matches!(error, AudioError::OffsetPastEnd { .. }), "{error}");
-    for bad in [AudioOptions { offset: -1.0, ..Default::default() }, AudioOptions { duration: Some(0.0), ..Default::default() }] {
+    for bad in [
+        AudioOptions { offset: -1.0, ..Default::default() },
+        AudioOptions { duration: Some(0.0), ..Default::default() },
+    ] {
         let error = read_audio_with(&fixture("source.wav"), &bad).expect_err("bad cut");
         assert!(matches!(error, AudioError::Cut { .. }), "{error}");
     }

@@ -132,7 +132,9 @@ fn answer(mut stream: TcpStream, repos: &HashMap<String, Files>, log: &Mutex<Vec
 fn digest(bytes: &[u8]) -> String {
     (0..4u64)
         .map(|seed| {
-            let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325 ^ seed, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+            let hash = bytes
+                .iter()
+                .fold(0xcbf2_9ce4_8422_2325 ^ seed, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
             format!("{hash:016x}")
         })
         .collect()
@@ -174,7 +176,10 @@ pub fn sharded_repo(case: &Path) -> Files {
     }
     let mut files = Files::new();
     for (i, shard) in shards.iter().enumerate() {
-        files.insert(format!("model-0000{}-of-00004.safetensors", i + 1), serialize(shard, Default::default()).expect("shard"));
+        files.insert(
+            format!("model-0000{}-of-00004.safetensors", i + 1),
+            serialize(shard, Default::default()).expect("shard"),
+        );
     }
     files.insert(LM_SHARD.to_owned(), serialize(&lm, Default::default()).expect("LM shard"));
     let index = serde_json::json!({ "metadata": { "total_size": 0 }, "weight_map": weight_map });

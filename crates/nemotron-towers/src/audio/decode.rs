@@ -2,9 +2,9 @@
 //! heard channel of the asked-for stretch. A broken packet is an error naming the codec and the time, never
 //! skipped: a recording with a hole would give features that silently disagree with the audio.
 
+use symphonia::core::codecs::CodecParameters;
 use symphonia::core::codecs::audio::well_known::*;
 use symphonia::core::codecs::audio::{AudioCodecId, AudioDecoderOptions};
-use symphonia::core::codecs::CodecParameters;
 use symphonia::core::errors::Error as SymphoniaError;
 use symphonia::core::formats::probe::Hint;
 use symphonia::core::formats::{FormatOptions, TrackType};

@@ -185,7 +185,9 @@ impl FromStr for Channel {
     fn from_str(text: &str) -> Result<Self, String> {
         match text {
             "mix" => Ok(Channel::Mix),
-            _ => text.parse().map(Channel::Index).map_err(|_| format!("`{text}` is neither `mix` nor a channel number")),
+            _ => {
+                text.parse().map(Channel::Index).map_err(|_| format!("`{text}` is neither `mix` nor a channel number"))
+            }
         }
     }
 }
@@ -230,7 +232,11 @@ pub fn read_audio_with(path: &Path, options: &AudioOptions) -> Result<Vec<f32>, 
 
 /// Reads a whole audio file from `reader` (e.g. standard input) into memory, then decodes it as
 /// [`read_audio_with`] does (some containers need to seek); `input` names it in errors.
-pub fn read_audio_from(mut reader: impl std::io::Read, input: &str, options: &AudioOptions) -> Result<Vec<f32>, AudioError> {
+pub fn read_audio_from(
+    mut reader: impl std::io::Read,
+    input: &str,
+    options: &AudioOptions,
+) -> Result<Vec<f32>, AudioError> {
     let mut bytes = Vec::new();
     reader.read_to_end(&mut bytes).map_err(|source| AudioError::Read { input: input.to_owned(), source })?;
     read_audio_bytes(bytes, input, options)

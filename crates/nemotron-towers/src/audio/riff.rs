@@ -63,7 +63,8 @@ fn unusable_mask(fmt: &[u8]) -> Option<String> {
 /// Rewrites the RF64 header in `head` as a RIFF one of the same length.
 fn patch(head: &mut [u8]) {
     let u32_at = |head: &[u8], at: usize| head.get(at..at + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-    let u64_at = |head: &[u8], at: usize| head.get(at..at + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
+    let u64_at =
+        |head: &[u8], at: usize| head.get(at..at + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
     let narrow = |size: u64| u32::try_from(size).unwrap_or(u32::MAX);
     head[..4].copy_from_slice(b"RIFF");
     let mut data_size = None;

@@ -145,8 +145,10 @@ impl<'a> Fetcher<'a> {
 
     /// The error `hf-hub` gave for `file` as a [`HubError`], or `Err(reason)` when the Hub was not reached.
     fn classify(&self, file: &str, error: ApiError) -> std::result::Result<HubError, String> {
-        let (repo, revision, endpoint) = (self.id.repo.clone(), self.id.revision.clone(), self.options.endpoint.clone());
-        let protocol = |message: String| HubError::Protocol { endpoint: endpoint.clone(), file: file.to_owned(), message };
+        let (repo, revision, endpoint) =
+            (self.id.repo.clone(), self.id.revision.clone(), self.options.endpoint.clone());
+        let protocol =
+            |message: String| HubError::Protocol { endpoint: endpoint.clone(), file: file.to_owned(), message };
         let request = match error {
             ApiError::RequestError(request) => *request,
             ApiError::IoError(e) => return Ok(cache_error(&self.repo_dir, e)),
