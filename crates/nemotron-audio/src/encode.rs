@@ -102,11 +102,16 @@ pub fn tokens(outputs: &AudioOutputs, model: &AudioModel) -> String {
     format!("{} tokens", outputs.audio_embeds.len() / model.config().text_hidden.max(1))
 }
 
-/// The reason of a failed tensor write, without the (temporary) path.
+/// The reason of a failed tensor write, without the temporary paths (the message names the final one):
+/// safetensors writes through a temporary file of its own, whose errors end in `at path "…/.tmpXXXX"`.
 fn reason(error: nemotron_towers::Error) -> String {
-    match error {
+    let text = match error {
         nemotron_towers::Error::Output { reason, .. } => reason,
         other => other.to_string(),
+    };
+    match text.find(" at path \"") {
+        Some(at) => text[..at].to_owned(),
+        None => text,
     }
 }
 
