@@ -1,70 +1,124 @@
-//! `encode` and `diarize`: load the model, read the input, run, write the outputs.
+//! `encode` and `diarize` of one input: check the outputs, load the model, read the input, run, write the outputs.
+//! The per-recording steps are shared with the batch runner (`batch.rs`).
 
 use std::path::Path;
 
-use nemotron_towers::rttm::{self, FRAME_SECONDS};
+use nemotron_towers::rttm::{self, FRAME_SECONDS, Segment};
 use nemotron_towers::tensor_file;
-use nemotron_towers::{AudioOutputs, Diarization, Features, Gpu, Model};
+use nemotron_towers::{AudioError, AudioModel, AudioOptions, AudioOutputs, Diarization, Diarizer, Features, Model};
 
 use crate::failure::Failure;
+use crate::output::{self, Done};
 use crate::progress::Bar;
-use crate::{Input, Settings, demo, timeline};
-
-/// The model named by `--model` or `--demo` (a usage error without either).
-fn load(settings: &Settings, input: &Input) -> Result<(Gpu, Model), Failure> {
-    if input.model.is_none() && !input.demo {
-        return Err(Failure::Usage(
-            "no model given: pass --model DIR (a checkpoint folder with config.json and model.safetensors, e.g. a \
-             download of nvidia's Nemotron 3.5 Transcribe), or --demo to try the built-in tiny model with random \
-             weights"
-                .into(),
-        ));
-    }
-    let gpu = settings.gpu()?;
-    let model = match &input.model {
-        Some(dir) => Model::load(&gpu, dir, &settings.model)?,
-        None => {
-            log::warn!("using the {}: its outputs are meaningless", demo::LABEL);
-            let (config, checkpoint) = demo::model()?;
-            Model::from_checkpoint(&gpu, config, &checkpoint, &settings.model)?
-        }
-    };
-    Ok((gpu, model))
-}
+use crate::{Input, Settings, model, timeline};
 
 /// The model's input: samples from an audio file, or features from a features file.
-enum Source {
+pub enum Source {
     Samples(Vec<f32>),
     Features(Features),
 }
 
-fn source(input: &Input, mel_bins: usize, subsampling: usize) -> Result<Source, Failure> {
-    match (&input.audio, &input.features) {
-        (Some(path), _) => Ok(Source::Samples(nemotron_towers::read_audio(path)?)),
-        (None, Some(path)) => Ok(Source::Features(tensor_file::read_features(path, mel_bins, subsampling)?)),
-        (None, None) => Err(Failure::Usage("give --audio FILE or --features FILE".into())),
+impl Source {
+    /// Seconds of audio it covers.
+    pub fn seconds(&self) -> f64 {
+        match self {
+            Source::Samples(samples) => samples.len() as f64 / f64::from(nemotron_towers::audio::SAMPLE_RATE),
+            Source::Features(features) => features.valid as f64 * FRAME_SECONDS,
+        }
     }
 }
 
-pub fn encode(settings: &Settings, input: &Input, out: &Path) -> Result<(), Failure> {
-    let (_gpu, model) = load(settings, input)?;
-    let Model::Transcribe(model) = model else {
-        return Err(Failure::Message(
-            "this checkpoint is a diarizer alone; `encode` needs a Transcribe checkpoint (try `diarize`)".into(),
-        ));
+/// The one input of a single run: `--audio FILE` (`-`: standard input) or `--features FILE`.
+fn single_source(input: &Input, mel_bins: usize, subsampling: usize) -> Result<Source, Failure> {
+    let options = AudioOptions { channel: input.channel, ..AudioOptions::default() };
+    // A channel the recording lacks is a usage error (exit status 2), naming how many it has.
+    let usage = |e: AudioError| match e {
+        AudioError::NoSuchChannel { .. } => Failure::Usage(e.to_string()),
+        other => other.into(),
     };
+    match (input.audio.as_slice(), &input.features) {
+        ([path], _) if path.as_os_str() == "-" => {
+            let stdin = std::io::stdin().lock();
+            let samples = nemotron_towers::audio::read_audio_from(stdin, "standard input", &options);
+            Ok(Source::Samples(samples.map_err(usage)?))
+        }
+        ([path], _) => Ok(Source::Samples(nemotron_towers::audio::read_audio_with(path, &options).map_err(usage)?)),
+        ([], Some(path)) => Ok(Source::Features(tensor_file::read_features(path, mel_bins, subsampling)?)),
+        _ => Err(Failure::Usage("several inputs need --out-dir (one output set per input)".into())),
+    }
+}
+
+/// Refuses, before any work, what a single run cannot do.
+fn check_single(input: &Input) -> Result<(), Failure> {
+    model::require(input)?;
+    match input.audio.as_slice() {
+        [] | [_] => Ok(()),
+        _ => Err(Failure::Usage("several inputs need --out-dir (one output set per input)".into())),
+    }
+}
+
+/// The Transcribe model, or the error saying `encode` needs one.
+pub fn transcribe(model: Model) -> Result<Box<AudioModel>, Failure> {
+    match model {
+        Model::Transcribe(model) => Ok(model),
+        Model::Diarization(_) => Err(needs_transcribe()),
+    }
+}
+
+/// `encode` was given a diarizer alone.
+pub fn needs_transcribe() -> Failure {
+    Failure::Message(
+        "this checkpoint is a diarizer alone; `encode` needs a Transcribe checkpoint (try `diarize`)".into(),
+    )
+}
+
+pub fn encode(settings: &Settings, input: &Input, out: &Path) -> Result<(), Failure> {
+    let done = Done::start();
+    check_single(input)?;
+    output::check_files(&[out])?;
+    let (_gpu, model) = model::load(settings, input)?;
+    let model = transcribe(model)?;
     let c = model.config();
-    let mut bar = Bar::new(settings.quiet);
+    let source = single_source(input, c.asr.mel_bins, c.asr.subsampling)?;
+    let seconds = source.seconds();
+    let outputs = encode_source(&model, source, &mut Bar::new(settings.quiet, seconds))?;
+    write_encoding(out, &outputs, &model)?;
+    done.report(settings.quiet, &[out], seconds, &[tokens(&outputs, &model)]);
+    Ok(())
+}
+
+/// Runs the whole audio module on `source`.
+pub fn encode_source(model: &AudioModel, source: Source, bar: &mut Bar) -> Result<AudioOutputs, Failure> {
     let mut progress = |stage: &str, done, total| bar.update(stage, done, total);
-    let outputs = match source(input, c.asr.mel_bins, c.asr.subsampling)? {
+    let outputs = match source {
         Source::Samples(samples) => model.encode_audio(&samples, &mut progress),
         Source::Features(features) => model.encode_features(features, &mut progress),
     }?;
-    bar.finish();
-    write_encoding(out, &outputs, c.asr.hidden, c.diarization.speakers, c.text_hidden)
+    Ok(outputs)
 }
 
-fn write_encoding(out: &Path, o: &AudioOutputs, hidden: usize, speakers: usize, text: usize) -> Result<(), Failure> {
+/// `562 tokens`.
+pub fn tokens(outputs: &AudioOutputs, model: &AudioModel) -> String {
+    format!("{} tokens", outputs.audio_embeds.len() / model.config().text_hidden.max(1))
+}
+
+/// The reason of a failed tensor write, without the temporary paths (the message names the final one):
+/// safetensors writes through a temporary file of its own, whose errors end in `at path "…/.tmpXXXX"`.
+fn reason(error: nemotron_towers::Error) -> String {
+    let text = match error {
+        nemotron_towers::Error::Output { reason, .. } => reason,
+        other => other.to_string(),
+    };
+    match text.find(" at path \"") {
+        Some(at) => text[..at].to_owned(),
+        None => text,
+    }
+}
+
+/// Writes every output tensor of `encode` to `out`.
+pub fn write_encoding(out: &Path, o: &AudioOutputs, model: &AudioModel) -> Result<(), Failure> {
+    let c = model.config();
+    let (hidden, speakers, text) = (c.asr.hidden, c.diarization.speakers, c.text_hidden);
     let f = &o.features;
     let mel = f.data.len() / f.frames.max(1);
     let frames = o.asr_hidden.len() / hidden;
@@ -78,7 +132,7 @@ fn write_encoding(out: &Path, o: &AudioOutputs, hidden: usize, speakers: usize, 
         ("last_hidden_state", vec![frames, hidden], &o.fused),
         ("audio_embeds", vec![o.audio_embeds.len() / text, text], &o.audio_embeds),
     ];
-    Ok(tensor_file::write_f32(out, &tensors)?)
+    output::write_atomic(out, |path| tensor_file::write_f32(path, &tensors).map_err(reason))
 }
 
 /// Where `diarize` writes.
@@ -88,50 +142,92 @@ pub struct DiarizeOutputs<'a> {
     pub plot: Option<&'a Path>,
 }
 
+impl DiarizeOutputs<'_> {
+    fn paths(&self) -> Vec<&Path> {
+        [self.out, self.rttm, self.plot].into_iter().flatten().collect()
+    }
+}
+
 pub fn diarize(
     settings: &Settings,
     input: &Input,
     outputs: &DiarizeOutputs<'_>,
     threshold: f64,
 ) -> Result<(), Failure> {
-    let (_gpu, model) = load(settings, input)?;
+    let done = Done::start();
+    check_single(input)?;
+    output::check_files(&outputs.paths())?;
+    let (_gpu, model) = model::load(settings, input)?;
     let diarizer = model.diarizer();
-    let c = diarizer.config().clone();
-    let mut bar = Bar::new(settings.quiet);
+    let c = diarizer.config();
+    let source = single_source(input, c.encoder.mel_bins, c.encoder.subsampling)?;
+    let seconds = source.seconds();
+    let result = diarize_source(diarizer, source, &mut Bar::new(settings.quiet, seconds))?;
+    let segments = rttm::segments(&result.speaker_logits, c.speakers, result.features.valid, threshold);
+    let id = input
+        .audio
+        .first()
+        .or(input.features.as_ref())
+        .filter(|p| p.as_os_str() != "-")
+        .and_then(|p| p.file_stem())
+        .map_or_else(|| "audio".to_string(), |s| s.to_string_lossy().into_owned());
+    if let Some(path) = outputs.out {
+        write_speaker_tensors(path, &result, diarizer)?;
+    }
+    if let Some(path) = outputs.rttm {
+        write_rttm(path, &id, &segments)?;
+    }
+    if let Some(path) = outputs.plot {
+        write_plot(path, &result, &segments, diarizer)?;
+    }
+    let written = outputs.paths();
+    if written.is_empty() {
+        print!("{}", rttm::to_rttm(&id, &segments));
+    } else {
+        done.report(settings.quiet, &written, seconds, &[speakers_found(&segments)]);
+    }
+    Ok(())
+}
+
+/// Runs the diarizer on `source`.
+pub fn diarize_source(diarizer: &Diarizer, source: Source, bar: &mut Bar) -> Result<Diarization, Failure> {
     let mut progress = |stage: &str, done, total| bar.update(stage, done, total);
-    let result: Diarization = match source(input, c.encoder.mel_bins, c.encoder.subsampling)? {
+    let result = match source {
         Source::Samples(samples) => diarizer.diarize_audio(&samples, &mut progress),
         Source::Features(features) => diarizer.diarize_features(features, &mut progress),
     }?;
-    bar.finish();
-    let speakers = c.speakers;
-    let segments = rttm::segments(&result.speaker_logits, speakers, result.features.valid, threshold);
-    if let Some(path) = outputs.out {
-        let frames = result.features.frames;
-        let tensors: [(&str, Vec<usize>, &[f32]); 2] = [
-            ("speaker_logits", vec![frames, speakers], &result.speaker_logits),
-            ("speaker_probabilities", vec![frames / c.encoder.subsampling, speakers], &result.speaker_probabilities),
-        ];
-        tensor_file::write_f32(path, &tensors)?;
-    }
-    if let Some(path) = outputs.rttm {
-        let id = input
-            .audio
-            .as_ref()
-            .or(input.features.as_ref())
-            .and_then(|p| p.file_stem())
-            .map_or_else(|| "audio".to_string(), |s| s.to_string_lossy().into_owned());
-        std::fs::write(path, rttm::to_rttm(&id, &segments))
-            .map_err(|e| Failure::Message(format!("cannot write {}: {e}", path.display())))?;
-    }
-    if let Some(path) = outputs.plot {
-        let frame_seconds = FRAME_SECONDS * c.encoder.subsampling as f64;
-        let seconds = result.features.valid as f64 * FRAME_SECONDS;
-        timeline::render(path, &segments, &result.speaker_probabilities, speakers, frame_seconds, seconds)
-            .map_err(Failure::Message)?;
-    }
-    if outputs.out.is_none() && outputs.rttm.is_none() && outputs.plot.is_none() {
-        print!("{}", rttm::to_rttm("audio", &segments));
-    }
-    Ok(())
+    Ok(result)
+}
+
+/// `3 speakers`.
+pub fn speakers_found(segments: &[Segment]) -> String {
+    let mut speakers: Vec<usize> = segments.iter().map(|s| s.speaker).collect();
+    speakers.sort_unstable();
+    speakers.dedup();
+    format!("{} speakers", speakers.len())
+}
+
+/// `speaker_logits` and `speaker_probabilities` (safetensors, f32).
+pub fn write_speaker_tensors(path: &Path, result: &Diarization, diarizer: &Diarizer) -> Result<(), Failure> {
+    let c = diarizer.config();
+    let frames = result.features.frames;
+    let tensors: [(&str, Vec<usize>, &[f32]); 2] = [
+        ("speaker_logits", vec![frames, c.speakers], &result.speaker_logits),
+        ("speaker_probabilities", vec![frames / c.encoder.subsampling, c.speakers], &result.speaker_probabilities),
+    ];
+    output::write_atomic(path, |temporary| tensor_file::write_f32(temporary, &tensors).map_err(reason))
+}
+
+/// The RTTM segments of `id`.
+pub fn write_rttm(path: &Path, id: &str, segments: &[Segment]) -> Result<(), Failure> {
+    output::write_bytes(path, rttm::to_rttm(id, segments).as_bytes())
+}
+
+fn write_plot(path: &Path, result: &Diarization, segments: &[Segment], diarizer: &Diarizer) -> Result<(), Failure> {
+    let c = diarizer.config();
+    let frame_seconds = FRAME_SECONDS * c.encoder.subsampling as f64;
+    let seconds = result.features.valid as f64 * FRAME_SECONDS;
+    let png = timeline::render(segments, &result.speaker_probabilities, c.speakers, frame_seconds, seconds)
+        .map_err(Failure::Message)?;
+    output::write_bytes(path, &png)
 }

@@ -3,12 +3,16 @@
 //!
 //! Environment variables are read here and nowhere below: `WGPU_ADAPTER_NAME`, `WGPU_BACKEND`,
 //! `NEMOTRON_PIPELINE_CACHE` (through `GpuOptions::from_env`), `NEMOTRON_PRECISION`, `NEMOTRON_COOP_KERNEL`
-//! (through `MatmulOptions::from_env`; `--precision` wins) and `RUST_LOG`.
+//! (through `MatmulOptions::from_env`; `--precision` wins), the Hugging Face Hub's `HF_HOME`, `HF_HUB_CACHE`,
+//! `HF_HUB_OFFLINE`, `HF_ENDPOINT`, `HF_TOKEN`, `HF_TOKEN_PATH` (through `HubOptions::from_env`) and `RUST_LOG`.
 
+mod batch;
 mod bench_report;
 mod demo;
 mod encode;
 mod failure;
+mod model;
+mod output;
 mod progress;
 mod timeline;
 
@@ -16,7 +20,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use nemotron_towers::{Gpu, GpuOptions, MatmulOptions, ModelOptions, Precision};
+use nemotron_towers::hub::HubOptions;
+use nemotron_towers::{Channel, Gpu, GpuOptions, MatmulOptions, ModelOptions, Precision};
 
 use crate::failure::Failure;
 
@@ -41,25 +46,34 @@ enum Command {
         #[command(flatten)]
         input: Input,
         /// Output file (`.safetensors`).
-        #[arg(long)]
-        out: PathBuf,
+        #[arg(long, required_unless_present = "out_dir", conflicts_with = "out_dir")]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        batch: batch::BatchArgs,
     },
     /// Who spoke when: speaker logits/probabilities, RTTM segments, a timeline picture.
     Diarize {
         #[command(flatten)]
         input: Input,
         /// Write `speaker_logits` and `speaker_probabilities` here (`.safetensors`).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "out_dir")]
         out: Option<PathBuf>,
         /// Write RTTM segments here.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "out_dir")]
         rttm: Option<PathBuf>,
         /// Draw the timeline to this PNG.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "out_dir")]
         plot: Option<PathBuf>,
         /// Activity threshold on the 10 ms speaker probability, in [0, 1).
         #[arg(long, default_value_t = 0.5, value_parser = threshold)]
         threshold: f64,
+        #[command(flatten)]
+        batch: batch::BatchArgs,
+    },
+    /// Fetch a model's audio part from the Hugging Face Hub into its cache ahead of time, and print the folder.
+    Download {
+        /// `owner/name` or `owner/name@revision`.
+        id: String,
     },
     /// The GPU adapter, backend, driver, enabled features and limits.
     Info,
@@ -84,22 +98,28 @@ enum Command {
 /// Where the model and the input come from.
 #[derive(Args)]
 struct Input {
-    /// Checkpoint directory (config.json + model.safetensors or a sharded index).
+    /// A checkpoint folder (config.json + model.safetensors or a sharded index), or a Hugging Face Hub id
+    /// `owner/name[@revision]` (only the audio tensors are downloaded; a folder that exists wins).
     #[arg(long, conflicts_with = "demo")]
     model: Option<PathBuf>,
     /// Use the built-in demo model: a tiny checkpoint with random weights, whose outputs are meaningless (it only
     /// shows that everything runs).
     #[arg(long)]
     demo: bool,
-    /// A WAV file (any channel count, 1 to 768 kHz; resampled to 16 kHz mono).
-    #[arg(long, required_unless_present = "features", conflicts_with = "features")]
-    audio: Option<PathBuf>,
+    /// Audio file(s): WAV, FLAC, MP3, Ogg Vorbis, AAC or M4A, any channel count, 1 to 768 kHz (resampled to 16 kHz
+    /// mono); `-` reads standard input. Several files, or folders of them, with --out-dir.
+    #[arg(long, num_args = 1.., required_unless_present_any = ["features", "manifest"], conflicts_with = "features")]
+    audio: Vec<PathBuf>,
+    /// The channel heard: `mix` (the mean of all) or a channel number from 0.
+    #[arg(long, default_value = "mix")]
+    channel: Channel,
     /// A safetensors file with `input_features` `[frames, mel]` and `input_features_mask` `[frames]`.
     #[arg(long)]
     features: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
+    quiet_device_select();
     let cli = Cli::parse();
     let level = if cli.quiet { "error" } else { "warn,nemotron_towers=info,gpu_core=info,nemotron_audio=info" };
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).format_target(false).init();
@@ -115,6 +135,19 @@ fn main() -> ExitCode {
     }
 }
 
+/// Mesa's device-select layer (a Vulkan implicit layer) asks the Wayland compositor for the default GPU whenever the
+/// instance enables `VK_KHR_wayland_surface`, which wgpu always enables where the driver offers it (its extension
+/// list can be added to, not cut); without a display session libwayland then prints `error: XDG_RUNTIME_DIR is
+/// invalid or not set in the environment.` twice. The layer only reorders the devices, and this program chooses
+/// its adapter itself, so the layer is turned off for this process (`NODEVICE_SELECT=1`, the switch its manifest
+/// declares), unless the user steers it (`MESA_VK_DEVICE_SELECT`) or set `NODEVICE_SELECT` already.
+fn quiet_device_select() {
+    if std::env::var_os("NODEVICE_SELECT").is_none() && std::env::var_os("MESA_VK_DEVICE_SELECT").is_none() {
+        // SAFETY: the first thing `main` does, while the process has one thread.
+        unsafe { std::env::set_var("NODEVICE_SELECT", "1") };
+    }
+}
+
 fn run(cli: &Cli) -> Result<(), Failure> {
     let settings = Settings::from_env(cli)?;
     match &cli.command {
@@ -122,11 +155,20 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             println!("{}", settings.gpu()?.describe());
             Ok(())
         }
-        Command::Encode { input, out } => encode::encode(&settings, input, out),
-        Command::Diarize { input, out, rttm, plot, threshold } => {
+        Command::Encode { input, batch, .. } if batch.out_dir.is_some() => {
+            batch::run(&settings, input, batch, batch::Job::Encode)
+        }
+        Command::Encode { input, out, .. } => {
+            encode::encode(&settings, input, out.as_deref().ok_or(Failure::Usage("give --out or --out-dir".into()))?)
+        }
+        Command::Diarize { input, threshold, batch, .. } if batch.out_dir.is_some() => {
+            batch::run(&settings, input, batch, batch::Job::Diarize { threshold: *threshold })
+        }
+        Command::Diarize { input, out, rttm, plot, threshold, .. } => {
             let outputs = encode::DiarizeOutputs { out: out.as_deref(), rttm: rttm.as_deref(), plot: plot.as_deref() };
             encode::diarize(&settings, input, &outputs, *threshold)
         }
+        Command::Download { id } => model::download(&settings, id),
         Command::Bench { seconds, repeats, profile, config } => {
             bench_report::bench(&settings, seconds, *repeats as usize, *profile, config.as_deref())
         }
@@ -137,6 +179,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
 struct Settings {
     gpu: GpuOptions,
     model: ModelOptions,
+    hub: HubOptions,
     quiet: bool,
 }
 
@@ -148,7 +191,8 @@ impl Settings {
             Some(_) => matmul.precision = Precision::Auto,
             None => {}
         }
-        Ok(Self { gpu: GpuOptions::from_env(), model: ModelOptions { matmul }, quiet: cli.quiet })
+        let (gpu, hub) = (GpuOptions::from_env(), HubOptions::from_env());
+        Ok(Self { gpu, model: ModelOptions { matmul }, hub, quiet: cli.quiet })
     }
 
     fn gpu(&self) -> Result<Gpu, Failure> {

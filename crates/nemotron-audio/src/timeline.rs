@@ -1,8 +1,6 @@
 //! A PNG of who speaks when: one lane per speaker (speaker 0 on top), a bar per segment, and
 //! the encoder-rate speaker probability drawn inside each lane.
 
-use std::path::Path;
-
 use plotters::prelude::*;
 
 use nemotron_towers::rttm::Segment;
@@ -11,16 +9,15 @@ use nemotron_towers::rttm::Segment;
 /// labels, and relying on system fonts would make a fresh machine fail.
 static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 
-/// Renders the timeline of `seconds` of audio to `path`. `probabilities` is `[frames, speakers]`
+/// Renders the timeline of `seconds` of audio as PNG bytes. `probabilities` is `[frames, speakers]`
 /// at `frame_seconds` per frame.
 pub fn render(
-    path: &Path,
     segments: &[Segment],
     probabilities: &[f32],
     speakers: usize,
     frame_seconds: f64,
     seconds: f64,
-) -> Result<(), String> {
+) -> Result<Vec<u8>, String> {
     let (width, height) = (1200u32, 90 + 36 * speakers as u32);
     let mut pixels = vec![0u8; width as usize * height as usize * 3];
     draw(&mut pixels, (width, height), segments, probabilities, speakers, frame_seconds, seconds)
@@ -28,7 +25,7 @@ pub fn render(
     let image = image::RgbImage::from_raw(width, height, pixels).ok_or("the timeline buffer has the wrong size")?;
     let mut png = std::io::Cursor::new(Vec::new());
     image.write_to(&mut png, image::ImageFormat::Png).map_err(|e| format!("encoding the timeline: {e}"))?;
-    std::fs::write(path, png.into_inner()).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    Ok(png.into_inner())
 }
 
 /// Draws the timeline into `pixels` (RGB, `size` = (width, height)).

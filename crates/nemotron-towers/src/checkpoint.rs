@@ -63,7 +63,7 @@ pub enum CheckpointError {
 }
 
 /// The index of a sharded checkpoint: tensor name → shard file.
-const INDEX_FILE: &str = "model.safetensors.index.json";
+pub(crate) const INDEX_FILE: &str = "model.safetensors.index.json";
 
 /// One tensor as stored: dtype, shape, little-endian bytes.
 #[derive(Clone, Copy, Debug)]
@@ -194,6 +194,11 @@ impl Checkpoint {
     /// True when the checkpoint lists `name`.
     pub fn contains(&self, name: &str) -> bool {
         self.locations.contains_key(name)
+    }
+
+    /// The file holding `name` (a shard of a sharded checkpoint, which need not exist yet), or `None` when absent.
+    pub fn shard_path(&self, name: &str) -> Option<&Path> {
+        self.locations.get(name).map(|&i| self.shard_paths[i].as_path())
     }
 
     /// Names of all tensors (from the index for sharded checkpoints).

@@ -23,6 +23,10 @@ pub enum Error {
     /// The audio cannot be read or used.
     #[error(transparent)]
     Audio(#[from] AudioError),
+    /// A model could not be fetched from the Hugging Face Hub or found in its cache.
+    #[cfg(feature = "hub")]
+    #[error(transparent)]
+    Hub(#[from] crate::hub::HubError),
     /// The front end's window or filter bank is unusable.
     #[error(transparent)]
     Frontend(#[from] FrontendError),

@@ -31,6 +31,8 @@
 //! - [`config`], [`checkpoint`]: `config.json` and memory-mapped safetensors (one file or sharded), in the release's
 //!   NeMo names or the Transformers names.
 //! - [`tower`], [`sortformer`]: one encoder tower, or the diarizer, on the GPU.
+//! - [`hub`]: models by Hugging Face Hub id, fetched through the standard cache (default feature `hub`).
+//! - [`manifest`]: NeMo-style JSON-lines manifests of recordings, for batch runs.
 //! - [`rttm`]: speaker segments and RTTM text.
 //! - [`reference`](mod@reference): the towers in f64 on the CPU, the standard the GPU is tested against.
 //! - [`bench`](mod@bench): release-sized timings with random weights; [`tensor_file`]: safetensors in and out;
@@ -51,6 +53,9 @@ mod error;
 pub mod frontend;
 mod fusion;
 pub mod golden;
+#[cfg(feature = "hub")]
+pub mod hub;
+pub mod manifest;
 mod mel;
 mod names;
 mod pipeline;
@@ -63,7 +68,7 @@ pub mod tower;
 mod weights;
 mod workspace;
 
-pub use audio::{AudioError, read_audio};
+pub use audio::{AudioError, AudioOptions, Channel, read_audio};
 pub use audio_kernels::{MatmulOptions, Precision, TensorCoreKernel};
 pub use checkpoint::{Checkpoint, CheckpointError};
 pub use config::{ConfigError, DiarizationConfig, EncoderConfig, ModelConfig, TranscribeConfig};

@@ -190,14 +190,7 @@ impl Model {
     ) -> Result<Self> {
         let matmul = &options.matmul;
         let names = ModelNames::detect(checkpoint)?;
-        let mut expected = Expectations::default();
-        weights::encoder(&mut expected, &names.diarization, &config.diarization().encoder)?;
-        weights::head(&mut expected, &names.head, config.diarization())?;
-        if let (ModelConfig::Transcribe(t), Some(asr), Some(fusion)) = (&config, &names.asr, &names.fusion) {
-            weights::encoder(&mut expected, asr, &t.asr)?;
-            Fusion::expect(&mut expected, fusion, t)?;
-        }
-        checkpoint.check(&expected.0)?;
+        checkpoint.check(&expected_tensors(&config, &names)?)?;
         let diarizer = Diarizer {
             frontend: frontend(checkpoint, &names)?,
             sortformer: Sortformer::load_named(gpu, checkpoint, &names, config.diarization(), matmul)?,
@@ -252,6 +245,36 @@ impl Model {
     }
 }
 
+/// Every `(name, shape)` the audio module of `config` reads from a checkpoint named as `names` says.
+fn expected_tensors(config: &ModelConfig, names: &ModelNames) -> Result<Vec<(String, Vec<usize>)>> {
+    let mut expected = Expectations::default();
+    weights::encoder(&mut expected, &names.diarization, &config.diarization().encoder)?;
+    weights::head(&mut expected, &names.head, config.diarization())?;
+    if let (ModelConfig::Transcribe(t), Some(asr), Some(fusion)) = (config, &names.asr, &names.fusion) {
+        weights::encoder(&mut expected, asr, &t.asr)?;
+        Fusion::expect(&mut expected, fusion, t)?;
+    }
+    Ok(expected.0)
+}
+
+/// The files of `checkpoint` (relative to its folder, sorted) that hold the tensors the audio module of `config`
+/// reads, the front end's window and filter bank included: what must be fetched of a sharded checkpoint.
+#[cfg(feature = "hub")]
+pub(crate) fn audio_shards(config: &ModelConfig, checkpoint: &Checkpoint) -> Result<Vec<String>> {
+    let names = ModelNames::detect(checkpoint)?;
+    let expected = expected_tensors(config, &names)?.into_iter().map(|(name, _)| name);
+    let front_end = [&names.window, &names.filterbank].into_iter().flatten().cloned();
+    let mut shards: Vec<String> = expected
+        .chain(front_end)
+        .filter_map(|name| {
+            checkpoint.shard_path(&name)?.strip_prefix(checkpoint.dir()).ok().map(|p| p.display().to_string())
+        })
+        .collect();
+    shards.sort();
+    shards.dedup();
+    Ok(shards)
+}
+
 /// The checkpoint's bf16 window and filter bank when it has them, else computed ones.
 fn frontend(checkpoint: &Checkpoint, names: &ModelNames) -> Result<LogMel> {
     let read = |name: &Option<String>| -> Result<Option<Vec<f32>>> {
@@ -264,7 +287,7 @@ fn frontend(checkpoint: &Checkpoint, names: &ModelNames) -> Result<LogMel> {
     Ok(LogMel::new(window.as_deref(), filterbank.as_deref())?)
 }
 
-/// What [`crate::audio::read_wav`] guarantees, for samples that did not come through it.
+/// What [`crate::audio::read_audio`] guarantees, for samples that did not come through it.
 fn check_samples(samples: &[f32]) -> Result<()> {
     let input = "in-memory audio".to_string();
     if samples.is_empty() {

@@ -6,7 +6,7 @@ use std::f64::consts::PI;
 use std::path::Path;
 
 use hound::{SampleFormat, WavSpec, WavWriter};
-use nemotron_towers::audio::{AudioError, MIN_SAMPLES, SAMPLE_RATE, read_wav, to_16k_mono};
+use nemotron_towers::audio::{AudioError, MIN_SAMPLES, SAMPLE_RATE, read_audio, to_16k_mono};
 
 fn spec(channels: u16, sample_rate: u32, bits_per_sample: u16, sample_format: SampleFormat) -> WavSpec {
     WavSpec { channels, sample_rate, bits_per_sample, sample_format }
@@ -35,7 +35,7 @@ fn write_float_wav(path: &Path, spec: WavSpec, samples: &[f32]) {
 fn reference_wav_files_equal_their_waveforms() {
     for name in common::CASES {
         let case = common::load(name);
-        let samples = read_wav(&case.dir.join("audio.wav")).expect("read audio.wav");
+        let samples = read_audio(&case.dir.join("audio.wav")).expect("read audio.wav");
         assert_eq!(samples.len(), case.waveform.len(), "{name}: length");
         assert!(samples.iter().zip(&case.waveform).all(|(a, b)| a.to_bits() == b.to_bits()), "{name}: samples differ");
     }
@@ -52,7 +52,7 @@ fn integer_wavs_decode_to_full_scale_fractions() {
         let path = dir.path().join(format!("int{bits}.wav"));
         write_int_wav(&path, spec(1, SAMPLE_RATE, bits, SampleFormat::Int), &ints);
 
-        let samples = read_wav(&path).expect("read integer WAV");
+        let samples = read_audio(&path).expect("read integer WAV");
         assert_eq!(samples.len(), ints.len(), "{bits}-bit length");
         for (&sample, &int) in samples.iter().zip(&ints) {
             let expected = (f64::from(int) / full_scale as f64) as f32;
@@ -80,7 +80,7 @@ fn channels_are_averaged() {
         })
         .collect();
     write_int_wav(&path, spec(3, SAMPLE_RATE, 16, SampleFormat::Int), &ints);
-    let samples = read_wav(&path).expect("read 3-channel WAV");
+    let samples = read_audio(&path).expect("read 3-channel WAV");
     let expected: Vec<f32> = (0..300).map(|i| (f64::from(2 * (i * 10 - 1500)) / 32768.0) as f32).collect();
     assert_eq!(samples.len(), expected.len());
     assert!(samples.iter().zip(&expected).all(|(a, b)| (a - b).abs() <= 1e-7), "3-channel mean");
@@ -135,7 +135,7 @@ fn float_wav_at_another_rate_is_resampled() {
         })
         .collect();
     write_float_wav(&path, spec(2, 8_000, 32, SampleFormat::Float), &interleaved);
-    let samples = read_wav(&path).expect("read 8 kHz stereo WAV");
+    let samples = read_audio(&path).expect("read 8 kHz stereo WAV");
     assert_eq!(samples.len(), 2 * frames);
 }
 
@@ -174,20 +174,20 @@ fn bad_files_are_rejected_with_their_path() {
 
     let text = dir.path().join("notes.wav");
     std::fs::write(&text, "this is not audio").expect("write text file");
-    let error = read_wav(&text).expect_err("text file accepted");
-    assert!(matches!(error, AudioError::Wav { .. }), "{error}");
+    let error = read_audio(&text).expect_err("text file accepted");
+    assert!(matches!(error, AudioError::Format { .. }), "{error}");
     assert!(message(&error).contains("notes.wav"), "{error}");
 
-    let missing = read_wav(&dir.path().join("missing.wav")).expect_err("missing file accepted");
-    assert!(matches!(missing, AudioError::Wav { .. }), "{missing}");
+    let missing = read_audio(&dir.path().join("missing.wav")).expect_err("missing file accepted");
+    assert!(matches!(missing, AudioError::Read { .. }), "{missing}");
 
     let empty = dir.path().join("empty.wav");
     write_float_wav(&empty, spec(1, SAMPLE_RATE, 32, SampleFormat::Float), &[]);
-    let error = read_wav(&empty).expect_err("empty WAV accepted");
+    let error = read_audio(&empty).expect_err("empty WAV accepted");
     assert!(matches!(error, AudioError::Empty { .. }) && message(&error).contains("empty.wav"), "{error}");
 
     let nan = dir.path().join("nan.wav");
     write_float_wav(&nan, spec(1, SAMPLE_RATE, 32, SampleFormat::Float), &[0.0, 0.1, f32::NAN, 0.2]);
-    let error = read_wav(&nan).expect_err("NaN WAV accepted");
+    let error = read_audio(&nan).expect_err("NaN WAV accepted");
     assert!(matches!(error, AudioError::NonFinite { index: 2, .. }) && message(&error).contains("nan.wav"), "{error}");
 }

@@ -1,12 +1,16 @@
 //! Property tests of the parsers of user input (safetensors checkpoints and features files, `config.json`,
-//! WAV): whatever the bytes, each answers with a value or a typed error, never a panic; where the input is
-//! well formed, the value is the one described. The fuzz targets in `fuzz/` explore the same parsers by
+//! audio files, NeMo manifests): whatever the bytes, each answers with a value or a typed error, never a panic;
+//! where the input is well formed, the value is the one described. The fuzz targets in `fuzz/` explore the same parsers by
 //! coverage; these run in the normal suite.
 
 use std::io::Cursor;
+use std::path::Path;
 
 use hound::{SampleFormat, WavSpec, WavWriter};
-use nemotron_towers::audio::{AudioError, MAX_SAMPLE_RATE, MIN_SAMPLE_RATE, MIN_SAMPLES, SAMPLE_RATE, read_wav_from};
+use nemotron_towers::audio::{
+    AudioError, AudioOptions, MAX_SAMPLE_RATE, MIN_SAMPLE_RATE, MIN_SAMPLES, SAMPLE_RATE, read_audio_bytes,
+};
+use nemotron_towers::manifest::{ManifestError, parse_manifest};
 use nemotron_towers::tensor_file::read_features;
 use nemotron_towers::{Checkpoint, CheckpointError, ConfigError, EncoderConfig, Error, ModelConfig};
 use proptest::prelude::*;
@@ -381,7 +385,7 @@ proptest! {
         seed in any::<u32>(),
     ) {
         let Some(bytes) = wav_bytes(channels, rate, format, frames, seed) else { return Ok(()) };
-        let result = read_wav_from(Cursor::new(bytes), "prop.wav");
+        let result = read_audio_bytes(bytes, "prop.wav", &AudioOptions::default());
         let supported = (MIN_SAMPLE_RATE..=MAX_SAMPLE_RATE).contains(&rate);
         let expected = (frames as u64 * u64::from(SAMPLE_RATE)).div_ceil(u64::from(rate.max(1))) as usize;
         match result {
@@ -424,8 +428,99 @@ proptest! {
         if let Some(n) = truncate {
             bytes.truncate(n);
         }
-        if let Ok(samples) = read_wav_from(Cursor::new(bytes), "damaged.wav") {
+        if let Ok(samples) = read_audio_bytes(bytes, "damaged.wav", &AudioOptions::default()) {
             prop_assert!(samples.len() >= MIN_SAMPLES && samples.iter().all(|x| x.is_finite()));
         }
     }
+}
+
+// ---- manifests ----
+
+/// One generated manifest entry: (audio path, offset, duration (Some(None) = `null`), uniq_id, extra text field).
+type EntrySpec = (String, Option<f64>, Option<Option<f64>>, Option<String>, Option<String>);
+
+fn entry_spec() -> impl Strategy<Value = EntrySpec> {
+    (
+        "[a-z]{1,6}(/[a-z0-9_-]{1,6}){0,2}\\.(wav|flac|mp3)",
+        prop::option::of(0.0f64..1e4),
+        prop::option::of(prop::option::of(0.001f64..1e4)),
+        prop::option::of("[A-Za-z0-9_.-]{1,12}"),
+        prop::option::of(".{0,20}"),
+    )
+}
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    /// Well-formed manifests parse to their entries: paths resolved against the folder, cuts, ids (given, or the
+    /// file name without its extension), and every field kept.
+    #[test]
+    fn manifests_parse_to_their_entries(specs in prop::collection::vec(entry_spec(), 0..8), blank in any::<bool>()) {
+        let mut lines = Vec::new();
+        for (i, (path, offset, duration, id, text)) in specs.iter().enumerate() {
+            let mut fields = serde_json::Map::new();
+            // Ids made unique by the entry's position, given or derived.
+            let path = path.replacen('.', &format!("-{i}."), 1);
+            fields.insert("audio_filepath".into(), json!(path));
+            if let Some(o) = offset { fields.insert("offset".into(), json!(o)); }
+            if let Some(d) = duration { fields.insert("duration".into(), json!(d)); }
+            if let Some(id) = id { fields.insert("uniq_id".into(), json!(format!("{id}-{i}"))); }
+            if let Some(t) = text { fields.insert("text".into(), json!(t)); }
+            lines.push(Value::Object(fields).to_string());
+            if blank { lines.push("  ".into()); }
+        }
+        let entries = parse_manifest(&lines.join("\n"), Path::new("/data"), "m.jsonl").map_err(|e| {
+            TestCaseError::fail(e.to_string())
+        })?;
+        prop_assert_eq!(entries.len(), specs.len());
+        for (i, (entry, (path, offset, duration, id, text))) in entries.iter().zip(&specs).enumerate() {
+            let path = path.replacen('.', &format!("-{i}."), 1);
+            prop_assert_eq!(&entry.audio, &Path::new("/data").join(&path));
+            prop_assert_eq!(entry.offset, offset.unwrap_or(0.0));
+            prop_assert_eq!(entry.duration, duration.flatten());
+            let expected_id = match id {
+                Some(id) => format!("{id}-{i}"),
+                None => Path::new(&path).file_stem().unwrap().to_string_lossy().into_owned(),
+            };
+            prop_assert_eq!(&entry.id, &expected_id);
+            prop_assert_eq!(entry.fields.get("text").and_then(Value::as_str), text.as_deref());
+            prop_assert_eq!(entry.line, if blank { 2 * i + 1 } else { i + 1 });
+        }
+    }
+
+    /// Arbitrary text, and well-formed lines with a field damaged: entries that keep their promises, or an error
+    /// naming the line, never a panic.
+    #[test]
+    fn damaged_manifests_give_line_errors(
+        text in ".{0,300}",
+        key in prop::sample::select(&["audio_filepath", "offset", "duration", "uniq_id"][..]),
+        value in prop::sample::select(&[
+            "-1", "0", "1e400", "\"x\"", "[]", "{}", "true", "null", "\"\"", "\"a/b\"", "\"..\"", "3", "\"ok\"",
+        ][..]),
+    ) {
+        for input in [text.clone(), format!("{{\"audio_filepath\": \"a.wav\", \"{key}\": {value}}}\n{text}")] {
+            match parse_manifest(&input, Path::new("/data"), "m.jsonl") {
+                Ok(entries) => {
+                    for e in entries {
+                        prop_assert!(e.offset.is_finite() && e.offset >= 0.0);
+                        prop_assert!(e.duration.is_none_or(|d| d.is_finite() && d > 0.0));
+                        prop_assert!(!e.id.is_empty() && !e.id.contains('/') && e.id != "..");
+                    }
+                }
+                Err(ManifestError::Line { line, message, .. }) => {
+                    prop_assert!(line >= 1 && !message.is_empty())
+                }
+                Err(ManifestError::DuplicateId { first, line, .. }) => prop_assert!(first < line),
+                Err(e) => prop_assert!(false, "{e}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn duplicate_manifest_ids_name_both_lines() {
+    let text = "{\"audio_filepath\": \"a/x.wav\"}\n{\"audio_filepath\": \"y.wav\", \"uniq_id\": \"z\"}\n\
+                {\"audio_filepath\": \"b/x.flac\"}\n";
+    let error = parse_manifest(text, Path::new("/d"), "m.jsonl").expect_err("duplicate accepted");
+    assert!(matches!(&error, ManifestError::DuplicateId { id, first: 1, line: 3, .. } if id == "x"), "{error}");
 }

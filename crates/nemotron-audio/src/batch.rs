@@ -1,0 +1,298 @@
+//! Batch runs: many recordings (several `--audio` paths, folders of them, or a NeMo `--manifest`) → `--out-dir`,
+//! one output set per entry, named by the entry's id:
+//! - `encode`: `<id>.safetensors` (the tensors of a single `encode`);
+//! - `diarize`: `<id>.rttm` and `<id>.safetensors` (`speaker_logits`, `speaker_probabilities`).
+//!
+//! `DIR/manifest.jsonl` gets one line per entry as it finishes (appended and flushed): the entry's fields
+//! (`audio_filepath` resolved) plus `outputs`, `audio_seconds`, `status` (`ok`, `skipped`, `error`) and `error`.
+//! The model is loaded once; a failing entry is reported and the run goes on; the exit status is 1 if any entry
+//! failed. `--skip-existing` skips entries whose outputs all exist (resuming a run: outputs are written atomically,
+//! so an existing one is whole). `--shard I/N` takes the entries at positions I, I+N, I+2N, … (0-based) of the
+//! whole list, so N processes with I = 0 … N−1 split a job exactly.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use clap::Args;
+use nemotron_towers::manifest::{ManifestEntry, read_manifest};
+use nemotron_towers::rttm;
+use nemotron_towers::{AudioOptions, Model};
+use serde_json::{Value, json};
+
+use crate::encode::{self, Source};
+use crate::failure::Failure;
+use crate::output::{self, Done};
+use crate::progress::Bar;
+use crate::{Input, Settings, model};
+
+/// Batch options of `encode` and `diarize`.
+#[derive(Args, Clone, Debug, Default)]
+pub struct BatchArgs {
+    /// A NeMo manifest (JSON lines: `audio_filepath`, optional `offset`, `duration`, `uniq_id`) of the
+    /// recordings to process, instead of --audio.
+    #[arg(long, requires = "out_dir", conflicts_with_all = ["audio", "features"])]
+    pub manifest: Option<PathBuf>,
+    /// Folders given to --audio are searched in their subfolders too.
+    #[arg(long, requires = "out_dir")]
+    pub recursive: bool,
+    /// Write one output set per recording into this folder (created if missing), and DIR/manifest.jsonl.
+    #[arg(long)]
+    pub out_dir: Option<PathBuf>,
+    /// Skip recordings whose outputs all exist already (resumes an interrupted run).
+    #[arg(long, requires = "out_dir")]
+    pub skip_existing: bool,
+    /// Process only every N-th entry, starting at entry I (0-based): `--shard I/N`.
+    #[arg(long, requires = "out_dir", value_name = "I/N")]
+    pub shard: Option<Shard>,
+}
+
+/// `I/N`: entries I, I+N, I+2N, … (0-based).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Shard {
+    /// True for the entry at `position` (0-based) of the whole list.
+    pub fn takes(&self, position: usize) -> bool {
+        position % self.count == self.index
+    }
+}
+
+impl FromStr for Shard {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (index, count) = text.split_once('/').ok_or_else(|| format!("`{text}` is not I/N"))?;
+        let (index, count): (usize, usize) = match (index.trim().parse(), count.trim().parse()) {
+            (Ok(i), Ok(n)) => (i, n),
+            _ => return Err(format!("`{text}` is not I/N with whole numbers")),
+        };
+        if count == 0 || index >= count {
+            return Err(format!("shard {index} of {count} does not exist (0 ≤ I < N)"));
+        }
+        Ok(Self { index, count })
+    }
+}
+
+/// What each entry goes through.
+#[derive(Clone, Copy)]
+pub enum Job {
+    Encode,
+    Diarize { threshold: f64 },
+}
+
+impl Job {
+    /// The outputs of entry `id` in `dir`.
+    fn outputs(self, dir: &Path, id: &str) -> Vec<PathBuf> {
+        match self {
+            Job::Encode => vec![dir.join(format!("{id}.safetensors"))],
+            Job::Diarize { .. } => vec![dir.join(format!("{id}.rttm")), dir.join(format!("{id}.safetensors"))],
+        }
+    }
+}
+
+/// Extensions of the files taken from folders given to --audio.
+const AUDIO_EXTENSIONS: &[&str] = &["wav", "wave", "rf64", "flac", "mp3", "ogg", "oga", "m4a", "mp4", "aac"];
+
+pub fn run(settings: &Settings, input: &Input, batch: &BatchArgs, job: Job) -> Result<(), Failure> {
+    let done = Done::start();
+    let Some(dir) = &batch.out_dir else { return Err(Failure::Usage("a batch run needs --out-dir".into())) };
+    model::require(input)?;
+    let entries = entries(input, batch)?;
+    let total = entries.len();
+    let mine: Vec<ManifestEntry> = match batch.shard {
+        Some(shard) => entries.into_iter().enumerate().filter(|(i, _)| shard.takes(*i)).map(|(_, e)| e).collect(),
+        None => entries,
+    };
+    output::check_dir(dir)?;
+    let manifest_path = dir.join("manifest.jsonl");
+    output::check_files(&[&manifest_path])?;
+    let mut manifest = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&manifest_path)
+        .map_err(|e| Failure::Message(format!("cannot write {}: {e}", manifest_path.display())))?;
+    log::info!("{} of {total} entries in this run", mine.len());
+    let (_gpu, model) = model::load(settings, input)?;
+    if let (Job::Encode, Model::Diarization(_)) = (job, &model) {
+        return Err(encode::needs_transcribe());
+    }
+    let mut bar = Bar::new(settings.quiet, 0.0);
+    let (mut failed, mut skipped, mut seconds) = (0usize, 0usize, 0.0f64);
+    for (n, entry) in mine.iter().enumerate() {
+        bar.update_batch(n, mine.len(), seconds, done.elapsed());
+        let outputs = job.outputs(dir, &entry.id);
+        let result = if batch.skip_existing && outputs.iter().all(|p| p.is_file()) {
+            skipped += 1;
+            Ok(None)
+        } else {
+            let entry_done = Done::start();
+            process(&model, job, entry, input, &outputs).map(|seconds| Some((seconds, entry_done)))
+        };
+        let line = match &result {
+            Ok(Some((audio_seconds, entry_done))) => {
+                seconds += audio_seconds;
+                if !settings.quiet {
+                    let written: Vec<&Path> = outputs.iter().map(PathBuf::as_path).collect();
+                    bar.println(&entry_done.line(&written, *audio_seconds, &[]));
+                }
+                record(entry, &outputs, Some(*audio_seconds), "ok", None)
+            }
+            Ok(None) => record(entry, &outputs, None, "skipped", None),
+            Err(failure) => {
+                failed += 1;
+                bar.println(&format!("error: {} ({}): {failure}", entry.id, entry.audio.display()));
+                record(entry, &[], None, "error", Some(failure.to_string()))
+            }
+        };
+        append(&mut manifest, &manifest_path, &line)?;
+    }
+    bar.finish();
+    let ok = mine.len() - failed - skipped;
+    let counts = format!("{} entries: {ok} ok, {skipped} skipped, {failed} failed", mine.len());
+    done.report(settings.quiet, &[dir.as_path()], seconds, &[counts]);
+    match failed {
+        0 => Ok(()),
+        _ => Err(Failure::Message(format!(
+            "{failed} of {} entries failed; their errors are in {}",
+            mine.len(),
+            manifest_path.display()
+        ))),
+    }
+}
+
+/// Every entry of the job, in order: the manifest's, or the --audio paths' (folders listed, sorted).
+fn entries(input: &Input, batch: &BatchArgs) -> Result<Vec<ManifestEntry>, Failure> {
+    if let Some(path) = &batch.manifest {
+        return Ok(read_manifest(path)?);
+    }
+    if input.features.is_some() {
+        return Err(Failure::Usage("--out-dir takes audio (--audio or --manifest), not --features".into()));
+    }
+    let mut files = Vec::new();
+    for path in &input.audio {
+        if path.as_os_str() == "-" {
+            return Err(Failure::Usage("standard input (`-`) is a single input; it cannot join --out-dir".into()));
+        }
+        if path.is_dir() {
+            let mut found = Vec::new();
+            list(path, batch.recursive, &mut found)?;
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    let mut entries: Vec<ManifestEntry> = Vec::with_capacity(files.len());
+    for (i, file) in files.iter().enumerate() {
+        let entry = ManifestEntry::for_file(file, i + 1).map_err(Failure::Usage)?;
+        if let Some(other) = entries.iter().find(|e| e.id == entry.id) {
+            return Err(Failure::Usage(format!(
+                "{} and {} would both write outputs named `{}`; use a --manifest with a uniq_id for each",
+                other.audio.display(),
+                file.display(),
+                entry.id
+            )));
+        }
+        entries.push(entry);
+    }
+    Ok(entries)
+}
+
+/// The audio files in `dir` (and its subfolders when `recursive`).
+fn list(dir: &Path, recursive: bool, found: &mut Vec<PathBuf>) -> Result<(), Failure> {
+    let fail = |e: std::io::Error| Failure::Message(format!("cannot list {}: {e}", dir.display()));
+    for item in std::fs::read_dir(dir).map_err(fail)? {
+        let path = item.map_err(fail)?.path();
+        if path.is_dir() {
+            if recursive {
+                list(&path, recursive, found)?;
+            }
+        } else if path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| AUDIO_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+        {
+            found.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Reads, runs and writes one entry; the seconds of audio it covered.
+fn process(model: &Model, job: Job, entry: &ManifestEntry, input: &Input, outputs: &[PathBuf]) -> Result<f64, Failure> {
+    let options = AudioOptions { channel: input.channel, offset: entry.offset, duration: entry.duration };
+    let source = Source::Samples(nemotron_towers::audio::read_audio_with(&entry.audio, &options)?);
+    let seconds = source.seconds();
+    let mut bar = Bar::new(true, seconds);
+    match (job, model) {
+        (Job::Encode, Model::Transcribe(model)) => {
+            let result = encode::encode_source(model, source, &mut bar)?;
+            encode::write_encoding(&outputs[0], &result, model)?;
+        }
+        (Job::Encode, Model::Diarization(_)) => return Err(encode::needs_transcribe()),
+        (Job::Diarize { threshold }, model) => {
+            let diarizer = model.diarizer();
+            let result = encode::diarize_source(diarizer, source, &mut bar)?;
+            let speakers = diarizer.config().speakers;
+            let segments = rttm::segments(&result.speaker_logits, speakers, result.features.valid, threshold);
+            encode::write_rttm(&outputs[0], &entry.id, &segments)?;
+            encode::write_speaker_tensors(&outputs[1], &result, diarizer)?;
+        }
+    }
+    Ok(seconds)
+}
+
+/// The output manifest's line for `entry`.
+fn record(
+    entry: &ManifestEntry,
+    outputs: &[PathBuf],
+    seconds: Option<f64>,
+    status: &str,
+    error: Option<String>,
+) -> Value {
+    let mut fields = entry.fields.clone();
+    let audio = std::path::absolute(&entry.audio).unwrap_or_else(|_| entry.audio.clone());
+    fields.insert("audio_filepath".into(), json!(audio.display().to_string()));
+    fields.insert("uniq_id".into(), json!(entry.id));
+    let outputs: Vec<String> = outputs.iter().map(|p| p.display().to_string()).collect();
+    fields.insert("outputs".into(), json!(outputs));
+    fields.insert("audio_seconds".into(), json!(seconds));
+    fields.insert("status".into(), json!(status));
+    fields.insert("error".into(), json!(error));
+    Value::Object(fields)
+}
+
+/// Appends one line in one write, then syncs it: a finished entry is on disk before the next starts.
+fn append(file: &mut File, path: &Path, line: &Value) -> Result<(), Failure> {
+    let text = format!("{line}\n");
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_data())
+        .map_err(|e| Failure::Message(format!("cannot write {}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Shard;
+
+    /// Every entry lands in exactly one shard, for any number of shards and entries.
+    #[test]
+    fn shards_partition_the_entries() {
+        for count in 1..=7 {
+            let shards: Vec<Shard> = (0..count).map(|i| format!("{i}/{count}").parse().unwrap()).collect();
+            for entries in [0, 1, count - 1, count, 3 * count + 2, 100] {
+                for position in 0..entries {
+                    let owners = shards.iter().filter(|s| s.takes(position)).count();
+                    assert_eq!(owners, 1, "entry {position} of {entries} in {owners} of {count} shards");
+                }
+            }
+        }
+        for bad in ["3/3", "0/0", "-1/2", "1", "a/b"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+    }
+}
