@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Runs on the lent NVIDIA H200 (see docs/performance.md): unpacks the Vulkan loader (.gl) and the
-# release binaries built here (.dev/bin.tar.xz), runs the GPU test binaries, `nemotron-audio
-# bench`, and the PyTorch peer (.peer), writing logs to $OUT. The binaries were compiled with
-# this checkout at /work/main, so that path is linked to wherever the tree landed.
+# Runs on the lent NVIDIA H200 (see docs/performance.md): unpacks the Vulkan loader (.gl) and the release binaries
+# built here (.dev/bin.tar.xz: `nemotron-audio`, `ceilings`, GPU test binaries under t/), then runs, each writing a
+# log to $OUT: the GPU tests through both matrix paths (tensor cores, then NEMOTRON_PRECISION=f32), the ceilings
+# example, `nemotron-audio bench` (both paths), and the PyTorch peer (.peer, `--compile` included). The binaries were
+# compiled with this checkout at /work/main, so that path is linked to wherever the tree landed.
+# Steps can be skipped: SKIP_TESTS=1, SKIP_CEILINGS=1, SKIP_BENCH=1, SKIP_PEER=1; BENCH_ARGS replaces `--profile`.
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
@@ -15,14 +17,23 @@ mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
 .dev/nemotron-audio info | tee -a "$OUT/gpu.txt"
 if [[ "${SKIP_TESTS:-0}" != 1 ]]; then
-    for t in .dev/t/*; do
-        echo "== $(basename "$t")"
-        "$t" --test-threads 4 --nocapture 2>&1 | grep -E "relative|test result|panicked|FAILED|error"
+    for precision in auto f32; do
+        for t in .dev/t/*; do
+            echo "== $(basename "$t") ($precision)"
+            NEMOTRON_PRECISION=$precision "$t" --test-threads 4 --nocapture 2>&1 \
+                | grep -E "relative|test result|panicked|FAILED|error"
+        done
     done > "$OUT/tests.txt" 2>&1
     grep -E "^==|test result|panicked|FAILED" "$OUT/tests.txt"
 fi
-.dev/nemotron-audio bench ${BENCH_ARGS:---profile} 2>&1 | tee "$OUT/bench.txt"
+if [[ "${SKIP_CEILINGS:-0}" != 1 ]]; then
+    .dev/ceilings 2>&1 | tee "$OUT/ceilings.txt"
+fi
+if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
+    .dev/nemotron-audio bench ${BENCH_ARGS:---profile} 2>&1 | tee "$OUT/bench.txt"
+    .dev/nemotron-audio --precision f32 bench --seconds 60 2>&1 | tee "$OUT/bench-f32.txt"
+fi
 if [[ "${SKIP_PEER:-0}" != 1 ]]; then
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .peer/*.whl \
-        && PYTHONPATH=/tmp/site python3 .peer/torch_peer.py 2>&1 | tee "$OUT/peer.txt"
+        && PYTHONPATH=/tmp/site python3 .peer/torch_peer.py --compile 2>&1 | tee "$OUT/peer.txt"
 fi

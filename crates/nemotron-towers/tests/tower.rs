@@ -154,6 +154,24 @@ fn a_batch_of_three_equals_three_single_calls() {
     }
 }
 
+/// Two runs of a tower on the same input give the same bits: nothing in the kernels depends on scheduling (split
+/// products are added in order, no atomics).
+#[test]
+fn a_tower_gives_the_same_bits_twice() {
+    let gpu = test_gpu();
+    let (checkpoint, config) = reference_checkpoint("model.safetensors");
+    let ModelConfig::Transcribe(t) = &config else { panic!("tiny-chunks is a Transcribe checkpoint") };
+    for (kind, c) in [(TowerKind::Asr, &t.asr), (TowerKind::Diarization, &t.diarization.encoder)] {
+        let tower = Tower::load(gpu, &checkpoint, kind, c, &test_matmul()).unwrap();
+        let (rows, valid) = random_sequence(&mut Rng::new(fresh_seed()), 77, c.stacked_features(), 70);
+        let batch = [Sequence { rows: &rows, valid: &valid }];
+        let first = tower.forward(InputKind::Features, &batch).unwrap();
+        let second = tower.forward(InputKind::Features, &batch).unwrap();
+        let bits = |out: &Vec<Vec<f32>>| out.iter().flatten().map(|v| v.to_bits()).collect::<Vec<u32>>();
+        assert!(bits(&first) == bits(&second), "{kind:?}: two runs differ");
+    }
+}
+
 #[test]
 fn missing_and_misshaped_tensors_are_each_named() {
     let gpu = test_gpu();
