@@ -186,7 +186,7 @@ pub fn build(case: &GoldenCase) -> Result<Vec<u8>> {
     let host = weights::encoder(&mut HostStore(&weights_only), encoder_names, c)?;
     let valid: Vec<bool> = (0..case.rows).map(|i| i < case.valid).collect();
     let features64: Vec<f64> = features.iter().map(|&v| v as f64).collect();
-    let out = reference::encoder(&host, c, TowerInput::Features(&features64), &valid);
+    let out = reference::encoder(&host, c, TowerInput::Features(&features64), &valid)?;
     tensors.push((keys::FEATURES.into(), Tensor::f32(vec![case.rows, c.stacked_features()], &features)));
     tensors.push((keys::FEATURES_VALID.into(), mask_tensor(case.rows, case.valid)));
     tensors.push((keys::EXPECTED_FEATURES.into(), Tensor::f64(vec![case.rows, c.hidden], &out)));
@@ -214,7 +214,7 @@ fn embedded_run(
     let (n, d) = (case.embedded_rows, c.encoder.hidden);
     let embeddings = rng.f32s(n * d, 1.0);
     let embeddings64: Vec<f64> = embeddings.iter().map(|&v| v as f64).collect();
-    let encoded = reference::encoder(host, &c.encoder, TowerInput::Embeddings(&embeddings64), &vec![true; n]);
+    let encoded = reference::encoder(host, &c.encoder, TowerInput::Embeddings(&embeddings64), &vec![true; n])?;
     let head = weights::head(&mut HostStore(weights_only), head_names, c)?;
     let logits = reference::head(&head, c, &encoded, n);
     Ok(vec![

@@ -41,6 +41,7 @@
 
 #![warn(missing_docs)]
 
+pub mod alignment;
 mod asr;
 pub mod audio;
 pub mod bench;
@@ -61,12 +62,13 @@ mod speaker_cache;
 pub mod tensor_file;
 pub mod tower;
 mod weights;
+pub mod word_timestamps;
 mod workspace;
 
 pub use audio::{AudioError, read_audio};
 pub use audio_kernels::{MatmulOptions, Precision, TensorCoreKernel};
 pub use checkpoint::{Checkpoint, CheckpointError};
-pub use config::{ConfigError, DiarizationConfig, EncoderConfig, ModelConfig, TranscribeConfig};
+pub use config::{ConfigError, DiarizationConfig, EncoderConfig, ModelConfig, TranscribeConfig, WordTimestampConfig};
 pub use error::{Error, Result};
 pub use frontend::Features;
 pub use gpu_core::{Gpu, GpuOptions};

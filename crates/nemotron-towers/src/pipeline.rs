@@ -16,6 +16,7 @@ use crate::names::ModelNames;
 use crate::sortformer::{Sortformer, encoder_rate_probabilities};
 use crate::tower::Tower;
 use crate::weights::{self, Expectations, RandomStore};
+use crate::word_timestamps::{WordTimestampHead, WordTimestampOutputs};
 use audio_kernels::MatmulOptions;
 use audio_kernels::random::Rng;
 
@@ -110,6 +111,10 @@ pub struct AudioModel {
     diarizer: Diarizer,
     asr: AsrEncoder,
     fusion: Fusion,
+    /// The word-timestamp head, when the checkpoint holds it.
+    word_timestamps: Option<WordTimestampHead>,
+    /// Where the weights came from, for the error of a checkpoint without the head.
+    source: String,
 }
 
 impl AudioModel {
@@ -126,6 +131,25 @@ impl AudioModel {
     /// The GPU ASR encoder tower (weights and workspace), e.g. for benchmarks of the tower alone.
     pub fn asr_tower(&self) -> &Tower {
         self.asr.tower()
+    }
+
+    /// The word-timestamp head, or [`CheckpointError::NoWordTimestampHead`] when the checkpoint lacks it.
+    pub fn word_timestamp_head(&self) -> Result<&WordTimestampHead> {
+        self.word_timestamps
+            .as_ref()
+            .ok_or_else(|| CheckpointError::NoWordTimestampHead { dir: self.source.clone() }.into())
+    }
+
+    /// The word-timestamp head on a recording's ASR states (`get_word_timestamp_hidden_states` and
+    /// `get_word_timestamp_logits`): `[f·T, d]` hidden states and `[f·T, vocab]` logits. At the release vocabulary
+    /// the logits take about 140 MB per minute of audio.
+    pub fn word_timestamp_logits(&self, outputs: &AudioOutputs) -> Result<WordTimestampOutputs> {
+        self.word_timestamp_head()?.run(&outputs.asr_hidden, self.valid_encoder_frames(&outputs.features))
+    }
+
+    /// Encoder frames whose first mel frame is valid (upstream's frame mask).
+    pub(crate) fn valid_encoder_frames(&self, features: &Features) -> usize {
+        features.valid.div_ceil(self.config.asr.subsampling)
     }
 
     /// 16 kHz mono samples (at least [`MIN_SAMPLES`], all finite) → all outputs.
@@ -193,9 +217,14 @@ impl Model {
         let mut expected = Expectations::default();
         weights::encoder(&mut expected, &names.diarization, &config.diarization().encoder)?;
         weights::head(&mut expected, &names.head, config.diarization())?;
+        let head_names = names.word_timestamp_names(checkpoint).ok();
         if let (ModelConfig::Transcribe(t), Some(asr), Some(fusion)) = (&config, &names.asr, &names.fusion) {
             weights::encoder(&mut expected, asr, &t.asr)?;
             Fusion::expect(&mut expected, fusion, t)?;
+            if let Some(head) = head_names {
+                crate::config::check_word_timestamp_width(&t.word_timestamps, &t.asr)?;
+                weights::word_timestamps(&mut expected, head, &t.word_timestamps)?;
+            }
         }
         checkpoint.check(&expected.0)?;
         let diarizer = Diarizer {
@@ -206,6 +235,19 @@ impl Model {
             (ModelConfig::Transcribe(t), Some(asr), Some(fusion)) => Ok(Model::Transcribe(Box::new(AudioModel {
                 asr: AsrEncoder::load(gpu, checkpoint, asr, &t.asr, t.diarization.chunks, matmul)?,
                 fusion: Fusion::load(gpu, checkpoint, fusion, &t, matmul)?,
+                word_timestamps: match head_names {
+                    Some(names) => Some(WordTimestampHead::load(
+                        gpu,
+                        checkpoint,
+                        names,
+                        &t.word_timestamps,
+                        &t.asr,
+                        t.diarization.chunks,
+                        matmul,
+                    )?),
+                    None => None,
+                },
+                source: checkpoint.dir().display().to_string(),
                 diarizer,
                 config: t,
             }))),
@@ -225,14 +267,20 @@ impl Model {
         let head = weights::head(&mut store, &names.head, c)?;
         let diarizer = Diarizer { frontend: LogMel::new(None, None)?, sortformer: Sortformer::new(tower, head, c)? };
         let ModelConfig::Transcribe(t) = config else { return Ok(Model::Diarization(Box::new(diarizer))) };
-        let (Some(asr_names), Some(fusion_names)) = (&names.asr, &names.fusion) else {
-            return Err(Error::Internal("the NeMo name set lacks the ASR tower".into()));
+        let (Some(asr_names), Some(fusion_names), Some(head_names)) =
+            (&names.asr, &names.fusion, &names.word_timestamps)
+        else {
+            return Err(Error::Internal("the NeMo name set lacks the ASR tower or the word-timestamp head".into()));
         };
         let asr = Tower::new(gpu, t.asr.clone(), weights::encoder(&mut store, asr_names, &t.asr)?)?;
         let fusion = weights::fusion(&mut store, fusion_names, t.asr.hidden, c.speakers, t.text_hidden)?;
+        crate::config::check_word_timestamp_width(&t.word_timestamps, &t.asr)?;
+        let head = weights::word_timestamps(&mut store, head_names, &t.word_timestamps)?;
         Ok(Model::Transcribe(Box::new(AudioModel {
             asr: AsrEncoder::new(asr, t.diarization.chunks),
             fusion: Fusion::new(gpu, fusion, t)?,
+            word_timestamps: Some(WordTimestampHead::new(gpu, head, &t.word_timestamps, t.diarization.chunks)?),
+            source: "random weights".into(),
             diarizer,
             config: t.clone(),
         })))

@@ -80,7 +80,7 @@ fn check_against_reference(
     let (rows, valid) = random_sequence(&mut rng, 43, c.stacked_features(), 38);
     let host = reference::load_encoder(checkpoint, kind, c).unwrap();
     let rows64: Vec<f64> = rows.iter().map(|&v| v as f64).collect();
-    let want = reference::encoder(&host, c, TowerInput::Features(&rows64), &valid);
+    let want = reference::encoder(&host, c, TowerInput::Features(&rows64), &valid).unwrap();
     let got = tower.forward(InputKind::Features, &[Sequence { rows: &rows, valid: &valid }]).unwrap();
     assert_close(&format!("{label} (seed {seed})"), &got[0], &want, TOLERANCE);
     got.into_iter().next().unwrap()
