@@ -11,7 +11,7 @@ use crate::progress::Bar;
 use crate::{Input, Settings, demo, timeline};
 
 /// The model named by `--model` or `--demo` (a usage error without either).
-fn load(settings: &Settings, input: &Input) -> Result<(Gpu, Model), Failure> {
+pub(crate) fn load(settings: &Settings, input: &Input) -> Result<(Gpu, Model), Failure> {
     if input.model.is_none() && !input.demo {
         return Err(Failure::Usage(
             "no model given: pass --model DIR (a checkpoint folder with config.json and model.safetensors, e.g. a \
@@ -33,12 +33,12 @@ fn load(settings: &Settings, input: &Input) -> Result<(Gpu, Model), Failure> {
 }
 
 /// The model's input: samples from an audio file, or features from a features file.
-enum Source {
+pub(crate) enum Source {
     Samples(Vec<f32>),
     Features(Features),
 }
 
-fn source(input: &Input, mel_bins: usize, subsampling: usize) -> Result<Source, Failure> {
+pub(crate) fn source(input: &Input, mel_bins: usize, subsampling: usize) -> Result<Source, Failure> {
     match (&input.audio, &input.features) {
         (Some(path), _) => Ok(Source::Samples(nemotron_towers::read_audio(path)?)),
         (None, Some(path)) => Ok(Source::Features(tensor_file::read_features(path, mel_bins, subsampling)?)),
@@ -46,7 +46,7 @@ fn source(input: &Input, mel_bins: usize, subsampling: usize) -> Result<Source, 
     }
 }
 
-pub fn encode(settings: &Settings, input: &Input, out: &Path) -> Result<(), Failure> {
+pub fn encode(settings: &Settings, input: &Input, out: &Path, word_timestamps: bool) -> Result<(), Failure> {
     let (_gpu, model) = load(settings, input)?;
     let Model::Transcribe(model) = model else {
         return Err(Failure::Message(
@@ -60,16 +60,26 @@ pub fn encode(settings: &Settings, input: &Input, out: &Path) -> Result<(), Fail
         Source::Samples(samples) => model.encode_audio(&samples, &mut progress),
         Source::Features(features) => model.encode_features(features, &mut progress),
     }?;
+    let logits = word_timestamps.then(|| model.word_timestamp_logits(&outputs)).transpose()?.map(|head| head.logits);
     bar.finish();
-    write_encoding(out, &outputs, c.asr.hidden, c.diarization.speakers, c.text_hidden)
+    let vocab = c.word_timestamps.vocab_size;
+    let extra = logits.as_deref().map(|l| ("word_timestamp_logits", vec![l.len() / vocab, vocab], l));
+    write_encoding(out, &outputs, c.asr.hidden, c.diarization.speakers, c.text_hidden, extra)
 }
 
-fn write_encoding(out: &Path, o: &AudioOutputs, hidden: usize, speakers: usize, text: usize) -> Result<(), Failure> {
+fn write_encoding(
+    out: &Path,
+    o: &AudioOutputs,
+    hidden: usize,
+    speakers: usize,
+    text: usize,
+    extra: Option<(&str, Vec<usize>, &[f32])>,
+) -> Result<(), Failure> {
     let f = &o.features;
     let mel = f.data.len() / f.frames.max(1);
     let frames = o.asr_hidden.len() / hidden;
     let mask: Vec<f32> = (0..f.frames).map(|i| if i < f.valid { 1.0 } else { 0.0 }).collect();
-    let tensors: [(&str, Vec<usize>, &[f32]); 7] = [
+    let base: [(&str, Vec<usize>, &[f32]); 7] = [
         ("input_features", vec![f.frames, mel], &f.data),
         ("input_features_mask", vec![f.frames], &mask),
         ("asr_last_hidden_state", vec![frames, hidden], &o.asr_hidden),
@@ -78,6 +88,7 @@ fn write_encoding(out: &Path, o: &AudioOutputs, hidden: usize, speakers: usize, 
         ("last_hidden_state", vec![frames, hidden], &o.fused),
         ("audio_embeds", vec![o.audio_embeds.len() / text, text], &o.audio_embeds),
     ];
+    let tensors: Vec<(&str, Vec<usize>, &[f32])> = base.into_iter().chain(extra).collect();
     Ok(tensor_file::write_f32(out, &tensors)?)
 }
 

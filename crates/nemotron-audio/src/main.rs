@@ -5,6 +5,7 @@
 //! `NEMOTRON_PIPELINE_CACHE` (through `GpuOptions::from_env`), `NEMOTRON_PRECISION`, `NEMOTRON_COOP_KERNEL`
 //! (through `MatmulOptions::from_env`; `--precision` wins) and `RUST_LOG`.
 
+mod align;
 mod bench_report;
 mod demo;
 mod encode;
@@ -43,6 +44,34 @@ enum Command {
         /// Output file (`.safetensors`).
         #[arg(long)]
         out: PathBuf,
+        /// Also run the word-timestamp head and write `word_timestamp_logits` [2·T, vocab] (about 140 MB per minute
+        /// of audio at the release vocabulary).
+        #[arg(long)]
+        word_timestamps: bool,
+    },
+    /// Word timestamps of a transcript: each word's start, end and speaker (forced alignment on the word-timestamp
+    /// head, speakers from the diarizer), as JSON and subtitles.
+    Align {
+        #[command(flatten)]
+        input: Input,
+        /// The transcript; `<spk:N>` tags open speaker turns.
+        #[arg(long, required_unless_present = "transcript_file", conflicts_with = "transcript_file")]
+        transcript: Option<String>,
+        /// Read the transcript from this file (UTF-8).
+        #[arg(long)]
+        transcript_file: Option<PathBuf>,
+        /// Language code: `zh` and `ja` align character by character; detected from the script when absent.
+        #[arg(long)]
+        language: Option<String>,
+        /// Write the words, the diarization and the tag-to-speaker map here (JSON).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Write SubRip subtitles here.
+        #[arg(long)]
+        srt: Option<PathBuf>,
+        /// Write WebVTT subtitles here.
+        #[arg(long)]
+        vtt: Option<PathBuf>,
     },
     /// Who spoke when: speaker logits/probabilities, RTTM segments, a timeline picture.
     Diarize {
@@ -122,7 +151,18 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             println!("{}", settings.gpu()?.describe());
             Ok(())
         }
-        Command::Encode { input, out } => encode::encode(&settings, input, out),
+        Command::Encode { input, out, word_timestamps } => encode::encode(&settings, input, out, *word_timestamps),
+        Command::Align { input, transcript, transcript_file, language, out, srt, vtt } => {
+            let request = align::AlignRequest {
+                transcript: transcript.as_deref(),
+                transcript_file: transcript_file.as_deref(),
+                language: language.as_deref(),
+                out: out.as_deref(),
+                srt: srt.as_deref(),
+                vtt: vtt.as_deref(),
+            };
+            align::align(&settings, input, &request)
+        }
         Command::Diarize { input, out, rttm, plot, threshold } => {
             let outputs = encode::DiarizeOutputs { out: out.as_deref(), rttm: rttm.as_deref(), plot: plot.as_deref() };
             encode::diarize(&settings, input, &outputs, *threshold)

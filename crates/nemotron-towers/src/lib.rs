@@ -32,6 +32,8 @@
 //!   NeMo names or the Transformers names.
 //! - [`tower`], [`sortformer`]: one encoder tower, or the diarizer, on the GPU.
 //! - [`rttm`]: speaker segments and RTTM text.
+//! - [`word_timestamps`], [`alignment`]: the word-timestamp head on the GPU, and the speaker-attributed forced
+//!   alignment of a transcript on its logits ([`AudioModel::align`]), with SRT/WebVTT subtitles.
 //! - [`reference`](mod@reference): the towers in f64 on the CPU, the standard the GPU is tested against.
 //! - [`bench`](mod@bench): release-sized timings with random weights; [`tensor_file`]: safetensors in and out;
 //!   [`golden`]: the generated test data's recipes (`cargo xtask golden`).
@@ -65,6 +67,7 @@ mod weights;
 pub mod word_timestamps;
 mod workspace;
 
+pub use alignment::{AlignOptions, Alignment, AlignmentError, AlignmentTokenizer};
 pub use audio::{AudioError, read_audio};
 pub use audio_kernels::{MatmulOptions, Precision, TensorCoreKernel};
 pub use checkpoint::{Checkpoint, CheckpointError};

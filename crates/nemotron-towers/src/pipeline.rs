@@ -5,6 +5,7 @@ use std::path::Path;
 
 use gpu_core::Gpu;
 
+use crate::alignment::{self, AlignOptions, Alignment, AlignmentTokenizer, FrameLogProbs, Frames, SpeakerLogits, Stream};
 use crate::asr::AsrEncoder;
 use crate::audio::{AudioError, MIN_SAMPLES};
 use crate::checkpoint::{Checkpoint, CheckpointError};
@@ -145,6 +146,38 @@ impl AudioModel {
     /// the logits take about 140 MB per minute of audio.
     pub fn word_timestamp_logits(&self, outputs: &AudioOutputs) -> Result<WordTimestampOutputs> {
         self.word_timestamp_head()?.run(&outputs.asr_hidden, self.valid_encoder_frames(&outputs.features))
+    }
+
+    /// Speaker-attributed word timestamps of `transcript` on a recording this model encoded (Transformers'
+    /// `align_word_timestamps` with the speaker logits): the word-timestamp head runs on `outputs`' ASR states, its
+    /// log-probabilities are kept for the transcript's classes only (a long recording's full logits are never held),
+    /// and the alignment matches the transcript's `<spk:N>` tags to the diarizer's speakers.
+    pub fn align(
+        &self,
+        outputs: &AudioOutputs,
+        tokenizer: &AlignmentTokenizer,
+        transcript: &str,
+        options: &AlignOptions,
+    ) -> Result<Alignment> {
+        let head = self.word_timestamp_head()?;
+        let c = &self.config;
+        let vocab = c.word_timestamps.vocab_size;
+        let frames = Frames {
+            padded_mel: outputs.features.frames,
+            valid_mel: outputs.features.valid,
+            head: outputs.asr_hidden.len() / c.asr.hidden * c.word_timestamps.upsampling_factor,
+            subsampling: c.asr.subsampling,
+        };
+        let streams = alignment::tokenize(tokenizer, transcript, vocab, options)?;
+        let needed = alignment::num_frames(frames)?;
+        let mut log_probs = FrameLogProbs::new(vocab, streams.iter().flat_map(Stream::target));
+        head.for_each_block(&outputs.asr_hidden, self.valid_encoder_frames(&outputs.features), &mut |block| {
+            let rows = needed.saturating_sub(block.first_frame).min(block.logits.len() / vocab);
+            log_probs.push_logits(&block.logits[..rows * vocab]);
+            Ok(())
+        })?;
+        let speakers = SpeakerLogits { logits: &outputs.speaker_logits, speakers: c.diarization.speakers };
+        Ok(alignment::align_streams(&streams, &log_probs, frames, Some(speakers), options)?)
     }
 
     /// Encoder frames whose first mel frame is valid (upstream's frame mask).

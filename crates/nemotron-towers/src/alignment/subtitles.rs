@@ -34,38 +34,51 @@ fn is_cjk(text: &str) -> bool {
         .any(|table| table.iter().any(|&(lo, hi)| (lo..=hi).contains(&(c as u32))))
 }
 
-/// The alignment's words grouped into cues, in time order.
+/// The alignment's words grouped into cues: each speaker tag's words in time order, cut by
+/// [`MAX_CUE_WORDS`], [`MAX_CUE_SECONDS`] and [`MAX_PAUSE`]; the cues sorted by (start, end), tags in order of
+/// appearance on ties. Overlapping speech gives overlapping cues.
 pub fn cues(alignment: &Alignment) -> Vec<Cue> {
-    let mut cues: Vec<Cue> = Vec::new();
-    let mut words: Vec<&WordChunk> = Vec::new();
-    let flush = |words: &mut Vec<&WordChunk>, cues: &mut Vec<Cue>| {
-        let (Some(first), Some(last)) = (words.first(), words.last()) else { return };
-        let mut text = String::new();
-        for (i, w) in words.iter().enumerate() {
-            if i > 0 && !(is_cjk(&words[i - 1].text) && is_cjk(&w.text)) {
-                text.push(' ');
-            }
-            text.push_str(&w.text);
-        }
-        let end = words.iter().map(|w| w.timestamp.1).fold(first.timestamp.0, f64::max);
-        cues.push(Cue { start: first.timestamp.0, end: end.max(last.timestamp.1), speaker: first.speaker, text });
-        words.clear();
-    };
+    let mut tags: Vec<Tag> = Vec::new();
     for word in &alignment.chunks {
-        let breaks = words.first().is_some_and(|first| {
-            let previous = words[words.len() - 1];
-            word.speaker != first.speaker
-                || words.len() >= MAX_CUE_WORDS
-                || word.timestamp.1 - first.timestamp.0 > MAX_CUE_SECONDS
-                || word.timestamp.0 - previous.timestamp.1 > MAX_PAUSE
-        });
-        if breaks {
-            flush(&mut words, &mut cues);
+        if !tags.contains(&word.speaker) {
+            tags.push(word.speaker);
         }
-        words.push(word);
     }
-    flush(&mut words, &mut cues);
+    let mut cues: Vec<Cue> = Vec::new();
+    for tag in tags {
+        let mut words: Vec<&WordChunk> = Vec::new();
+        for word in alignment.chunks.iter().filter(|w| w.speaker == tag) {
+            let breaks = words.first().is_some_and(|first| {
+                words.len() >= MAX_CUE_WORDS
+                    || word.timestamp.1 - first.timestamp.0 > MAX_CUE_SECONDS
+                    || word.timestamp.0 - words[words.len() - 1].timestamp.1 > MAX_PAUSE
+            });
+            if breaks {
+                cues.push(cue(&words));
+                words.clear();
+            }
+            words.push(word);
+        }
+        if !words.is_empty() {
+            cues.push(cue(&words));
+        }
+    }
+    cues.sort_by(|a, b| (a.start, a.end).partial_cmp(&(b.start, b.end)).unwrap_or(std::cmp::Ordering::Equal));
     cues
+}
+
+/// One cue of consecutive words of a tag (at least one).
+fn cue(words: &[&WordChunk]) -> Cue {
+    let mut text = String::new();
+    for (i, w) in words.iter().enumerate() {
+        if i > 0 && !(is_cjk(&words[i - 1].text) && is_cjk(&w.text)) {
+            text.push(' ');
+        }
+        text.push_str(&w.text);
+    }
+    let start = words[0].timestamp.0;
+    let end = words.iter().map(|w| w.timestamp.1).fold(start, f64::max);
+    Cue { start, end, speaker: words[0].speaker, text }
 }
 
 /// `HH:MM:SS` and milliseconds of a time (rounded to the millisecond, never negative).

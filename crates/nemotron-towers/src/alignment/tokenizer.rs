@@ -81,11 +81,12 @@ impl AlignmentTokenizer {
         Self::from_json(&dir.join(TOKENIZER_FILE).display().to_string(), &json, unk.as_deref().unwrap_or("<unk>"))
     }
 
-    /// The tokenizer of a checkpoint folder (`alignment_tokenizer/`), or why there is none.
-    pub fn for_checkpoint(dir: &Path, checkpoint: &Checkpoint) -> Result<Self, TokenizerError> {
+    /// The tokenizer of a checkpoint folder (`alignment_tokenizer/`), or why there is none (saying so when the
+    /// weights hold only the SentencePiece model).
+    pub fn for_checkpoint(dir: &Path) -> Result<Self, TokenizerError> {
         let folder = dir.join(TOKENIZER_DIR);
         if !folder.join(TOKENIZER_FILE).is_file() {
-            let has_proto = checkpoint.contains(PROTO_TENSOR);
+            let has_proto = Checkpoint::open(dir).is_ok_and(|checkpoint| checkpoint.contains(PROTO_TENSOR));
             return Err(TokenizerError::Missing { dir: dir.display().to_string(), has_proto });
         }
         Self::from_dir(&folder)
