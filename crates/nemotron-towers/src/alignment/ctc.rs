@@ -100,12 +100,24 @@ mod tests {
 
     #[test]
     fn exact_ties_stay_on_the_state() {
-        // Every score equal: each step may stay, advance or skip at the same total; staying wins ties, so the
-        // path takes its tokens as late as the window allows.
+        // Every score equal (values from torchaudio's rules, worked by hand): a state first reached stays on
+        // exact ties rather than coming from a neighbour, and the final tie between the last token and the last
+        // blank ends on the token, so the last token holds every frame after the first.
         let em = vec![0.0f32; 5 * 3];
         let path = forced_align(&em, 3, &[0, 1], 2);
-        assert_eq!(path, [2, 2, 2, 0, 1]);
-        assert_eq!(merge_tokens(&path, 2), [Span { token: 0, start: 3, end: 4 }, Span { token: 1, start: 4, end: 5 }]);
+        assert_eq!(path, [0, 1, 1, 1, 1]);
+        assert_eq!(merge_tokens(&path, 2), [Span { token: 0, start: 0, end: 1 }, Span { token: 1, start: 1, end: 5 }]);
+    }
+
+    #[test]
+    fn a_strictly_better_neighbour_wins_and_ties_between_neighbours_stay() {
+        // x1 == x2 > x0: neither neighbour is strictly above both others, so the state stays (the rule of
+        // torchaudio ≤ 2.11.1; later sources pick x1 here).
+        // A case where the two rules part (found by search with the Python port of both; the newer rule gives
+        // [0, 2, 2, 2, 1]).
+        let em = [0.0f32, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0, -1.0, -1.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0];
+        let path = forced_align(&em, 3, &[0, 1], 2);
+        assert_eq!(path, [0, 1, 2, 2, 2]);
     }
 
     #[test]
