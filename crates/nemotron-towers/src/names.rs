@@ -130,13 +130,16 @@ pub struct ModelNames {
 const NEMO_PROBE: &str = "perception.encoder.asr_encoder.embed_norm.weight";
 const TRANSFORMERS_PROBE: &str = "model.audio_tower.asr_encoder.input_layer_norm.weight";
 const STANDALONE_PROBE: &str = "model.audio_tower.input_layer_norm.weight";
+/// A file holding only the word-timestamp head (a golden test file) is told apart by the head's own tensors.
+const NEMO_HEAD_PROBE: &str = "ctc_timestamp.decoder.upsample.weight";
+const TRANSFORMERS_HEAD_PROBE: &str = "model.word_timestamp_encoder.upsampler.weight";
 
 impl ModelNames {
     /// Detects the layout from which audio tensors the checkpoint holds.
     pub fn detect(checkpoint: &Checkpoint) -> Result<Self, CheckpointError> {
-        if checkpoint.contains(NEMO_PROBE) {
+        if checkpoint.contains(NEMO_PROBE) || checkpoint.contains(NEMO_HEAD_PROBE) {
             Ok(Self::nemo())
-        } else if checkpoint.contains(TRANSFORMERS_PROBE) {
+        } else if checkpoint.contains(TRANSFORMERS_PROBE) || checkpoint.contains(TRANSFORMERS_HEAD_PROBE) {
             Ok(Self::transformers())
         } else if checkpoint.contains(STANDALONE_PROBE) {
             Ok(Self::standalone_diarization())

@@ -269,7 +269,7 @@ impl Model {
                 asr: AsrEncoder::load(gpu, checkpoint, asr, &t.asr, t.diarization.chunks, matmul)?,
                 fusion: Fusion::load(gpu, checkpoint, fusion, &t, matmul)?,
                 word_timestamps: match head_names {
-                    Some(names) => Some(WordTimestampHead::load(
+                    Some(names) => Some(WordTimestampHead::load_named(
                         gpu,
                         checkpoint,
                         names,

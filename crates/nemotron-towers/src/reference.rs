@@ -5,6 +5,7 @@ use audio_kernels::reference as k;
 
 use crate::checkpoint::Checkpoint;
 use crate::chunks::schedule;
+use crate::word_timestamps::window_keys;
 use crate::config::{ChunkConfig, DiarizationConfig, EncoderConfig, WordTimestampConfig};
 use crate::error::{Error, Result};
 use crate::names::ModelNames;
@@ -128,7 +129,8 @@ pub fn word_timestamp_sequence(
 }
 
 /// ASR states `[T, d]` with the first `valid_frames` encoder frames valid → `[f·T, d]` hidden states, each chunk of
-/// the ASR schedule run as its own sequence and its own frames kept (`get_word_timestamp_hidden_states`).
+/// the ASR schedule run as its own sequence and its own frames kept (`get_word_timestamp_hidden_states`; a window
+/// without valid frames runs unmasked, where upstream gives NaN).
 pub fn word_timestamp_hidden_states(
     w: &HostWordTimestamps,
     c: &WordTimestampConfig,
@@ -140,8 +142,8 @@ pub fn word_timestamp_hidden_states(
     let frames = states.len() / d;
     let mut out = vec![0.0; frames * f * d];
     for k in schedule(frames, chunks) {
-        let valid: Vec<bool> = (k.context_start..k.context_end).map(|t| t < valid_frames).collect();
-        let y = word_timestamp_sequence(w, c, &states[k.context_start * d..k.context_end * d], &valid)?;
+        let keys = window_keys(&k, valid_frames);
+        let y = word_timestamp_sequence(w, c, &states[k.context_start * d..k.context_end * d], &keys)?;
         let rows = f * (k.end - k.start);
         out[f * k.start * d..][..rows * d].copy_from_slice(&y[f * k.lookback() * d..][..rows * d]);
     }

@@ -11,9 +11,9 @@ use gpu_core::{Gpu, GpuBuffer, Profile, Recorder, Timing};
 
 use crate::checkpoint::Checkpoint;
 use crate::chunks::{Chunk, MAX_CHUNKS_PER_BATCH, schedule};
-use crate::config::{ChunkConfig, EncoderConfig, WordTimestampConfig, check_word_timestamp_width};
+use crate::config::{ChunkConfig, EncoderConfig, TranscribeConfig, WordTimestampConfig, check_word_timestamp_width};
 use crate::error::{Error, Result};
-use crate::names::WordTimestampNames;
+use crate::names::{ModelNames, WordTimestampNames};
 use crate::tower::Tower;
 use crate::weights::{self, Expectations, GpuStore, Linear, Norm, WordTimestampWeights};
 use crate::workspace::reuse_or_make;
@@ -36,6 +36,14 @@ pub struct WordTimestampOutputs {
     pub hidden: Vec<f32>,
     /// `[f·T, vocab]` raw logits (rows past the valid frames are computed but meaningless, as upstream's).
     pub logits: Vec<f32>,
+}
+
+/// Which encoder frames of a chunk's window are keys: the valid ones. A window without any (only a recording
+/// padded to a longer one's length has one) is run unmasked: upstream's eager attention gives NaN rows there and
+/// its sdpa attention garbage, rows the alignment never reads; unmasked, they do not depend on the batch.
+pub(crate) fn window_keys(k: &Chunk, valid_frames: usize) -> Vec<bool> {
+    let keys: Vec<bool> = (k.context_start..k.context_end).map(|t| t < valid_frames).collect();
+    if keys.contains(&true) { keys } else { vec![true; keys.len()] }
 }
 
 /// GPU buffers of one batch: the ASR states of the chunks' windows, and the kept frames' outputs.
@@ -72,9 +80,17 @@ pub struct WordTimestampHead {
 }
 
 impl WordTimestampHead {
+    /// The head of a Transcribe checkpoint (either name set; all tensor problems reported at once), reading the ASR
+    /// tower's states in its chunk schedule.
+    pub fn load(gpu: &Gpu, checkpoint: &Checkpoint, config: &TranscribeConfig, matmul: &MatmulOptions) -> Result<Self> {
+        let names = ModelNames::detect(checkpoint)?;
+        let names = names.word_timestamp_names(checkpoint)?;
+        Self::load_named(gpu, checkpoint, names, &config.word_timestamps, &config.asr, config.diarization.chunks, matmul)
+    }
+
     /// Checks every tensor of the head (all problems at once), then uploads. `asr` is the tower whose states the
     /// head reads; `chunks` its schedule.
-    pub(crate) fn load(
+    pub(crate) fn load_named(
         gpu: &Gpu,
         checkpoint: &Checkpoint,
         names: &WordTimestampNames,
@@ -228,8 +244,9 @@ impl WordTimestampHead {
         for (i, k) in group.iter().enumerate() {
             let rows = &asr_hidden[k.context_start * d..k.context_end * d];
             states[i * window * d..][..rows.len()].copy_from_slice(rows);
-            for (r, flag) in valid[i * seq_len..][..f * (k.context_end - k.context_start)].iter_mut().enumerate() {
-                *flag = k.context_start + r / f < valid_frames;
+            let keys = window_keys(k, valid_frames);
+            for (r, flag) in valid[i * seq_len..][..f * keys.len()].iter_mut().enumerate() {
+                *flag = keys[r / f];
             }
         }
         let mut guard = self.workspace.lock().unwrap_or_else(|p| p.into_inner());

@@ -34,6 +34,9 @@ fn towers_match_the_committed_goldens() {
     let gpu = test_gpu();
     for path in golden_files() {
         let golden = Golden::open(Checkpoint::open(&path).unwrap()).unwrap();
+        if golden.tower == GoldenTower::WordTimestamps {
+            continue; // tests/word_timestamps.rs
+        }
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let (config, kind) = golden.encoder().unwrap();
         let tower = Tower::load(gpu, &golden.checkpoint, kind, config, &test_matmul()).unwrap();

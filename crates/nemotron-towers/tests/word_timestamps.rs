@@ -7,7 +7,9 @@ mod common;
 use common::{case_dir, edited_weights, model_dir, test_options};
 
 use audio_kernels::testing::{Rng, assert_close, fresh_seed, rel_frobenius, test_gpu};
+use nemotron_towers::golden::{Golden, GoldenTower, keys};
 use nemotron_towers::reference;
+use nemotron_towers::word_timestamps::WordTimestampHead;
 use nemotron_towers::tensor_file::read_features;
 use nemotron_towers::{AudioModel, Checkpoint, Model, ModelConfig};
 
@@ -120,6 +122,22 @@ fn gpu_head_matches_the_cpu_reference_on_random_states() {
 }
 
 #[test]
+fn head_matches_the_committed_golden() {
+    let path = case_dir("../golden/word-timestamps-odd.safetensors");
+    let golden = Golden::open(Checkpoint::open(&path).unwrap()).unwrap();
+    assert_eq!(golden.tower, GoldenTower::WordTimestamps);
+    let ModelConfig::Transcribe(t) = &golden.config else { panic!("a Transcribe config") };
+    let head = WordTimestampHead::load(test_gpu(), &golden.checkpoint, t, &test_options().matmul).unwrap();
+    let states = golden.checkpoint.f32(keys::ASR_STATES).unwrap();
+    let valid = golden.mask(keys::ASR_STATES_VALID).unwrap().iter().filter(|&&v| v).count();
+    let got = head.run(&states, valid).unwrap();
+    let want = |key| golden.checkpoint.f64(key).unwrap();
+    // Its last chunk's window has no valid frame (upstream: NaN rows), which the head runs unmasked.
+    assert_close("golden word timestamps: hidden", &got.hidden, &want(keys::EXPECTED_HIDDEN), TOLERANCE);
+    assert_close("golden word timestamps: logits", &got.logits, &want(keys::EXPECTED_LOGITS), TOLERANCE);
+}
+
+#[test]
 fn a_checkpoint_without_the_head_loads_and_says_so() {
     let weights = edited_weights(|name, t| (!name.starts_with("ctc_timestamp.")).then_some(t));
     let dir = model_dir(&weights);
@@ -142,3 +160,4 @@ fn a_misshapen_head_is_reported_with_the_tensor_named() {
     let error = Model::load(test_gpu(), dir.path(), &test_options()).err().expect("refused").to_string();
     assert!(error.contains("ctc_timestamp.decoder.decoder_layers.0.weight"), "{error}");
 }
+
