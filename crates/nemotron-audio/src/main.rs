@@ -93,7 +93,8 @@ enum Command {
     /// The GPU adapter, backend, driver, enabled features and limits.
     Info,
     /// Time release-sized towers with random bf16 weights (no checkpoint needed): one ASR chunk
-    /// of 600 rows, one Sortformer step of 828 rows, and the whole module on synthetic audio.
+    /// of 600 rows, one Sortformer step of 828 rows, the word-timestamp head on 60 s of ASR states, and the whole
+    /// module on synthetic audio.
     Bench {
         /// Lengths of synthetic audio, in seconds, for the whole-module runs.
         #[arg(long, value_delimiter = ',', default_value = "60,600")]
