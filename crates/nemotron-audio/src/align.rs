@@ -8,9 +8,8 @@ use std::path::{Path, PathBuf};
 use nemotron_towers::alignment::subtitles;
 use nemotron_towers::{AlignOptions, AlignmentTokenizer, Model};
 
-use crate::encode::{Source, load, source};
+use crate::encode::{encode_input, load};
 use crate::failure::Failure;
-use crate::progress::Bar;
 use crate::{Input, Settings, demo};
 
 /// What `align` reads besides the model and the audio, and where it writes.
@@ -43,14 +42,7 @@ pub fn align(settings: &Settings, input: &Input, request: &AlignRequest<'_>) -> 
     };
     // Before the towers run: a checkpoint without the head fails at once.
     model.word_timestamp_head()?;
-    let c = model.config();
-    let mut bar = Bar::new(settings.quiet);
-    let mut progress = |stage: &str, done, total| bar.update(stage, done, total);
-    let outputs = match source(input, c.asr.mel_bins, c.asr.subsampling)? {
-        Source::Samples(samples) => model.encode_audio(&samples, &mut progress),
-        Source::Features(features) => model.encode_features(features, &mut progress),
-    }?;
-    bar.finish();
+    let outputs = encode_input(settings, input, &model)?;
     let options = AlignOptions { language: request.language.map(str::to_string), ..AlignOptions::default() };
     let alignment = model.align(&outputs, &tokenizer, &transcript, &options)?;
     if !alignment.failed_speakers.is_empty() {

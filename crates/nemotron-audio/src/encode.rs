@@ -4,7 +4,7 @@ use std::path::Path;
 
 use nemotron_towers::rttm::{self, FRAME_SECONDS};
 use nemotron_towers::tensor_file;
-use nemotron_towers::{AudioOutputs, Diarization, Features, Gpu, Model};
+use nemotron_towers::{AudioModel, AudioOutputs, Diarization, Features, Gpu, Model};
 
 use crate::failure::Failure;
 use crate::progress::Bar;
@@ -33,17 +33,30 @@ pub(crate) fn load(settings: &Settings, input: &Input) -> Result<(Gpu, Model), F
 }
 
 /// The model's input: samples from an audio file, or features from a features file.
-pub(crate) enum Source {
+enum Source {
     Samples(Vec<f32>),
     Features(Features),
 }
 
-pub(crate) fn source(input: &Input, mel_bins: usize, subsampling: usize) -> Result<Source, Failure> {
+fn source(input: &Input, mel_bins: usize, subsampling: usize) -> Result<Source, Failure> {
     match (&input.audio, &input.features) {
         (Some(path), _) => Ok(Source::Samples(nemotron_towers::read_audio(path)?)),
         (None, Some(path)) => Ok(Source::Features(tensor_file::read_features(path, mel_bins, subsampling)?)),
         (None, None) => Err(Failure::Usage("give --audio FILE or --features FILE".into())),
     }
+}
+
+/// The whole audio module on the input, with a progress bar.
+pub(crate) fn encode_input(settings: &Settings, input: &Input, model: &AudioModel) -> Result<AudioOutputs, Failure> {
+    let c = model.config();
+    let mut bar = Bar::new(settings.quiet);
+    let mut progress = |stage: &str, done, total| bar.update(stage, done, total);
+    let outputs = match source(input, c.asr.mel_bins, c.asr.subsampling)? {
+        Source::Samples(samples) => model.encode_audio(&samples, &mut progress),
+        Source::Features(features) => model.encode_features(features, &mut progress),
+    }?;
+    bar.finish();
+    Ok(outputs)
 }
 
 pub fn encode(settings: &Settings, input: &Input, out: &Path, word_timestamps: bool) -> Result<(), Failure> {
@@ -54,14 +67,8 @@ pub fn encode(settings: &Settings, input: &Input, out: &Path, word_timestamps: b
         ));
     };
     let c = model.config();
-    let mut bar = Bar::new(settings.quiet);
-    let mut progress = |stage: &str, done, total| bar.update(stage, done, total);
-    let outputs = match source(input, c.asr.mel_bins, c.asr.subsampling)? {
-        Source::Samples(samples) => model.encode_audio(&samples, &mut progress),
-        Source::Features(features) => model.encode_features(features, &mut progress),
-    }?;
+    let outputs = encode_input(settings, input, &model)?;
     let logits = word_timestamps.then(|| model.word_timestamp_logits(&outputs)).transpose()?.map(|head| head.logits);
-    bar.finish();
     let vocab = c.word_timestamps.vocab_size;
     let extra = logits.as_deref().map(|l| ("word_timestamp_logits", vec![l.len() / vocab, vocab], l));
     write_encoding(out, &outputs, c.asr.hidden, c.diarization.speakers, c.text_hidden, extra)

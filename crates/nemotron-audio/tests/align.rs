@@ -54,7 +54,10 @@ fn read_alignment(json: &Value) -> Alignment {
             .as_array()
             .unwrap()
             .iter()
-            .map(|s| DiarizationSegment { speaker: s["speaker"].as_u64().unwrap() as usize, timestamp: pair(&s["timestamp"]) })
+            .map(|s| DiarizationSegment {
+                speaker: s["speaker"].as_u64().unwrap() as usize,
+                timestamp: pair(&s["timestamp"]),
+            })
             .collect(),
         speaker_tag_to_diarization_speaker: Vec::new(),
         failed_speakers: Vec::new(),

@@ -9,8 +9,8 @@ use gpu_core::{Gpu, Profile, Timing};
 
 use crate::chunks::schedule;
 use crate::config::{ChunkConfig, ConfigError, EncoderConfig, ModelConfig, WordTimestampConfig};
-use crate::frontend::HOP_LENGTH;
 use crate::error::{Error, Result};
+use crate::frontend::HOP_LENGTH;
 use crate::pipeline::{AudioModel, Model, ModelOptions};
 use crate::tower::{InputKind, Sequence, Tower};
 

@@ -546,13 +546,16 @@ impl RawWordTimestamps {
         let vocab_size = in_range(&format!("{name}.vocab_size"), self.vocab_size.unwrap_or(23863), MAX_VOCABULARY)?;
         let blank_token_id = self.blank_token_id.unwrap_or(23862);
         if blank_token_id >= vocab_size {
-            return Err(invalid(format!("{name}.blank_token_id {blank_token_id} must be below vocab_size {vocab_size}")));
+            return Err(invalid(format!(
+                "{name}.blank_token_id {blank_token_id} must be below vocab_size {vocab_size}"
+            )));
         }
         let residual_scale = self.residual_scale.unwrap_or(0.1);
         if !(residual_scale.is_finite() && residual_scale >= 0.0) {
             return Err(invalid(format!("{name}.residual_scale {residual_scale} must be finite and >= 0")));
         }
-        let upsampling_factor = in_range(&format!("{name}.upsampling_factor"), self.upsampling_factor.unwrap_or(2), 64)?;
+        let upsampling_factor =
+            in_range(&format!("{name}.upsampling_factor"), self.upsampling_factor.unwrap_or(2), 64)?;
         Ok(WordTimestampConfig { encoder, upsampling_factor, residual_scale, vocab_size, blank_token_id })
     }
 }

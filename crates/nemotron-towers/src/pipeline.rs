@@ -5,7 +5,9 @@ use std::path::Path;
 
 use gpu_core::Gpu;
 
-use crate::alignment::{self, AlignOptions, Alignment, AlignmentTokenizer, FrameLogProbs, Frames, SpeakerLogits, Stream};
+use crate::alignment::{
+    self, AlignOptions, Alignment, AlignmentTokenizer, FrameLogProbs, Frames, SpeakerLogits, Stream,
+};
 use crate::asr::AsrEncoder;
 use crate::audio::{AudioError, MIN_SAMPLES};
 use crate::checkpoint::{Checkpoint, CheckpointError};

@@ -5,13 +5,13 @@ use audio_kernels::reference as k;
 
 use crate::checkpoint::Checkpoint;
 use crate::chunks::schedule;
-use crate::word_timestamps::window_keys;
 use crate::config::{ChunkConfig, DiarizationConfig, EncoderConfig, WordTimestampConfig};
 use crate::error::{Error, Result};
 use crate::names::ModelNames;
 use crate::tower::TowerKind;
 use crate::weights::{self, HostStore};
 pub use crate::weights::{EncoderWeights, HeadWeights, HostMatrix, Layer, Linear, Norm, WordTimestampWeights};
+use crate::word_timestamps::window_keys;
 
 /// f64 encoder weights.
 pub type HostEncoder = EncoderWeights<HostMatrix, Vec<f64>>;

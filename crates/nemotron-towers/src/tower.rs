@@ -239,16 +239,7 @@ impl Tower {
             let (work, _) = self.prepare(&mut state, rows, 1)?;
             self.gpu.write_f32(&work.input, 0, block)?;
             let mut rec = Recorder::new(&self.gpu);
-            gemm(
-                &mut rec,
-                &work.input,
-                projection,
-                &work.x,
-                rows,
-                c.hidden,
-                width,
-                &Epilogue::default(),
-            )?;
+            gemm(&mut rec, &work.input, projection, &work.x, rows, c.hidden, width, &Epilogue::default())?;
             rec.submit()?;
             out.extend(self.gpu.read_f32_range(&work.x, 0, rows * c.hidden)?);
         }

@@ -85,7 +85,15 @@ impl WordTimestampHead {
     pub fn load(gpu: &Gpu, checkpoint: &Checkpoint, config: &TranscribeConfig, matmul: &MatmulOptions) -> Result<Self> {
         let names = ModelNames::detect(checkpoint)?;
         let names = names.word_timestamp_names(checkpoint)?;
-        Self::load_named(gpu, checkpoint, names, &config.word_timestamps, &config.asr, config.diarization.chunks, matmul)
+        Self::load_named(
+            gpu,
+            checkpoint,
+            names,
+            &config.word_timestamps,
+            &config.asr,
+            config.diarization.chunks,
+            matmul,
+        )
     }
 
     /// Checks every tensor of the head (all problems at once), then uploads. `asr` is the tower whose states the
@@ -107,7 +115,7 @@ impl WordTimestampHead {
         Self::new(gpu, weights, config, chunks)
     }
 
-    /// The head from uploaded weights (as [`weights::word_timestamps`] makes them).
+    /// The head from uploaded weights (the upsampler already as its `[f·d, d]` matrix).
     pub fn new(
         gpu: &Gpu,
         weights: WordTimestampWeights<Weight, GpuBuffer>,
@@ -196,13 +204,15 @@ impl WordTimestampHead {
         schedule(frames, &self.chunks)
             .chunks(self.chunks_per_batch())
             .map(|group| {
-                self.batch(asr_hidden, valid_frames, group, |rec, _, _| Ok(rec.with_timing(timing).submit_profiled()?))
+                self.batch(asr_hidden, valid_frames, group, |rec, _, _| {
+                    Ok(rec.with_timing(timing).submit_profiled()?)
+                })
             })
             .collect()
     }
 
     /// Chunks per submission: as many as the tower's storage bindings and the logits binding hold, at most
-    /// [`MAX_CHUNKS_PER_BATCH`].
+    /// 8 (the ASR tower's cap).
     pub fn chunks_per_batch(&self) -> usize {
         let (c, f) = (&self.chunks, self.config.upsampling_factor);
         let window = f * (c.length + c.left_context + c.right_context);

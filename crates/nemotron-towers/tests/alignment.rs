@@ -114,7 +114,11 @@ fn check_case(case: &str) {
             result.diarization.len(),
             result.speaker_tag_to_diarization_speaker,
             result.failed_speakers,
-            if problems.is_empty() { "same as upstream".to_string() } else { format!("{} differences", problems.len()) }
+            if problems.is_empty() {
+                "same as upstream".to_string()
+            } else {
+                format!("{} differences", problems.len())
+            }
         );
         failures.extend(problems.into_iter().take(10).map(|p| format!("{case} {name}: {p}")));
     }

@@ -27,7 +27,8 @@ fn assignment_matches_scipy_on_tie_heavy_matrices() {
         let (rows, cols) = (case["rows"].as_u64().unwrap() as usize, case["cols"].as_u64().unwrap() as usize);
         let cost: Vec<f64> = case["cost"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
         let got = linear_sum_assignment(&cost, rows, cols).expect("finite costs");
-        let want: Vec<(usize, usize)> = as_usize(&case["row_ind"]).into_iter().zip(as_usize(&case["col_ind"])).collect();
+        let want: Vec<(usize, usize)> =
+            as_usize(&case["row_ind"]).into_iter().zip(as_usize(&case["col_ind"])).collect();
         assert_eq!(got, want, "case {i}: {rows}×{cols} {cost:?}");
     }
 }

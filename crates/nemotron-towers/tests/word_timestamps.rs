@@ -9,8 +9,8 @@ use common::{case_dir, edited_weights, model_dir, test_options};
 use audio_kernels::testing::{Rng, assert_close, fresh_seed, rel_frobenius, test_gpu};
 use nemotron_towers::golden::{Golden, GoldenTower, keys};
 use nemotron_towers::reference;
-use nemotron_towers::word_timestamps::WordTimestampHead;
 use nemotron_towers::tensor_file::read_features;
+use nemotron_towers::word_timestamps::WordTimestampHead;
 use nemotron_towers::{AudioModel, Checkpoint, Model, ModelConfig};
 
 const TOLERANCE: f64 = 1e-5;
@@ -47,10 +47,16 @@ fn head_matches_upstream_from_our_own_asr_states() {
             let (model, _) = load(case, file);
             let c = model.config();
             let features =
-                read_features(&case_dir(case).join("reference.safetensors"), c.asr.mel_bins, c.asr.subsampling).unwrap();
+                read_features(&case_dir(case).join("reference.safetensors"), c.asr.mel_bins, c.asr.subsampling)
+                    .unwrap();
             let outputs = model.encode_features(features, &mut |_, _, _| {}).unwrap();
             let head = model.word_timestamp_logits(&outputs).unwrap();
-            assert_close(&format!("{case} {file}: word_timestamp_hidden_states"), &head.hidden, &hidden_want, TOLERANCE);
+            assert_close(
+                &format!("{case} {file}: word_timestamp_hidden_states"),
+                &head.hidden,
+                &hidden_want,
+                TOLERANCE,
+            );
             assert_close(&format!("{case} {file}: word_timestamp_logits"), &head.logits, &logits_want, TOLERANCE);
             logits_of_each_name_set.push(head.logits);
         }
@@ -79,7 +85,8 @@ fn cpu_reference_matches_upstream() {
     for case in CASES {
         for file in NAME_SETS {
             let r = reference(case);
-            let ModelConfig::Transcribe(t) = ModelConfig::from_file(&case_dir(case).join("config.json")).unwrap() else {
+            let ModelConfig::Transcribe(t) = ModelConfig::from_file(&case_dir(case).join("config.json")).unwrap()
+            else {
                 panic!()
             };
             let checkpoint = Checkpoint::open(&case_dir(case).join(file)).unwrap();
@@ -160,4 +167,3 @@ fn a_misshapen_head_is_reported_with_the_tensor_named() {
     let error = Model::load(test_gpu(), dir.path(), &test_options()).err().expect("refused").to_string();
     assert!(error.contains("ctc_timestamp.decoder.decoder_layers.0.weight"), "{error}");
 }
-

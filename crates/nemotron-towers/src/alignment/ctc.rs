@@ -13,8 +13,7 @@ pub fn forced_align(em: &[f32], width: usize, target: &[usize], blank: usize) ->
     let states = 2 * len + 1;
     let repeats = target.windows(2).filter(|w| w[0] == w[1]).count();
     let labels: Vec<usize> = (0..states).map(|s| if s % 2 == 0 { blank } else { target[s / 2] }).collect();
-    let skip_ok: Vec<bool> =
-        (0..states).map(|s| s % 2 == 1 && s != 1 && target[s / 2] != target[s / 2 - 1]).collect();
+    let skip_ok: Vec<bool> = (0..states).map(|s| s % 2 == 1 && s != 1 && target[s / 2] != target[s / 2 - 1]).collect();
     let score = |t: usize, s: usize| em[t * width + labels[s]];
     let mut alpha = vec![f32::NEG_INFINITY; states];
     let mut back = vec![0u8; frames * states];

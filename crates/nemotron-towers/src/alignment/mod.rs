@@ -185,7 +185,8 @@ pub fn tokenize(
     options: &AlignOptions,
 ) -> Result<Vec<Stream>, AlignmentError> {
     let blank = vocab.saturating_sub(1) as u32;
-    let streams = tokenize_transcript(tokenizer, transcript, options.language.as_deref(), blank, &options.dropped_tokens)?;
+    let streams =
+        tokenize_transcript(tokenizer, transcript, options.language.as_deref(), blank, &options.dropped_tokens)?;
     if streams.is_empty() {
         return Err(AlignmentError::Transcript("no word to align once its special tokens are removed".into()));
     }
@@ -253,7 +254,11 @@ pub fn align_streams(
         let segments: Vec<(f64, f64)> =
             diarization.iter().filter(|s| Some(s.speaker) == speaker).map(|s| (s.start, s.end)).collect();
         refine_word_timestamps(&mut timed, &segments, frame_duration, options.max_word_frames * factor);
-        words.extend(timed.into_iter().map(|w| WordChunk { text: w.text, timestamp: (w.start, w.end), speaker: stream.tag }));
+        words.extend(timed.into_iter().map(|w| WordChunk {
+            text: w.text,
+            timestamp: (w.start, w.end),
+            speaker: stream.tag,
+        }));
     }
     // A stable sort, as Python's.
     words.sort_by(|a, b| a.timestamp.partial_cmp(&b.timestamp).unwrap_or(std::cmp::Ordering::Equal));

@@ -28,7 +28,11 @@ pub fn linspace(start: f32, end: f32, steps: usize) -> Vec<f32> {
     }
     let step = (end - start) / (steps - 1) as f32;
     (0..steps)
-        .map(|k| if k < steps / 2 { step.mul_add(k as f32, start) } else { (-step).mul_add((steps - 1 - k) as f32, end) })
+        .map(
+            |k| {
+                if k < steps / 2 { step.mul_add(k as f32, start) } else { (-step).mul_add((steps - 1 - k) as f32, end) }
+            },
+        )
         .collect()
 }
 
@@ -109,7 +113,9 @@ pub fn diarization_segments(
             }
         }
     }
-    segments.sort_by(|a, b| (a.start, a.end, a.speaker).partial_cmp(&(b.start, b.end, b.speaker)).unwrap_or(std::cmp::Ordering::Equal));
+    segments.sort_by(|a, b| {
+        (a.start, a.end, a.speaker).partial_cmp(&(b.start, b.end, b.speaker)).unwrap_or(std::cmp::Ordering::Equal)
+    });
     segments
 }
 
@@ -208,10 +214,7 @@ mod tests {
         let segments = diarization_segments(&logits, 2, 4, 0.5, 0.01, 0.035);
         assert_eq!(
             segments,
-            [
-                Segment { speaker: 0, start: 0.0, end: 0.02 },
-                Segment { speaker: 1, start: 0.01, end: 0.03 },
-            ]
+            [Segment { speaker: 0, start: 0.0, end: 0.02 }, Segment { speaker: 1, start: 0.01, end: 0.03 },]
         );
     }
 }

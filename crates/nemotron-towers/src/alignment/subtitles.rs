@@ -2,8 +2,8 @@
 //! [`MAX_CUE_WORDS`] of them and at most [`MAX_CUE_SECONDS`] long, and ends at a pause longer than [`MAX_PAUSE`];
 //! the speaker is a `[speaker N]` prefix in SRT and a `<v speaker N>` voice span in WebVTT.
 
-use super::{Alignment, Tag, WordChunk};
 use super::unicode_tables as tables;
+use super::{Alignment, Tag, WordChunk};
 
 /// Most words in one cue.
 pub const MAX_CUE_WORDS: usize = 12;

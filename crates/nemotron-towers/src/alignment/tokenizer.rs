@@ -77,7 +77,11 @@ impl AlignmentTokenizer {
         };
         let json = read(dir.join(TOKENIZER_FILE))?;
         let config_path = dir.join(CONFIG_FILE);
-        let unk = if config_path.is_file() { unk_token(&config_path.display().to_string(), &read(config_path)?)? } else { None };
+        let unk = if config_path.is_file() {
+            unk_token(&config_path.display().to_string(), &read(config_path)?)?
+        } else {
+            None
+        };
         Self::from_json(&dir.join(TOKENIZER_FILE).display().to_string(), &json, unk.as_deref().unwrap_or("<unk>"))
     }
 
@@ -114,8 +118,8 @@ impl AlignmentTokenizer {
 
 /// The `unk_token` of a `tokenizer_config.json` (a string, or an added-token object with `content`).
 fn unk_token(origin: &str, json: &[u8]) -> Result<Option<String>, TokenizerError> {
-    let value: serde_json::Value =
-        serde_json::from_slice(json).map_err(|e| TokenizerError::File { path: origin.into(), message: e.to_string() })?;
+    let value: serde_json::Value = serde_json::from_slice(json)
+        .map_err(|e| TokenizerError::File { path: origin.into(), message: e.to_string() })?;
     Ok(match value.get("unk_token") {
         Some(serde_json::Value::String(s)) => Some(s.clone()),
         Some(token) => token.get("content").and_then(|c| c.as_str()).map(str::to_string),

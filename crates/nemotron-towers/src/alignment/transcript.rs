@@ -49,7 +49,17 @@ const SCRIPT_LANGUAGES: [(&str, &[(u32, u32)]); 6] = [
 
 fn in_table(table: &[(u32, u32)], c: char) -> bool {
     let c = c as u32;
-    table.binary_search_by(|&(lo, hi)| if hi < c { std::cmp::Ordering::Less } else if lo > c { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Equal }).is_ok()
+    table
+        .binary_search_by(|&(lo, hi)| {
+            if hi < c {
+                std::cmp::Ordering::Less
+            } else if lo > c {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
 }
 
 /// The value of a decimal digit (Unicode category Nd, as `re`'s `\d` and `int()` take them).

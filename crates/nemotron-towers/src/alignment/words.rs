@@ -63,7 +63,12 @@ pub fn align_words(
 /// most `limit` after it; a word ends where the next word of its segment starts, its segment's last word with the
 /// segment, a word outside segments where the next word starts; every word lasts at most `limit`, where
 /// `limit = max_word_frames · min(frame_duration, 0.08)`.
-pub fn refine_word_timestamps(words: &mut [TimedWord], segments: &[(f64, f64)], frame_duration: f64, max_word_frames: usize) {
+pub fn refine_word_timestamps(
+    words: &mut [TimedWord],
+    segments: &[(f64, f64)],
+    frame_duration: f64,
+    max_word_frames: usize,
+) {
     let limit = max_word_frames as f64 * frame_duration.min(0.08);
     let mut segments = segments.to_vec();
     segments.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
