@@ -606,15 +606,15 @@ mod tests {
         // A given `rope_parameters` without `partial_rotary_factor` rotates every dim, as upstream.
         assert_eq!((w.encoder.rotary_dims, w.encoder.rope_theta), (16, 500.0));
         assert_eq!((w.upsampling_factor, w.residual_scale, w.vocab_size, w.blank_token_id), (3, 0.25, 64, 63));
-        for (field, needle) in [
-            (r#""blank_token_id":64,"vocab_size":64"#, "below vocab_size"),
+        for (fields, needle) in [
+            (r#""hidden_size":64,"blank_token_id":64,"vocab_size":64"#, "below vocab_size"),
             (r#""hidden_size":32"#, "differs from the ASR tower"),
-            (r#""residual_scale":-1"#, "residual_scale"),
-            (r#""upsampling_factor":0"#, "upsampling_factor"),
+            (r#""hidden_size":64,"residual_scale":-1"#, "residual_scale"),
+            (r#""hidden_size":64,"upsampling_factor":0"#, "upsampling_factor"),
         ] {
             let json = format!(
                 r#"{{"model_type":"nemo_speechlm","audio_config":{{"asr_config":{{"hidden_size":64,
-                "num_attention_heads":2}}}},"word_timestamp_config":{{"num_attention_heads":2,{field}}}}}"#
+                "num_attention_heads":2}}}},"word_timestamp_config":{{"num_attention_heads":2,{fields}}}}}"#
             );
             let err = ModelConfig::from_json(&json).unwrap_err().to_string();
             assert!(err.contains(needle), "{err} should mention {needle}");

@@ -25,7 +25,7 @@ impl FrameLogProbs {
 
     /// Appends frames of raw logits (`[n, vocab]`, row-major).
     pub fn push_logits(&mut self, logits: &[f32]) {
-        for row in logits.chunks_exact(self.vocab) {
+        for row in logits.chunks_exact(self.vocab.max(1)) {
             let max = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
             let sum: f64 = row.iter().map(|&v| (v as f64 - max).exp()).sum();
             let log_sum = max + sum.ln();
@@ -45,7 +45,7 @@ impl FrameLogProbs {
 
     /// The CTC blank: the last logit column, as upstream's processor takes it.
     pub fn blank(&self) -> u32 {
-        (self.vocab - 1) as u32
+        self.vocab.saturating_sub(1) as u32
     }
 
     /// Whether `class` was kept.
