@@ -143,7 +143,7 @@ impl WordTimestampHead {
             bias: scaled(&encoder.final_norm.bias, "scaled final norm bias")?,
         };
         Ok(Self {
-            tower: Tower::new(gpu, config.encoder.clone(), encoder),
+            tower: Tower::new(gpu, config.encoder.clone(), encoder)?,
             upsampler,
             classifier,
             config: config.clone(),
