@@ -1,5 +1,5 @@
 //! `attention` on the GPU against the f64 reference: head dims at and below each padded size
-//! (1, 20, 24, 33, 64, 100, 128), sequences shorter than, equal to and longer than the tiles,
+//! (1, 20, 24, 33, 64, 80, 100, 128), sequences shorter than, equal to and longer than the tiles,
 //! several sequences per batch, masks with one, some, all and no valid keys, and sequences
 //! beyond any fixed cap (2000 and 2001 rows).
 
@@ -130,6 +130,9 @@ fn matches_reference_on_odd_and_tile_sizes() {
         (Shape::new(2, 33, 3, 1), &[Keys::Prefix, Keys::All]),
         (Shape::new(1, 40, 3, 33), &[Keys::Scattered]),
         (Shape::new(2, 48, 2, 100), &[Keys::All, Keys::Prefix]),
+        // The word-timestamp head's 16 heads of 80 (padded to 128), and an odd sequence of its doubled frames.
+        (Shape::new(2, 67, 16, 80), &[Keys::Prefix, Keys::All]),
+        (Shape::new(3, 41, 3, 80), &[Keys::Scattered, Keys::One, Keys::None]),
     ];
     for (i, &(shape, keys)) in cases.iter().enumerate() {
         check(shape, keys, seed + i as u64);

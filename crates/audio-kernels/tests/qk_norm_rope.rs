@@ -26,6 +26,8 @@ const SHAPES: &[Shape] = &[
     Shape { rows: 45, seq_len: 20, heads: 2, head_dim: 128, rot: 64 },
     Shape { rows: 905, seq_len: 905, heads: 1, head_dim: 128, rot: 64 },
     Shape { rows: 901, seq_len: 450, heads: 1, head_dim: 64, rot: 64 },
+    // The word-timestamp head: 16 heads of 80, 40 rotary dims, two sequences of doubled frames.
+    Shape { rows: 222, seq_len: 111, heads: 16, head_dim: 80, rot: 40 },
 ];
 
 fn check(shape: Shape, with_norm: bool, seed: u64) {

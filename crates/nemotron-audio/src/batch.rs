@@ -173,6 +173,9 @@ fn entries(input: &Input, batch: &BatchArgs) -> Result<Vec<ManifestEntry>, Failu
     if input.features.is_some() {
         return Err(Failure::Usage("--out-dir takes audio (--audio or --manifest), not --features".into()));
     }
+    if input.audio.is_empty() {
+        return Err(Failure::Usage("--out-dir needs recordings: --audio FILE|FOLDER… or --manifest FILE".into()));
+    }
     let mut files = Vec::new();
     for path in &input.audio {
         if path.as_os_str() == "-" {
@@ -232,7 +235,7 @@ fn process(model: &Model, job: Job, entry: &ManifestEntry, input: &Input, output
     match (job, model) {
         (Job::Encode, Model::Transcribe(model)) => {
             let result = encode::encode_source(model, source, &mut bar)?;
-            encode::write_encoding(&outputs[0], &result, model)?;
+            encode::write_encoding(&outputs[0], &result, model, None)?;
         }
         (Job::Encode, Model::Diarization(_)) => return Err(encode::needs_transcribe()),
         (Job::Diarize { threshold }, model) => {

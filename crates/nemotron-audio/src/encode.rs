@@ -29,7 +29,7 @@ impl Source {
 }
 
 /// The one input of a single run: `--audio FILE` (`-`: standard input) or `--features FILE`.
-fn single_source(input: &Input, mel_bins: usize, subsampling: usize) -> Result<Source, Failure> {
+pub(crate) fn single_source(input: &Input, mel_bins: usize, subsampling: usize) -> Result<Source, Failure> {
     let options = AudioOptions { channel: input.channel, ..AudioOptions::default() };
     // A channel the recording lacks is a usage error (exit status 2), naming how many it has.
     let usage = |e: AudioError| match e {
@@ -48,10 +48,14 @@ fn single_source(input: &Input, mel_bins: usize, subsampling: usize) -> Result<S
     }
 }
 
+/// What to say when neither audio nor features are given.
+const NO_INPUT: &str = "give --audio FILE (or --features FILE)";
+
 /// Refuses, before any work, what a single run cannot do.
-fn check_single(input: &Input) -> Result<(), Failure> {
+pub(crate) fn check_single(input: &Input) -> Result<(), Failure> {
     model::require(input)?;
     match input.audio.as_slice() {
+        [] if input.features.is_none() => Err(Failure::Usage(NO_INPUT.into())),
         [] | [_] => Ok(()),
         _ => Err(Failure::Usage("several inputs need --out-dir (one output set per input)".into())),
     }
@@ -72,17 +76,24 @@ pub fn needs_transcribe() -> Failure {
     )
 }
 
-pub fn encode(settings: &Settings, input: &Input, out: &Path) -> Result<(), Failure> {
+/// `encode`; with `word_timestamps`, the word-timestamp head runs on the ASR states too and its logits join the
+/// output file.
+pub fn encode(settings: &Settings, input: &Input, out: &Path, word_timestamps: bool) -> Result<(), Failure> {
     let done = Done::start();
     check_single(input)?;
     output::check_files(&[out])?;
     let (_gpu, model) = model::load(settings, input)?;
     let model = transcribe(model)?;
+    if word_timestamps {
+        // Before the towers run: a checkpoint without the head fails at once.
+        model.word_timestamp_head()?;
+    }
     let c = model.config();
     let source = single_source(input, c.asr.mel_bins, c.asr.subsampling)?;
     let seconds = source.seconds();
     let outputs = encode_source(&model, source, &mut Bar::new(settings.quiet, seconds))?;
-    write_encoding(out, &outputs, &model)?;
+    let logits = word_timestamps.then(|| model.word_timestamp_logits(&outputs)).transpose()?.map(|head| head.logits);
+    write_encoding(out, &outputs, &model, logits.as_deref())?;
     done.report(settings.quiet, &[out], seconds, &[tokens(&outputs, &model)]);
     Ok(())
 }
@@ -115,8 +126,13 @@ fn reason(error: nemotron_towers::Error) -> String {
     }
 }
 
-/// Writes every output tensor of `encode` to `out`.
-pub fn write_encoding(out: &Path, o: &AudioOutputs, model: &AudioModel) -> Result<(), Failure> {
+/// Writes every output tensor of `encode` to `out`, and the word-timestamp logits when given.
+pub fn write_encoding(
+    out: &Path,
+    o: &AudioOutputs,
+    model: &AudioModel,
+    word_timestamp_logits: Option<&[f32]>,
+) -> Result<(), Failure> {
     let c = model.config();
     let (hidden, speakers, text) = (c.asr.hidden, c.diarization.speakers, c.text_hidden);
     let f = &o.features;
@@ -132,6 +148,9 @@ pub fn write_encoding(out: &Path, o: &AudioOutputs, model: &AudioModel) -> Resul
         ("last_hidden_state", vec![frames, hidden], &o.fused),
         ("audio_embeds", vec![o.audio_embeds.len() / text, text], &o.audio_embeds),
     ];
+    let vocab = c.word_timestamps.vocab_size.max(1);
+    let head = word_timestamp_logits.map(|l| ("word_timestamp_logits", vec![l.len() / vocab, vocab], l));
+    let tensors: Vec<(&str, Vec<usize>, &[f32])> = tensors.into_iter().chain(head).collect();
     output::write_atomic(out, |path| tensor_file::write_f32(path, &tensors).map_err(reason))
 }
 

@@ -6,6 +6,7 @@
 //! (through `MatmulOptions::from_env`; `--precision` wins), the Hugging Face Hub's `HF_HOME`, `HF_HUB_CACHE`,
 //! `HF_HUB_OFFLINE`, `HF_ENDPOINT`, `HF_TOKEN`, `HF_TOKEN_PATH` (through `HubOptions::from_env`) and `RUST_LOG`.
 
+mod align;
 mod batch;
 mod bench_report;
 mod demo;
@@ -48,8 +49,36 @@ enum Command {
         /// Output file (`.safetensors`).
         #[arg(long, required_unless_present = "out_dir", conflicts_with = "out_dir")]
         out: Option<PathBuf>,
+        /// Also run the word-timestamp head and write `word_timestamp_logits` [2·T, vocab] (about 140 MB per minute
+        /// of audio at the release vocabulary).
+        #[arg(long, conflicts_with = "out_dir")]
+        word_timestamps: bool,
         #[command(flatten)]
         batch: batch::BatchArgs,
+    },
+    /// Word timestamps of a transcript: each word's start, end and speaker (forced alignment on the word-timestamp
+    /// head, speakers from the diarizer), as JSON and subtitles.
+    Align {
+        #[command(flatten)]
+        input: Input,
+        /// The transcript; `<spk:N>` tags open speaker turns.
+        #[arg(long, required_unless_present = "transcript_file", conflicts_with = "transcript_file")]
+        transcript: Option<String>,
+        /// Read the transcript from this file (UTF-8).
+        #[arg(long)]
+        transcript_file: Option<PathBuf>,
+        /// Language code: `zh` and `ja` align character by character; detected from the script when absent.
+        #[arg(long)]
+        language: Option<String>,
+        /// Write the words, the diarization and the tag-to-speaker map here (JSON).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Write SubRip subtitles here.
+        #[arg(long)]
+        srt: Option<PathBuf>,
+        /// Write WebVTT subtitles here.
+        #[arg(long)]
+        vtt: Option<PathBuf>,
     },
     /// Who spoke when: speaker logits/probabilities, RTTM segments, a timeline picture.
     Diarize {
@@ -107,8 +136,9 @@ struct Input {
     #[arg(long)]
     demo: bool,
     /// Audio file(s): WAV, FLAC, MP3, Ogg Vorbis, AAC or M4A, any channel count, 1 to 768 kHz (resampled to 16 kHz
-    /// mono); `-` reads standard input. Several files, or folders of them, with --out-dir.
-    #[arg(long, num_args = 1.., required_unless_present_any = ["features", "manifest"], conflicts_with = "features")]
+    /// mono); `-` reads standard input. Several files, or folders of them, with --out-dir. (Not required by clap:
+    /// `encode` and `diarize` also take --manifest, `align` does not; the commands check.)
+    #[arg(long, num_args = 1.., conflicts_with = "features")]
     audio: Vec<PathBuf>,
     /// The channel heard: `mix` (the mean of all) or a channel number from 0.
     #[arg(long, default_value = "mix")]
@@ -158,8 +188,20 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Encode { input, batch, .. } if batch.out_dir.is_some() => {
             batch::run(&settings, input, batch, batch::Job::Encode)
         }
-        Command::Encode { input, out, .. } => {
-            encode::encode(&settings, input, out.as_deref().ok_or(Failure::Usage("give --out or --out-dir".into()))?)
+        Command::Encode { input, out, word_timestamps, .. } => {
+            let out = out.as_deref().ok_or(Failure::Usage("give --out or --out-dir".into()))?;
+            encode::encode(&settings, input, out, *word_timestamps)
+        }
+        Command::Align { input, transcript, transcript_file, language, out, srt, vtt } => {
+            let request = align::AlignRequest {
+                transcript: transcript.as_deref(),
+                transcript_file: transcript_file.as_deref(),
+                language: language.as_deref(),
+                out: out.as_deref(),
+                srt: srt.as_deref(),
+                vtt: vtt.as_deref(),
+            };
+            align::align(&settings, input, &request)
         }
         Command::Diarize { input, threshold, batch, .. } if batch.out_dir.is_some() => {
             batch::run(&settings, input, batch, batch::Job::Diarize { threshold: *threshold })
@@ -206,5 +248,16 @@ fn threshold(text: &str) -> Result<f64, String> {
         Ok(t) if (0.0..1.0).contains(&t) => Ok(t),
         Ok(t) => Err(format!("{t} is not in [0, 1)")),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// clap checks a command's definition only when that command is parsed; this checks every one at once.
+    #[test]
+    fn every_command_is_well_formed() {
+        super::Cli::command().debug_assert();
     }
 }

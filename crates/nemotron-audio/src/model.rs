@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use nemotron_towers::hub::{self, HubError, RepoId};
-use nemotron_towers::{Error, Gpu, Model};
+use nemotron_towers::{AlignmentTokenizer, AudioModel, Error, Gpu, Model};
 
 use crate::failure::Failure;
 use crate::progress::DownloadBar;
@@ -33,6 +33,11 @@ pub fn load(settings: &Settings, input: &Input) -> Result<(Gpu, Model), Failure>
         Some(model) => Some(folder(settings, model)?),
         None => None,
     };
+    load_folder(settings, folder)
+}
+
+/// The model of `folder`, or the demo's without one, on a new GPU context.
+fn load_folder(settings: &Settings, folder: Option<PathBuf>) -> Result<(Gpu, Model), Failure> {
     let gpu = settings.gpu()?;
     let model = match folder {
         Some(dir) => Model::load(&gpu, &dir, &settings.model)?,
@@ -43,6 +48,29 @@ pub fn load(settings: &Settings, input: &Input) -> Result<(Gpu, Model), Failure>
         }
     };
     Ok((gpu, model))
+}
+
+/// The model for `align`: the Transcribe model (`None` for a diarizer alone) and the alignment tokenizer of its folder
+/// (`alignment_tokenizer/tokenizer.json`), or the demo's.
+pub fn load_for_alignment(
+    settings: &Settings,
+    input: &Input,
+) -> Result<(Gpu, Option<Box<AudioModel>>, AlignmentTokenizer), Failure> {
+    require(input)?;
+    let folder = match &input.model {
+        Some(model) => Some(folder(settings, model)?),
+        None => None,
+    };
+    let tokenizer = match &folder {
+        Some(dir) => AlignmentTokenizer::for_checkpoint(dir)?,
+        None => demo::tokenizer()?,
+    };
+    let (gpu, model) = load_folder(settings, folder)?;
+    let model = match model {
+        Model::Transcribe(model) => Some(model),
+        Model::Diarization(_) => None,
+    };
+    Ok((gpu, model, tokenizer))
 }
 
 /// The checkpoint folder `model` names: itself when it exists, else the cached snapshot of the Hub id.

@@ -151,6 +151,10 @@ fn usage_errors_exit_2() {
         &["diarize", "--demo", "--audio", path_str(&wav), "--threshold", "1.5"],
         &["diarize", "--demo", "--audio", path_str(&wav), "--threshold", "NaN"],
         &["bench", "--repeats", "0"],
+        // No input at all, for each command that reads one.
+        &["encode", "--demo", "--out", "x.safetensors"],
+        &["diarize", "--demo", "--out-dir", "never-made"],
+        &["align", "--demo", "--transcript", "hello"],
     ] {
         let output = run(args);
         let stderr = String::from_utf8_lossy(&output.stderr);

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use nemotron_towers::Checkpoint;
-use stand_in_hub::{COMMIT, LM_SHARD, StandInHub, sharded_repo, single_file_repo};
+use stand_in_hub::{ALIGNMENT_TOKENIZER, COMMIT, LM_SHARD, StandInHub, sharded_repo, single_file_repo};
 
 fn testdata(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata").join(path)
@@ -49,7 +49,8 @@ fn a_hub_id_fetches_only_the_audio_shards_then_runs_offline_from_the_cache() {
     let hub = StandInHub::start(repos());
     let online = [("HF_HOME", hf_home), ("HF_ENDPOINT", hub.endpoint.as_str())];
 
-    // `download` fetches config, index and the three audio shards, and prints the snapshot folder.
+    // `download` fetches config, index, the three audio shards and the alignment tokenizer, and prints the
+    // snapshot folder.
     let output = run(&["download", "owner/tiny-sharded"], &online);
     assert!(output.status.success(), "{}", stderr(&output));
     let repo = home.path().join("hub/models--owner--tiny-sharded");
@@ -63,6 +64,7 @@ fn a_hub_id_fetches_only_the_audio_shards_then_runs_offline_from_the_cache() {
         "model-00001-of-00004.safetensors",
         "model-00002-of-00004.safetensors",
         "model-00003-of-00004.safetensors",
+        ALIGNMENT_TOKENIZER,
     ] {
         assert!(requested.iter().any(|r| r.ends_with(&format!("/resolve/main/{file}"))), "{file} not fetched");
         let link = snapshot.join(file);
@@ -76,7 +78,7 @@ fn a_hub_id_fetches_only_the_audio_shards_then_runs_offline_from_the_cache() {
             .unwrap()
             .filter(|e| { !e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".lock") })
             .count(),
-        5
+        6
     );
 
     // The Hub gone and offline: `encode` runs from the cache, and matches the same weights read from the folder.
@@ -97,6 +99,12 @@ fn a_hub_id_fetches_only_the_audio_shards_then_runs_offline_from_the_cache() {
     for name in ["input_features", "asr_last_hidden_state", "speaker_logits", "audio_embeds"] {
         assert_eq!(a.f32(name).unwrap(), b.f32(name).unwrap(), "{name}");
     }
+    // `align` finds the fetched alignment tokenizer in the snapshot.
+    let align =
+        ["-q", "align", "--model", "owner/tiny-sharded", "--audio", wav.to_str().unwrap(), "--transcript", "hi"];
+    let output = run(&align, &offline);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("\"chunks\""));
 }
 
 #[test]

@@ -1,14 +1,16 @@
 //! Release-sized timings that need no checkpoint (random bf16 weights of the release config), the same work as the
-//! PyTorch peer: one ASR chunk of 600 rows, one Sortformer step of 828 embedded rows, and the whole module on N
-//! seconds of audio. Results are data ([`Measurement`], [`BenchEvent`]); `nemotron-audio bench` prints them.
+//! PyTorch peer: one ASR chunk of 600 rows, one Sortformer step of 828 embedded rows, the word-timestamp head on the
+//! ASR states of 60 s of audio, and the whole module on N seconds of audio. Results are data ([`Measurement`], [`BenchEvent`]); `nemotron-audio bench` prints them.
 
 use std::time::Instant;
 
 use audio_kernels::random::Rng;
 use gpu_core::{Gpu, Profile, Timing};
 
-use crate::config::{ConfigError, EncoderConfig, ModelConfig};
+use crate::chunks::schedule;
+use crate::config::{ChunkConfig, ConfigError, EncoderConfig, ModelConfig, WordTimestampConfig};
 use crate::error::{Error, Result};
+use crate::frontend::HOP_LENGTH;
 use crate::pipeline::{AudioModel, Model, ModelOptions};
 use crate::tower::{InputKind, Sequence, Tower};
 
@@ -120,6 +122,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, report: &mut dyn FnMut(BenchEvent<
     let diar = model.diarizer().sortformer().tower();
     let rows = rng.f32s(828 * diar.config().hidden, 1.0);
     results.push(tower_case(diar, "diar-step828", InputKind::Embeddings, &rows, 828, options, report)?);
+    results.push(head_case(&model, HEAD_SECONDS, &mut rng, options, report)?);
     for &seconds in &options.seconds {
         results.push(module_case(&model, seconds, &mut rng, report)?);
     }
@@ -159,6 +162,66 @@ fn tower_case(
     if options.profile {
         let profile: Profile = tower.timed(kind, &batch, Timing::PerDispatch)?;
         report(BenchEvent::Profile { case: name, profile: &profile });
+    }
+    Ok(measurement)
+}
+
+/// Seconds of audio whose ASR states the word-timestamp head case classifies (the peer's
+/// `scripts/bench/word_timestamps_peer.py` runs the same).
+pub const HEAD_SECONDS: usize = 60;
+
+/// FLOPs of the word-timestamp head over `frames` encoder frames, as upstream does the work: per chunk the
+/// upsampler and the encoder over the chunk's window, then the classifier over every head frame.
+pub fn head_flops(c: &WordTimestampConfig, chunks: &ChunkConfig, frames: usize) -> f64 {
+    let (d, f) = (c.encoder.hidden as f64, c.upsampling_factor);
+    let classifier = 2.0 * (frames * f) as f64 * d * c.vocab_size as f64;
+    let windows: f64 = schedule(frames, chunks)
+        .iter()
+        .map(|k| {
+            let n = k.context_end - k.context_start;
+            2.0 * n as f64 * d * f as f64 * d + tower_flops(&c.encoder, f * n, false)
+        })
+        .sum();
+    classifier + windows
+}
+
+/// The word-timestamp head on random ASR states of `seconds` of audio (all frames valid): GPU time of its
+/// submissions, wall time from upload to readback.
+fn head_case(
+    model: &AudioModel,
+    seconds: usize,
+    rng: &mut Rng,
+    options: &BenchOptions,
+    report: &mut dyn FnMut(BenchEvent<'_>),
+) -> Result<Measurement> {
+    let head = model.word_timestamp_head()?;
+    let c = model.config();
+    let frames = (seconds * 16_000 / HOP_LENGTH).div_ceil(c.asr.subsampling);
+    let states = rng.f32s(frames * c.asr.hidden, 1.0);
+    let (mut gpu_ms, mut wall_ms) = (Vec::new(), Vec::new());
+    for i in 0..options.repeats + 2 {
+        let profiles = head.timed(&states, frames, Timing::Span)?;
+        let start = Instant::now();
+        head.run(&states, frames)?;
+        if i >= 2 {
+            wall_ms.push(start.elapsed().as_secs_f64() * 1e3);
+            gpu_ms.push(profiles.iter().map(Profile::total_ns).sum::<f64>() / 1e6);
+        }
+    }
+    let name = format!("wts-head-{seconds}s");
+    let measurement = Measurement {
+        name: name.clone(),
+        gpu_ms: Some(median(gpu_ms)),
+        wall_ms: median(wall_ms),
+        flops: Some(head_flops(&c.word_timestamps, &c.diarization.chunks, frames)),
+        audio_seconds: None,
+        from_waveform_ms: None,
+    };
+    report(BenchEvent::Measured(&measurement));
+    if options.profile {
+        for profile in head.timed(&states, frames, Timing::PerDispatch)? {
+            report(BenchEvent::Profile { case: &name, profile: &profile });
+        }
     }
     Ok(measurement)
 }

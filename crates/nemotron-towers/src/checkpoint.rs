@@ -52,6 +52,13 @@ pub enum CheckpointError {
         /// The checkpoint directory.
         dir: String,
     },
+    /// Word timestamps were asked of a checkpoint without the word-timestamp head (`ctc_timestamp.*` or
+    /// `model.word_timestamp_encoder.*`).
+    #[error("{dir}: the checkpoint has no word-timestamp head")]
+    NoWordTimestampHead {
+        /// The checkpoint directory.
+        dir: String,
+    },
     /// None of the probe tensors of the NeMo, Transformers or standalone diarizer layouts is present.
     #[error("{dir}: cannot tell the tensor naming scheme (no audio tensors found; looked for {looked_for})")]
     UnknownNames {

@@ -52,6 +52,8 @@ pub enum TowerKind {
     Asr,
     /// The Sortformer encoder (of a Transcribe or a standalone diarization checkpoint).
     Diarization,
+    /// The word-timestamp encoder of a Transcribe checkpoint (no input projection: it reads upsampled ASR states).
+    WordTimestamps,
 }
 
 /// One transformer encoder tower (ASR or Sortformer), derived from its sub-config.
@@ -136,6 +138,25 @@ pub struct DiarizationConfig {
     pub cache: SpeakerCacheConfig,
 }
 
+/// The word-timestamp encoder and its CTC classifier (`word_timestamp_config`; Transformers 5.23
+/// `Nemotron3_5TranscribeWordTimestampConfig`, NeMo `ctc_timestamp`). It runs on the ASR tower's output in the ASR
+/// chunk schedule, each encoder frame upsampled to `upsampling_factor` head frames.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WordTimestampConfig {
+    /// The transformer (defaults 1280 wide, 16 heads of 80, 2 layers, MLP 640, half RoPE, q/k norm). Its
+    /// `mel_bins` and `subsampling` are the ASR tower's (the frame mask comes from them); it has no input projection.
+    pub encoder: EncoderConfig,
+    /// Head frames per encoder frame: the transposed convolution's kernel and stride (`upsampling_factor`, 2).
+    pub upsampling_factor: usize,
+    /// Scale of the normalised transformer output added to the upsampled states (`residual_scale`, 0.1).
+    pub residual_scale: f64,
+    /// Classifier outputs: the alignment tokenizer's pieces, then the CTC blank (`vocab_size`, 23863).
+    pub vocab_size: usize,
+    /// The blank class (`blank_token_id`, 23862; checked below `vocab_size`). Upstream's alignment uses the last
+    /// logit column instead, and so does [`crate::alignment`].
+    pub blank_token_id: usize,
+}
+
 /// The whole Transcribe audio module.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TranscribeConfig {
@@ -148,6 +169,9 @@ pub struct TranscribeConfig {
     pub speaker_activity_threshold: f64,
     /// Projector output width (the language model's hidden size).
     pub text_hidden: usize,
+    /// The word-timestamp head (upstream defaults when the config has no `word_timestamp_config`; whether the
+    /// checkpoint holds its weights is decided at load).
+    pub word_timestamps: WordTimestampConfig,
 }
 
 /// What a checkpoint directory holds.
@@ -233,13 +257,13 @@ struct RawTop {
     model_type: String,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 struct RawRope {
     partial_rotary_factor: Option<f64>,
     rope_theta: Option<f64>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 struct RawEncoder {
     hidden_size: Option<usize>,
     intermediate_size: Option<usize>,
@@ -298,12 +322,23 @@ struct RawText {
     hidden_size: Option<usize>,
 }
 
+#[derive(Deserialize, Default)]
+struct RawWordTimestamps {
+    #[serde(flatten)]
+    encoder: RawEncoder,
+    vocab_size: Option<usize>,
+    blank_token_id: Option<usize>,
+    residual_scale: Option<f64>,
+    upsampling_factor: Option<usize>,
+}
+
 #[derive(Deserialize)]
 struct RawTranscribe {
     #[serde(default)]
     audio_config: RawAudio,
     #[serde(default)]
     text_config: RawText,
+    word_timestamp_config: Option<RawWordTimestamps>,
 }
 
 /// Upstream defaults of one tower (spec §1.1, §1.2).
@@ -326,6 +361,19 @@ const ASR_DEFAULTS: EncoderDefaults = EncoderDefaults {
     partial_rotary: 0.5,
     qk_norm: true,
 };
+
+const WORD_TIMESTAMP_DEFAULTS: EncoderDefaults = EncoderDefaults {
+    name: "word_timestamp_config",
+    hidden: 1280,
+    intermediate: 640,
+    heads: 16,
+    layers: 2,
+    partial_rotary: 0.5,
+    qk_norm: true,
+};
+
+/// Largest classifier vocabulary accepted (the release has 23,863 classes).
+const MAX_VOCABULARY: usize = 1 << 20;
 
 const DIARIZATION_DEFAULTS: EncoderDefaults = EncoderDefaults {
     name: "diarization audio_config",
@@ -465,8 +513,62 @@ impl RawTranscribe {
         }
         let text_hidden =
             in_range("text_config.hidden_size", self.text_config.hidden_size.unwrap_or(2688), 4 * MAX_WIDTH)?;
-        Ok(TranscribeConfig { asr, diarization, speaker_activity_threshold: threshold, text_hidden })
+        let word_timestamps = match &self.word_timestamp_config {
+            Some(raw) => raw.resolve(&asr)?,
+            None => RawWordTimestamps::default().resolve_unchecked(&asr)?,
+        };
+        Ok(TranscribeConfig { asr, diarization, speaker_activity_threshold: threshold, text_hidden, word_timestamps })
     }
+}
+
+impl RawWordTimestamps {
+    /// The head of a config that has `word_timestamp_config`: it must read the ASR tower's states as they are.
+    fn resolve(&self, asr: &EncoderConfig) -> Result<WordTimestampConfig, ConfigError> {
+        let config = self.resolve_unchecked(asr)?;
+        check_word_timestamp_width(&config, asr)?;
+        Ok(config)
+    }
+
+    /// Without the width check: a config without `word_timestamp_config` takes upstream's defaults, which only
+    /// matter (and are checked) when the checkpoint holds the head.
+    fn resolve_unchecked(&self, asr: &EncoderConfig) -> Result<WordTimestampConfig, ConfigError> {
+        let name = WORD_TIMESTAMP_DEFAULTS.name;
+        let mut raw = self.encoder.clone();
+        // Upstream: without `rope_parameters` the factor is 0.5; a given `rope_parameters` without
+        // `partial_rotary_factor` rotates every dim (`rope_parameters.get("partial_rotary_factor", 1.0)`).
+        if let Some(rope) = raw.rope_parameters.as_mut() {
+            rope.partial_rotary_factor.get_or_insert(1.0);
+        }
+        // The head reads ASR frames: mel bins and subsampling are the ASR tower's, not keys of this config.
+        raw.num_mel_bins = Some(asr.mel_bins);
+        raw.subsampling_factor = Some(asr.subsampling);
+        let encoder = raw.resolve(&WORD_TIMESTAMP_DEFAULTS)?;
+        let vocab_size = in_range(&format!("{name}.vocab_size"), self.vocab_size.unwrap_or(23863), MAX_VOCABULARY)?;
+        let blank_token_id = self.blank_token_id.unwrap_or(23862);
+        if blank_token_id >= vocab_size {
+            return Err(invalid(format!(
+                "{name}.blank_token_id {blank_token_id} must be below vocab_size {vocab_size}"
+            )));
+        }
+        let residual_scale = self.residual_scale.unwrap_or(0.1);
+        if !(residual_scale.is_finite() && residual_scale >= 0.0) {
+            return Err(invalid(format!("{name}.residual_scale {residual_scale} must be finite and >= 0")));
+        }
+        let upsampling_factor =
+            in_range(&format!("{name}.upsampling_factor"), self.upsampling_factor.unwrap_or(2), 64)?;
+        Ok(WordTimestampConfig { encoder, upsampling_factor, residual_scale, vocab_size, blank_token_id })
+    }
+}
+
+/// The head adds its transformer's output to the upsampled ASR states, so both must have one width.
+pub(crate) fn check_word_timestamp_width(c: &WordTimestampConfig, asr: &EncoderConfig) -> Result<(), ConfigError> {
+    if c.encoder.hidden != asr.hidden {
+        return Err(invalid(format!(
+            "word_timestamp_config.hidden_size {} differs from the ASR tower's width {} (the head reads its states)",
+            c.encoder.hidden, asr.hidden
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -486,6 +588,37 @@ mod tests {
         assert_eq!(d.chunks, ChunkConfig { length: 500, left_context: 50, right_context: 50 });
         assert_eq!((d.cache.fifo_length, d.cache.update_period, d.cache.cache_length), (40, 300, 188));
         assert_eq!(c.text_hidden, 2688);
+        let w = &c.word_timestamps;
+        assert_eq!((w.encoder.hidden, w.encoder.heads, w.encoder.head_dim, w.encoder.layers), (1280, 16, 80, 2));
+        assert_eq!((w.encoder.rotary_dims, w.encoder.intermediate, w.encoder.qk_norm), (40, 640, true));
+        assert_eq!((w.upsampling_factor, w.residual_scale, w.vocab_size, w.blank_token_id), (2, 0.1, 23863, 23862));
+    }
+
+    #[test]
+    fn word_timestamp_config_values_come_from_the_config() {
+        let json = r#"{"model_type":"nemo_speechlm","audio_config":{"asr_config":{"hidden_size":64,
+            "num_attention_heads":2}},"word_timestamp_config":{"hidden_size":64,"intermediate_size":32,
+            "num_attention_heads":4,"num_hidden_layers":3,"vocab_size":64,"blank_token_id":63,"residual_scale":0.25,
+            "upsampling_factor":3,"rope_parameters":{"rope_theta":500.0}}}"#;
+        let ModelConfig::Transcribe(c) = ModelConfig::from_json(json).unwrap() else { panic!("transcribe") };
+        let w = &c.word_timestamps;
+        assert_eq!((w.encoder.hidden, w.encoder.heads, w.encoder.head_dim, w.encoder.layers), (64, 4, 16, 3));
+        // A given `rope_parameters` without `partial_rotary_factor` rotates every dim, as upstream.
+        assert_eq!((w.encoder.rotary_dims, w.encoder.rope_theta), (16, 500.0));
+        assert_eq!((w.upsampling_factor, w.residual_scale, w.vocab_size, w.blank_token_id), (3, 0.25, 64, 63));
+        for (fields, needle) in [
+            (r#""hidden_size":64,"blank_token_id":64,"vocab_size":64"#, "below vocab_size"),
+            (r#""hidden_size":32"#, "differs from the ASR tower"),
+            (r#""hidden_size":64,"residual_scale":-1"#, "residual_scale"),
+            (r#""hidden_size":64,"upsampling_factor":0"#, "upsampling_factor"),
+        ] {
+            let json = format!(
+                r#"{{"model_type":"nemo_speechlm","audio_config":{{"asr_config":{{"hidden_size":64,
+                "num_attention_heads":2}}}},"word_timestamp_config":{{"num_attention_heads":2,{fields}}}}}"#
+            );
+            let err = ModelConfig::from_json(&json).unwrap_err().to_string();
+            assert!(err.contains(needle), "{err} should mention {needle}");
+        }
     }
 
     #[test]

@@ -38,6 +38,9 @@ pub enum Error {
         /// What is wrong with them.
         problem: String,
     },
+    /// A transcript, tokenizer or set of logits the word alignment cannot use.
+    #[error(transparent)]
+    Alignment(#[from] crate::alignment::AlignmentError),
     /// An output file could not be written.
     #[error("cannot write {}: {reason}", path.display())]
     Output {

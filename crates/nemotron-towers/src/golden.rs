@@ -23,6 +23,8 @@ pub enum GoldenTower {
     Asr,
     /// The Sortformer encoder and head (features input and embedded input).
     Diarization,
+    /// The word-timestamp head (upsampler, encoder, classifier) on ASR states, in the ASR chunk schedule.
+    WordTimestamps,
 }
 
 /// One golden file's recipe.
@@ -90,6 +92,25 @@ pub fn cases() -> Vec<GoldenCase> {
             embedded_rows: 41,
             seed: 0x601d_0003,
         },
+        GoldenCase {
+            name: "word-timestamps-odd",
+            tower: GoldenTower::WordTimestamps,
+            transformers_names: false,
+            // 3 heads of 20 with 10 rotary dims, upsampling by 3, chunks of 7 frames with 2 + 3 frames of context
+            // (so 23 frames make four chunks, the last one short), 37 classes.
+            config_json: r#"{"model_type":"nemo_speechlm","audio_config":{"asr_config":{"hidden_size":60,
+                "intermediate_size":16,"num_attention_heads":3,"num_hidden_layers":1,"num_mel_bins":8,
+                "subsampling_factor":8},"diarization_config":{"audio_config":{"hidden_size":16,"intermediate_size":16,
+                "num_attention_heads":2,"num_hidden_layers":1,"num_mel_bins":8,"subsampling_factor":8},
+                "chunk_length":7,"chunk_left_context":2,"chunk_right_context":3}},"text_config":{"hidden_size":24},
+                "word_timestamp_config":{"hidden_size":60,"intermediate_size":28,"num_attention_heads":3,
+                "num_hidden_layers":2,"vocab_size":37,"blank_token_id":36,"residual_scale":0.3,"upsampling_factor":3,
+                "rope_parameters":{"rope_theta":10000.0,"partial_rotary_factor":0.5}}}"#,
+            rows: 23,
+            valid: 19,
+            embedded_rows: 0,
+            seed: 0x601d_0004,
+        },
     ]
 }
 
@@ -114,7 +135,11 @@ impl Golden {
             return Err(Error::features(format!("{} is not a golden file (no metadata)", checkpoint.dir().display())));
         };
         let config = ModelConfig::from_json(config)?;
-        let tower = if tower == "asr" { GoldenTower::Asr } else { GoldenTower::Diarization };
+        let tower = match tower.as_str() {
+            "asr" => GoldenTower::Asr,
+            "word-timestamps" => GoldenTower::WordTimestamps,
+            _ => GoldenTower::Diarization,
+        };
         Ok(Self { checkpoint, tower, config })
     }
 
@@ -122,6 +147,9 @@ impl Golden {
     pub fn encoder(&self) -> Result<(&EncoderConfig, TowerKind)> {
         match (&self.config, self.tower) {
             (ModelConfig::Transcribe(t), GoldenTower::Asr) => Ok((&t.asr, TowerKind::Asr)),
+            (ModelConfig::Transcribe(t), GoldenTower::WordTimestamps) => {
+                Ok((&t.word_timestamps.encoder, TowerKind::WordTimestamps))
+            }
             (config, GoldenTower::Diarization) => Ok((&config.diarization().encoder, TowerKind::Diarization)),
             _ => Err(Error::Internal("golden file's tower does not match its config".into())),
         }
@@ -147,8 +175,15 @@ pub mod keys {
     pub const EXPECTED_FEATURES: &str = "golden.expected.features";
     /// f64 reference encoder output of the embedded run, `[embedded_rows, d]`.
     pub const EXPECTED_EMBEDDINGS: &str = "golden.expected.embeddings";
-    /// f64 reference head logits of the embedded run, `[embedded_rows·subsampling, speakers]`.
+    /// f64 reference head logits of the embedded run, `[embedded_rows·subsampling, speakers]`; for the
+    /// word-timestamp head, its CTC logits `[upsampling·rows, vocab]`.
     pub const EXPECTED_LOGITS: &str = "golden.expected.logits";
+    /// ASR states into the word-timestamp head, f32 `[rows, d]`.
+    pub const ASR_STATES: &str = "golden.input.asr_states";
+    /// Valid encoder frames of the ASR states, f32 `[rows]` (1 valid, 0 padding).
+    pub const ASR_STATES_VALID: &str = "golden.input.asr_states_valid";
+    /// f64 reference word-timestamp hidden states, `[upsampling·rows, d]`.
+    pub const EXPECTED_HIDDEN: &str = "golden.expected.hidden";
 }
 
 fn mask_tensor(rows: usize, valid: usize) -> Tensor {
@@ -163,10 +198,14 @@ fn random_weights(expected: &[(String, Vec<usize>)], rng: &mut Rng) -> Vec<(Stri
 /// Builds the golden file of `case`: weights, inputs, and the f64 reference outputs.
 pub fn build(case: &GoldenCase) -> Result<Vec<u8>> {
     let config = ModelConfig::from_json(case.config_json)?;
+    if case.tower == GoldenTower::WordTimestamps {
+        return word_timestamps(case, &config);
+    }
     let names = match (case.tower, case.transformers_names) {
         (GoldenTower::Asr, false) => ModelNames::nemo(),
         (GoldenTower::Asr, true) => ModelNames::transformers(),
         (GoldenTower::Diarization, _) => ModelNames::standalone_diarization(),
+        (GoldenTower::WordTimestamps, _) => return Err(Error::Internal("handled by word_timestamps".into())),
     };
     let (encoder_config, encoder_names) = match (&config, case.tower, &names.asr) {
         (ModelConfig::Transcribe(t), GoldenTower::Asr, Some(asr)) => (&t.asr, asr),
@@ -186,7 +225,7 @@ pub fn build(case: &GoldenCase) -> Result<Vec<u8>> {
     let host = weights::encoder(&mut HostStore(&weights_only), encoder_names, c)?;
     let valid: Vec<bool> = (0..case.rows).map(|i| i < case.valid).collect();
     let features64: Vec<f64> = features.iter().map(|&v| v as f64).collect();
-    let out = reference::encoder(&host, c, TowerInput::Features(&features64), &valid);
+    let out = reference::encoder(&host, c, TowerInput::Features(&features64), &valid)?;
     tensors.push((keys::FEATURES.into(), Tensor::f32(vec![case.rows, c.stacked_features()], &features)));
     tensors.push((keys::FEATURES_VALID.into(), mask_tensor(case.rows, case.valid)));
     tensors.push((keys::EXPECTED_FEATURES.into(), Tensor::f64(vec![case.rows, c.hidden], &out)));
@@ -197,6 +236,40 @@ pub fn build(case: &GoldenCase) -> Result<Vec<u8>> {
     let metadata = HashMap::from([
         (META_CONFIG.to_string(), case.config_json.to_string()),
         (META_TOWER.to_string(), tower.to_string()),
+    ]);
+    serialize(&tensors, metadata)
+}
+
+/// The word-timestamp head alone: its weights, random ASR states with a padded tail, and the f64 reference's
+/// hidden states and logits over the ASR chunk schedule.
+fn word_timestamps(case: &GoldenCase, config: &ModelConfig) -> Result<Vec<u8>> {
+    let ModelConfig::Transcribe(t) = config else {
+        return Err(Error::Internal(format!("golden case {}: the head needs a Transcribe config", case.name)));
+    };
+    let names = if case.transformers_names { ModelNames::transformers() } else { ModelNames::nemo() };
+    let Some(head_names) = &names.word_timestamps else {
+        return Err(Error::Internal("the Transcribe name sets name the word-timestamp head".into()));
+    };
+    let c = &t.word_timestamps;
+    let mut expected = Expectations::default();
+    weights::word_timestamps(&mut expected, head_names, c)?;
+    let mut rng = Rng::new(case.seed);
+    let mut tensors = random_weights(&expected.0, &mut rng);
+    let d = c.encoder.hidden;
+    let states = rng.f32s(case.rows * d, 1.7);
+    let weights_only = Checkpoint::from_bytes(case.name, serialize(&tensors, HashMap::new())?)?;
+    let host = weights::word_timestamps(&mut HostStore(&weights_only), head_names, c)?;
+    let states64: Vec<f64> = states.iter().map(|&v| v as f64).collect();
+    let hidden = reference::word_timestamp_hidden_states(&host, c, &t.diarization.chunks, &states64, case.valid)?;
+    let frames = case.rows * c.upsampling_factor;
+    let logits = reference::word_timestamp_logits(&host, &hidden, frames);
+    tensors.push((keys::ASR_STATES.into(), Tensor::f32(vec![case.rows, d], &states)));
+    tensors.push((keys::ASR_STATES_VALID.into(), mask_tensor(case.rows, case.valid)));
+    tensors.push((keys::EXPECTED_HIDDEN.into(), Tensor::f64(vec![frames, d], &hidden)));
+    tensors.push((keys::EXPECTED_LOGITS.into(), Tensor::f64(vec![frames, c.vocab_size], &logits)));
+    let metadata = HashMap::from([
+        (META_CONFIG.to_string(), case.config_json.to_string()),
+        (META_TOWER.to_string(), "word-timestamps".to_string()),
     ]);
     serialize(&tensors, metadata)
 }
@@ -214,7 +287,7 @@ fn embedded_run(
     let (n, d) = (case.embedded_rows, c.encoder.hidden);
     let embeddings = rng.f32s(n * d, 1.0);
     let embeddings64: Vec<f64> = embeddings.iter().map(|&v| v as f64).collect();
-    let encoded = reference::encoder(host, &c.encoder, TowerInput::Embeddings(&embeddings64), &vec![true; n]);
+    let encoded = reference::encoder(host, &c.encoder, TowerInput::Embeddings(&embeddings64), &vec![true; n])?;
     let head = weights::head(&mut HostStore(weights_only), head_names, c)?;
     let logits = reference::head(&head, c, &encoded, n);
     Ok(vec![

@@ -34,6 +34,8 @@
 //! - [`hub`]: models by Hugging Face Hub id, fetched through the standard cache (default feature `hub`).
 //! - [`manifest`]: NeMo-style JSON-lines manifests of recordings, for batch runs.
 //! - [`rttm`]: speaker segments and RTTM text.
+//! - [`word_timestamps`], [`alignment`]: the word-timestamp head on the GPU, and the speaker-attributed forced
+//!   alignment of a transcript on its logits ([`AudioModel::align`]), with SRT/WebVTT subtitles.
 //! - [`reference`](mod@reference): the towers in f64 on the CPU, the standard the GPU is tested against.
 //! - [`bench`](mod@bench): release-sized timings with random weights; [`tensor_file`]: safetensors in and out;
 //!   [`golden`]: the generated test data's recipes (`cargo xtask golden`).
@@ -43,6 +45,7 @@
 
 #![warn(missing_docs)]
 
+pub mod alignment;
 mod asr;
 pub mod audio;
 pub mod bench;
@@ -66,12 +69,14 @@ mod speaker_cache;
 pub mod tensor_file;
 pub mod tower;
 mod weights;
+pub mod word_timestamps;
 mod workspace;
 
+pub use alignment::{AlignOptions, Alignment, AlignmentError, AlignmentTokenizer};
 pub use audio::{AudioError, AudioOptions, Channel, read_audio};
 pub use audio_kernels::{MatmulOptions, Precision, TensorCoreKernel};
 pub use checkpoint::{Checkpoint, CheckpointError};
-pub use config::{ConfigError, DiarizationConfig, EncoderConfig, ModelConfig, TranscribeConfig};
+pub use config::{ConfigError, DiarizationConfig, EncoderConfig, ModelConfig, TranscribeConfig, WordTimestampConfig};
 pub use error::{Error, Result};
 pub use frontend::Features;
 pub use gpu_core::{Gpu, GpuOptions};

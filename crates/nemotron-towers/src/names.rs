@@ -19,11 +19,18 @@ pub enum NameStyle {
 pub struct EncoderNames {
     pub prefix: String,
     pub style: NameStyle,
+    /// Whether the tower projects stacked features itself (the word-timestamp encoder reads upsampled states).
+    pub projected: bool,
 }
 
 impl EncoderNames {
     pub fn new(prefix: impl Into<String>, style: NameStyle) -> Self {
-        Self { prefix: prefix.into(), style }
+        Self { prefix: prefix.into(), style, projected: true }
+    }
+
+    /// A tower without an input projection.
+    pub fn unprojected(prefix: impl Into<String>, style: NameStyle) -> Self {
+        Self { projected: false, ..Self::new(prefix, style) }
     }
 
     fn pick(&self, nemo: &str, transformers: &str) -> String {
@@ -34,8 +41,9 @@ impl EncoderNames {
         format!("{}{name}", self.prefix)
     }
 
-    pub fn input_projection(&self) -> String {
-        self.pick("pre_encode.proj.weight", "embedder.projection.weight")
+    /// The stacked-features projection, for a tower that has one.
+    pub fn input_projection(&self) -> Option<String> {
+        self.projected.then(|| self.pick("pre_encode.proj.weight", "embedder.projection.weight"))
     }
     /// Norm module prefixes take `.weight` / `.bias`.
     pub fn embed_norm(&self) -> String {
@@ -95,6 +103,15 @@ pub struct FusionNames {
     pub projector: String,
 }
 
+/// Names of the word-timestamp head: its transformer, the upsampler before it and the classifier after it
+/// (module prefixes; NeMo keeps the upsampler outside the transformer, Transformers the classifier outside `model.`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WordTimestampNames {
+    pub encoder: EncoderNames,
+    pub upsampler: String,
+    pub classifier: String,
+}
+
 /// Every name the audio module needs, for the layout a checkpoint uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ModelNames {
@@ -103,6 +120,8 @@ pub struct ModelNames {
     pub diarization: EncoderNames,
     pub head: HeadNames,
     pub fusion: Option<FusionNames>,
+    /// The word-timestamp head (Transcribe layouts; a checkpoint may still lack its tensors).
+    pub word_timestamps: Option<WordTimestampNames>,
     /// Front-end window and filter bank (release NeMo checkpoints only).
     pub window: Option<String>,
     pub filterbank: Option<String>,
@@ -111,13 +130,16 @@ pub struct ModelNames {
 const NEMO_PROBE: &str = "perception.encoder.asr_encoder.embed_norm.weight";
 const TRANSFORMERS_PROBE: &str = "model.audio_tower.asr_encoder.input_layer_norm.weight";
 const STANDALONE_PROBE: &str = "model.audio_tower.input_layer_norm.weight";
+/// A file holding only the word-timestamp head (a golden test file) is told apart by the head's own tensors.
+const NEMO_HEAD_PROBE: &str = "ctc_timestamp.decoder.upsample.weight";
+const TRANSFORMERS_HEAD_PROBE: &str = "model.word_timestamp_encoder.upsampler.weight";
 
 impl ModelNames {
     /// Detects the layout from which audio tensors the checkpoint holds.
     pub fn detect(checkpoint: &Checkpoint) -> Result<Self, CheckpointError> {
-        if checkpoint.contains(NEMO_PROBE) {
+        if checkpoint.contains(NEMO_PROBE) || checkpoint.contains(NEMO_HEAD_PROBE) {
             Ok(Self::nemo())
-        } else if checkpoint.contains(TRANSFORMERS_PROBE) {
+        } else if checkpoint.contains(TRANSFORMERS_PROBE) || checkpoint.contains(TRANSFORMERS_HEAD_PROBE) {
             Ok(Self::transformers())
         } else if checkpoint.contains(STANDALONE_PROBE) {
             Ok(Self::standalone_diarization())
@@ -137,7 +159,16 @@ impl ModelNames {
                 .as_ref()
                 .ok_or_else(|| CheckpointError::DiarizerOnly { dir: checkpoint.dir().display().to_string() }),
             TowerKind::Diarization => Ok(&self.diarization),
+            TowerKind::WordTimestamps => Ok(&self.word_timestamp_names(checkpoint)?.encoder),
         }
+    }
+
+    /// The word-timestamp head's names, when the checkpoint holds the head (its upsampler is the probe).
+    pub fn word_timestamp_names(&self, checkpoint: &Checkpoint) -> Result<&WordTimestampNames, CheckpointError> {
+        self.word_timestamps
+            .as_ref()
+            .filter(|names| checkpoint.contains(&format!("{}.weight", names.upsampler)))
+            .ok_or_else(|| CheckpointError::NoWordTimestampHead { dir: checkpoint.dir().display().to_string() })
     }
 
     /// The release checkpoint's own names.
@@ -159,6 +190,11 @@ impl ModelNames {
                 speaker_norm: "perception.encoder.diar_norm".into(),
                 projector: "perception.proj".into(),
             }),
+            word_timestamps: Some(WordTimestampNames {
+                encoder: EncoderNames::unprojected("ctc_timestamp.decoder.transformer.", NameStyle::Nemo),
+                upsampler: "ctc_timestamp.decoder.upsample".into(),
+                classifier: "ctc_timestamp.decoder.decoder_layers.0".into(),
+            }),
             window: Some("perception.preprocessor.featurizer.window".into()),
             filterbank: Some("perception.preprocessor.featurizer.fb".into()),
         }
@@ -172,6 +208,11 @@ impl ModelNames {
             asr_norm: "model.audio_tower.asr_norm".into(),
             speaker_norm: "model.audio_tower.speaker_norm".into(),
             projector: "model.multi_modal_projector".into(),
+        });
+        names.word_timestamps = Some(WordTimestampNames {
+            encoder: EncoderNames::unprojected("model.word_timestamp_encoder.", NameStyle::Transformers),
+            upsampler: "model.word_timestamp_encoder.upsampler".into(),
+            classifier: "word_timestamp_head".into(),
         });
         names
     }
@@ -193,6 +234,7 @@ impl ModelNames {
                 silence: format!("{prefix}silence_embeds"),
             },
             fusion: None,
+            word_timestamps: None,
             window: None,
             filterbank: None,
         }

@@ -5,6 +5,9 @@ use std::path::Path;
 
 use gpu_core::Gpu;
 
+use crate::alignment::{
+    self, AlignOptions, Alignment, AlignmentTokenizer, FrameLogProbs, Frames, SpeakerLogits, Stream,
+};
 use crate::asr::AsrEncoder;
 use crate::audio::{AudioError, MIN_SAMPLES};
 use crate::checkpoint::{Checkpoint, CheckpointError};
@@ -16,6 +19,7 @@ use crate::names::ModelNames;
 use crate::sortformer::{Sortformer, encoder_rate_probabilities};
 use crate::tower::Tower;
 use crate::weights::{self, Expectations, RandomStore};
+use crate::word_timestamps::{WordTimestampHead, WordTimestampOutputs};
 use audio_kernels::MatmulOptions;
 use audio_kernels::random::Rng;
 
@@ -110,6 +114,10 @@ pub struct AudioModel {
     diarizer: Diarizer,
     asr: AsrEncoder,
     fusion: Fusion,
+    /// The word-timestamp head, when the checkpoint holds it.
+    word_timestamps: Option<WordTimestampHead>,
+    /// Where the weights came from, for the error of a checkpoint without the head.
+    source: String,
 }
 
 impl AudioModel {
@@ -126,6 +134,57 @@ impl AudioModel {
     /// The GPU ASR encoder tower (weights and workspace), e.g. for benchmarks of the tower alone.
     pub fn asr_tower(&self) -> &Tower {
         self.asr.tower()
+    }
+
+    /// The word-timestamp head, or [`CheckpointError::NoWordTimestampHead`] when the checkpoint lacks it.
+    pub fn word_timestamp_head(&self) -> Result<&WordTimestampHead> {
+        self.word_timestamps
+            .as_ref()
+            .ok_or_else(|| CheckpointError::NoWordTimestampHead { dir: self.source.clone() }.into())
+    }
+
+    /// The word-timestamp head on a recording's ASR states (`get_word_timestamp_hidden_states` and
+    /// `get_word_timestamp_logits`): `[f·T, d]` hidden states and `[f·T, vocab]` logits. At the release vocabulary
+    /// the logits take about 140 MB per minute of audio.
+    pub fn word_timestamp_logits(&self, outputs: &AudioOutputs) -> Result<WordTimestampOutputs> {
+        self.word_timestamp_head()?.run(&outputs.asr_hidden, self.valid_encoder_frames(&outputs.features))
+    }
+
+    /// Speaker-attributed word timestamps of `transcript` on a recording this model encoded (Transformers'
+    /// `align_word_timestamps` with the speaker logits): the word-timestamp head runs on `outputs`' ASR states, its
+    /// log-probabilities are kept for the transcript's classes only (a long recording's full logits are never held),
+    /// and the alignment matches the transcript's `<spk:N>` tags to the diarizer's speakers.
+    pub fn align(
+        &self,
+        outputs: &AudioOutputs,
+        tokenizer: &AlignmentTokenizer,
+        transcript: &str,
+        options: &AlignOptions,
+    ) -> Result<Alignment> {
+        let head = self.word_timestamp_head()?;
+        let c = &self.config;
+        let vocab = c.word_timestamps.vocab_size;
+        let frames = Frames {
+            padded_mel: outputs.features.frames,
+            valid_mel: outputs.features.valid,
+            head: outputs.asr_hidden.len() / c.asr.hidden * c.word_timestamps.upsampling_factor,
+            subsampling: c.asr.subsampling,
+        };
+        let streams = alignment::tokenize(tokenizer, transcript, vocab, options)?;
+        let needed = alignment::num_frames(frames)?;
+        let mut log_probs = FrameLogProbs::new(vocab, streams.iter().flat_map(Stream::target));
+        head.for_each_block(&outputs.asr_hidden, self.valid_encoder_frames(&outputs.features), &mut |block| {
+            let rows = needed.saturating_sub(block.first_frame).min(block.logits.len() / vocab);
+            log_probs.push_logits(&block.logits[..rows * vocab]);
+            Ok(())
+        })?;
+        let speakers = SpeakerLogits { logits: &outputs.speaker_logits, speakers: c.diarization.speakers };
+        Ok(alignment::align_streams(&streams, &log_probs, frames, Some(speakers), options)?)
+    }
+
+    /// Encoder frames whose first mel frame is valid (upstream's frame mask).
+    pub(crate) fn valid_encoder_frames(&self, features: &Features) -> usize {
+        features.valid.div_ceil(self.config.asr.subsampling)
     }
 
     /// 16 kHz mono samples (at least [`MIN_SAMPLES`], all finite) → all outputs.
@@ -190,7 +249,8 @@ impl Model {
     ) -> Result<Self> {
         let matmul = &options.matmul;
         let names = ModelNames::detect(checkpoint)?;
-        checkpoint.check(&expected_tensors(&config, &names)?)?;
+        checkpoint.check(&expected_tensors(&config, &names, checkpoint)?)?;
+        let head_names = names.word_timestamp_names(checkpoint).ok();
         let diarizer = Diarizer {
             frontend: frontend(checkpoint, &names)?,
             sortformer: Sortformer::load_named(gpu, checkpoint, &names, config.diarization(), matmul)?,
@@ -199,6 +259,19 @@ impl Model {
             (ModelConfig::Transcribe(t), Some(asr), Some(fusion)) => Ok(Model::Transcribe(Box::new(AudioModel {
                 asr: AsrEncoder::load(gpu, checkpoint, asr, &t.asr, t.diarization.chunks, matmul)?,
                 fusion: Fusion::load(gpu, checkpoint, fusion, &t, matmul)?,
+                word_timestamps: match head_names {
+                    Some(names) => Some(WordTimestampHead::load_named(
+                        gpu,
+                        checkpoint,
+                        names,
+                        &t.word_timestamps,
+                        &t.asr,
+                        t.diarization.chunks,
+                        matmul,
+                    )?),
+                    None => None,
+                },
+                source: checkpoint.dir().display().to_string(),
                 diarizer,
                 config: t,
             }))),
@@ -223,14 +296,26 @@ impl Model {
         let head = weights::head(&mut store, &names.head, c)?;
         let diarizer = Diarizer { frontend: LogMel::new(None, None)?, sortformer: Sortformer::new(tower, head, c)? };
         let ModelConfig::Transcribe(t) = config else { return Ok(Model::Diarization(Box::new(diarizer))) };
-        let (Some(asr_names), Some(fusion_names)) = (&names.asr, &names.fusion) else {
-            return Err(Error::Internal("the NeMo name set lacks the ASR tower".into()));
+        let (Some(asr_names), Some(fusion_names), Some(head_names)) =
+            (&names.asr, &names.fusion, &names.word_timestamps)
+        else {
+            return Err(Error::Internal("the NeMo name set lacks the ASR tower or the word-timestamp head".into()));
         };
         let asr = Tower::new(gpu, t.asr.clone(), weights::encoder(&mut store, asr_names, &t.asr)?, &options.matmul)?;
         let fusion = weights::fusion(&mut store, fusion_names, t.asr.hidden, c.speakers, t.text_hidden)?;
+        crate::config::check_word_timestamp_width(&t.word_timestamps, &t.asr)?;
+        let head = weights::word_timestamps(&mut store, head_names, &t.word_timestamps)?;
         Ok(Model::Transcribe(Box::new(AudioModel {
             asr: AsrEncoder::new(asr, t.diarization.chunks),
             fusion: Fusion::new(gpu, fusion, t)?,
+            word_timestamps: Some(WordTimestampHead::new(
+                gpu,
+                head,
+                &t.word_timestamps,
+                t.diarization.chunks,
+                &options.matmul,
+            )?),
+            source: "random weights".into(),
             diarizer,
             config: t.clone(),
         })))
@@ -246,13 +331,22 @@ impl Model {
 }
 
 /// Every `(name, shape)` the audio module of `config` reads from a checkpoint named as `names` says.
-fn expected_tensors(config: &ModelConfig, names: &ModelNames) -> Result<Vec<(String, Vec<usize>)>> {
+fn expected_tensors(
+    config: &ModelConfig,
+    names: &ModelNames,
+    checkpoint: &Checkpoint,
+) -> Result<Vec<(String, Vec<usize>)>> {
     let mut expected = Expectations::default();
     weights::encoder(&mut expected, &names.diarization, &config.diarization().encoder)?;
     weights::head(&mut expected, &names.head, config.diarization())?;
     if let (ModelConfig::Transcribe(t), Some(asr), Some(fusion)) = (config, &names.asr, &names.fusion) {
         weights::encoder(&mut expected, asr, &t.asr)?;
         Fusion::expect(&mut expected, fusion, t)?;
+        // The word-timestamp head is optional: checked (and fetched) only where the checkpoint has it.
+        if let Ok(head) = names.word_timestamp_names(checkpoint) {
+            crate::config::check_word_timestamp_width(&t.word_timestamps, &t.asr)?;
+            weights::word_timestamps(&mut expected, head, &t.word_timestamps)?;
+        }
     }
     Ok(expected.0)
 }
@@ -262,7 +356,7 @@ fn expected_tensors(config: &ModelConfig, names: &ModelNames) -> Result<Vec<(Str
 #[cfg(feature = "hub")]
 pub(crate) fn audio_shards(config: &ModelConfig, checkpoint: &Checkpoint) -> Result<Vec<String>> {
     let names = ModelNames::detect(checkpoint)?;
-    let expected = expected_tensors(config, &names)?.into_iter().map(|(name, _)| name);
+    let expected = expected_tensors(config, &names, checkpoint)?.into_iter().map(|(name, _)| name);
     let front_end = [&names.window, &names.filterbank].into_iter().flatten().cloned();
     let mut shards: Vec<String> = expected
         .chain(front_end)

@@ -4,17 +4,28 @@
 use audio_kernels::reference as k;
 
 use crate::checkpoint::Checkpoint;
-use crate::config::{DiarizationConfig, EncoderConfig};
-use crate::error::Result;
+use crate::chunks::schedule;
+use crate::config::{ChunkConfig, DiarizationConfig, EncoderConfig, WordTimestampConfig};
+use crate::error::{Error, Result};
 use crate::names::ModelNames;
 use crate::tower::TowerKind;
 use crate::weights::{self, HostStore};
-pub use crate::weights::{EncoderWeights, HeadWeights, HostMatrix, Layer, Linear, Norm};
+pub use crate::weights::{EncoderWeights, HeadWeights, HostMatrix, Layer, Linear, Norm, WordTimestampWeights};
+use crate::word_timestamps::window_keys;
 
 /// f64 encoder weights.
 pub type HostEncoder = EncoderWeights<HostMatrix, Vec<f64>>;
 /// f64 Sortformer head weights.
 pub type HostHead = HeadWeights<HostMatrix, Vec<f64>>;
+
+/// f64 word-timestamp head weights (the upsampler already as its `[f·d, d]` matrix).
+pub type HostWordTimestamps = WordTimestampWeights<HostMatrix, Vec<f64>>;
+
+/// f64 copies of the word-timestamp head's weights in `checkpoint` (either Transcribe name set).
+pub fn load_word_timestamps(checkpoint: &Checkpoint, config: &WordTimestampConfig) -> Result<HostWordTimestamps> {
+    let names = ModelNames::detect(checkpoint)?;
+    weights::word_timestamps(&mut HostStore(checkpoint), names.word_timestamp_names(checkpoint)?, config)
+}
 
 /// f64 copies of the `kind` encoder's weights in `checkpoint` (any of the three name sets).
 pub fn load_encoder(checkpoint: &Checkpoint, kind: TowerKind, config: &EncoderConfig) -> Result<HostEncoder> {
@@ -48,17 +59,19 @@ fn layer_norm(norm: &Norm<Vec<f64>>, x: &[f64]) -> Vec<f64> {
     k::layer_norm(x, &norm.weight, &norm.bias, norm.weight.len(), EPS)
 }
 
-/// The input projection alone: stacked features → `[n, d]` (the Sortformer's cached embeddings).
-pub fn embed(w: &HostEncoder, features: &[f64], rows: usize) -> Vec<f64> {
-    let p = &w.input_projection;
-    k::linear(features, &p.data, None, rows, p.rows, p.cols)
+/// The input projection alone: stacked features → `[n, d]` (the Sortformer's cached embeddings). A tower without
+/// one (the word-timestamp encoder) is refused.
+pub fn embed(w: &HostEncoder, features: &[f64], rows: usize) -> Result<Vec<f64>> {
+    let p = w.input_projection.as_ref().ok_or_else(|| Error::Shape("this tower has no input projection".into()))?;
+    Ok(k::linear(features, &p.data, None, rows, p.rows, p.cols))
 }
 
-/// One sequence of `valid.len()` rows through the encoder; `valid[i]` marks row i as a real key.
-pub fn encoder(w: &HostEncoder, c: &EncoderConfig, input: TowerInput<'_, f64>, valid: &[bool]) -> Vec<f64> {
+/// One sequence of `valid.len()` rows through the encoder; `valid[i]` marks row i as a real key. Features into a
+/// tower without an input projection are refused.
+pub fn encoder(w: &HostEncoder, c: &EncoderConfig, input: TowerInput<'_, f64>, valid: &[bool]) -> Result<Vec<f64>> {
     let n = valid.len();
     let x = match input {
-        TowerInput::Features(f) => embed(w, f, n),
+        TowerInput::Features(f) => embed(w, f, n)?,
         TowerInput::Embeddings(e) => e.to_vec(),
     };
     let mut h = layer_norm(&w.embed_norm, &x);
@@ -73,7 +86,7 @@ pub fn encoder(w: &HostEncoder, c: &EncoderConfig, input: TowerInput<'_, f64>, v
         let inner: Vec<f64> = apply(&layer.fc1, &m, n).into_iter().map(k::gelu).collect();
         add(&mut h, &apply(&layer.fc2, &inner, n));
     }
-    layer_norm(&w.final_norm, &h)
+    Ok(layer_norm(&w.final_norm, &h))
 }
 
 /// Encoder output `[n, d]` → speaker logits `[n·subsampling, speakers]` (spec §1.2 head).
@@ -92,4 +105,52 @@ pub fn head(w: &HostHead, c: &DiarizationConfig, encoded: &[f64], n: usize) -> V
 
 fn add(h: &mut [f64], delta: &[f64]) {
     h.iter_mut().zip(delta).for_each(|(a, b)| *a += b);
+}
+
+/// One independent sequence of the word-timestamp encoder: ASR states `[n, d]` with their key flags → `[f·n, d]`
+/// hidden states. The upsampler's `[n, f·d]` product read as `[f·n, d]` is in time order; positions restart at 0;
+/// `y = x + residual_scale·LN_final(h)` with x the upsampled rows.
+pub fn word_timestamp_sequence(
+    w: &HostWordTimestamps,
+    c: &WordTimestampConfig,
+    states: &[f64],
+    valid: &[bool],
+) -> Result<Vec<f64>> {
+    let (n, f) = (valid.len(), c.upsampling_factor);
+    let up = &w.upsampler;
+    let bias: Vec<f64> = match up.bias.as_deref() {
+        Some(b) => (0..f).flat_map(|_| b.iter().copied()).collect(),
+        None => vec![0.0; up.weight.rows],
+    };
+    let x = k::linear(states, &up.weight.data, Some(&bias), n, up.weight.rows, up.weight.cols);
+    let keys: Vec<bool> = valid.iter().flat_map(|&v| std::iter::repeat_n(v, f)).collect();
+    let normed = encoder(&w.encoder, &c.encoder, TowerInput::Embeddings(&x), &keys)?;
+    Ok(x.iter().zip(&normed).map(|(x, h)| x + c.residual_scale * h).collect())
+}
+
+/// ASR states `[T, d]` with the first `valid_frames` encoder frames valid → `[f·T, d]` hidden states, each chunk of
+/// the ASR schedule run as its own sequence and its own frames kept (`get_word_timestamp_hidden_states`; a window
+/// without valid frames runs unmasked, where upstream gives NaN).
+pub fn word_timestamp_hidden_states(
+    w: &HostWordTimestamps,
+    c: &WordTimestampConfig,
+    chunks: &ChunkConfig,
+    states: &[f64],
+    valid_frames: usize,
+) -> Result<Vec<f64>> {
+    let (d, f) = (c.encoder.hidden, c.upsampling_factor);
+    let frames = states.len() / d;
+    let mut out = vec![0.0; frames * f * d];
+    for k in schedule(frames, chunks) {
+        let keys = window_keys(&k, valid_frames);
+        let y = word_timestamp_sequence(w, c, &states[k.context_start * d..k.context_end * d], &keys)?;
+        let rows = f * (k.end - k.start);
+        out[f * k.start * d..][..rows * d].copy_from_slice(&y[f * k.lookback() * d..][..rows * d]);
+    }
+    Ok(out)
+}
+
+/// Hidden states `[rows, d]` → raw CTC logits `[rows, vocab]` (the k=1 classifier), the blank last.
+pub fn word_timestamp_logits(w: &HostWordTimestamps, hidden: &[f64], rows: usize) -> Vec<f64> {
+    apply(&w.classifier, hidden, rows)
 }

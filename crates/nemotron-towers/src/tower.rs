@@ -197,6 +197,32 @@ impl Tower {
         finish(rec, &work.a, rows)
     }
 
+    /// [`Tower::run`] over `seqs` sequences of `seq_len` embedded rows that `stage` records into the `[rows, d]`
+    /// buffer it is handed (e.g. an upsampler's GEMM), in the same submission; `valid` marks each row's key.
+    pub(crate) fn run_staged<T>(
+        &self,
+        seqs: usize,
+        seq_len: usize,
+        valid: &[bool],
+        stage: impl FnOnce(&mut Recorder<'_>, &GpuBuffer) -> Result<()>,
+        finish: impl FnOnce(Recorder<'_>, &GpuBuffer, usize) -> Result<T>,
+    ) -> Result<T> {
+        let rows = seqs * seq_len;
+        if valid.len() != rows {
+            return Err(Error::Shape(format!("{} key flags for {seqs} sequences of {seq_len} rows", valid.len())));
+        }
+        self.check_rows(rows, &format!("a batch of {seqs} sequences of {seq_len} rows"))?;
+        let mut state = self.lock();
+        let (work, rope) = self.prepare(&mut state, rows.max(1), seq_len.max(1))?;
+        let mut rec = Recorder::new(&self.gpu);
+        if rows > 0 {
+            self.gpu.write_u32(&work.mask, 0, &valid.iter().map(|&v| v as u32).collect::<Vec<_>>())?;
+            stage(&mut rec, &work.x)?;
+            self.record(&mut rec, work, rope, InputKind::Embeddings, seqs, seq_len)?;
+        }
+        finish(rec, &work.a, rows)
+    }
+
     /// The input projection alone: stacked features `[n, subsampling·mel]` → `[n, d]`, in blocks
     /// of at most [`Tower::max_rows`] rows.
     pub fn embed(&self, features: &[f32]) -> Result<Vec<f32>> {
@@ -208,26 +234,25 @@ impl Tower {
         let mut out = Vec::with_capacity(features.len() / width * c.hidden);
         // Blocks of whole rows; a device too small for one row of the tower is refused here.
         self.check_rows(1.min(features.len()), "the input projection")?;
+        let projection = self.input_projection()?;
         let mut state = self.lock();
         for block in features.chunks(self.max_rows() * width) {
             let rows = block.len() / width;
             let (work, _) = self.prepare(&mut state, rows, 1)?;
             self.gpu.write_f32(&work.input, 0, block)?;
             let mut rec = Recorder::new(&self.gpu);
-            gemm(
-                &mut rec,
-                &work.input,
-                &self.weights.input_projection,
-                &work.x,
-                rows,
-                c.hidden,
-                width,
-                &Epilogue::default(),
-            )?;
+            gemm(&mut rec, &work.input, projection, &work.x, rows, c.hidden, width, &Epilogue::default())?;
             rec.submit()?;
             out.extend(self.gpu.read_f32_range(&work.x, 0, rows * c.hidden)?);
         }
         Ok(out)
+    }
+
+    /// The stacked-features projection; a tower without one (the word-timestamp encoder) takes embedded rows only.
+    fn input_projection(&self) -> Result<&Weight> {
+        self.weights.input_projection.as_ref().ok_or_else(|| {
+            Error::Shape("this tower has no input projection: it takes embedded rows, not features".into())
+        })
     }
 
     /// Refuses work of more than [`Tower::max_rows`] rows, naming the limit behind it.
@@ -316,7 +341,8 @@ impl Tower {
         let (d, rows) = (c.hidden, batch * seq_len);
         let w = &self.weights;
         if kind == InputKind::Features {
-            gemm(rec, &work.input, &w.input_projection, &work.x, rows, d, c.stacked_features(), &Epilogue::default())?;
+            let projection = self.input_projection()?;
+            gemm(rec, &work.input, projection, &work.x, rows, d, c.stacked_features(), &Epilogue::default())?;
         }
         norm(rec, &w.embed_norm, &work.x, &work.h, rows, d)?;
         // Pre-norm blocks: h is the residual stream, a the normalised input of the next product. The two residual

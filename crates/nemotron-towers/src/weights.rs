@@ -8,9 +8,9 @@ use audio_kernels::{MatmulOptions, Weight};
 use gpu_core::{Gpu, GpuBuffer, GpuError};
 
 use crate::checkpoint::Checkpoint;
-use crate::config::{DiarizationConfig, EncoderConfig};
+use crate::config::{DiarizationConfig, EncoderConfig, WordTimestampConfig};
 use crate::error::Result;
-use crate::names::{EncoderNames, FusionNames, HeadNames};
+use crate::names::{EncoderNames, FusionNames, HeadNames, WordTimestampNames};
 use crate::tensor_file::Tensor;
 
 /// LayerNorm parameters.
@@ -53,8 +53,9 @@ pub struct Layer<M, V> {
 /// A whole encoder tower.
 #[derive(Clone, Debug)]
 pub struct EncoderWeights<M, V> {
-    /// Stacked-features projection `[d, subsampling·mel]`, no bias.
-    pub input_projection: M,
+    /// Stacked-features projection `[d, subsampling·mel]`, no bias; `None` for a tower fed embedded rows only
+    /// (the word-timestamp encoder).
+    pub input_projection: Option<M>,
     /// `[d]` LayerNorm after the input projection (`embed_norm`).
     pub embed_norm: Norm<V>,
     /// The transformer blocks, in order (`layers.0` …).
@@ -78,6 +79,19 @@ pub struct HeadWeights<M, V> {
     pub silence: V,
 }
 
+/// The word-timestamp head: upsampler, encoder, classifier.
+#[derive(Clone, Debug)]
+pub struct WordTimestampWeights<M, V> {
+    /// The ConvTranspose1d (kernel = stride = f, weight `[d, d, f]` as `[in, out, k]`) as one `[f·d, d]` matrix:
+    /// row `j·d + o` is output channel `o` of phase `j`, so `x·Wᵀ` read row-major as `[f·n, d]` is in time order.
+    /// Bias `[d]`, the same for every phase.
+    pub upsampler: Linear<M, V>,
+    /// The transformer (no input projection).
+    pub encoder: EncoderWeights<M, V>,
+    /// The k=1 Conv1d `[vocab, d, 1]` as a `[vocab, d]` matrix + bias: the CTC logits, blank last.
+    pub classifier: Linear<M, V>,
+}
+
 /// Speaker fusion and the projector of a Transcribe checkpoint.
 #[derive(Clone, Debug)]
 pub struct FusionWeights<M, V> {
@@ -94,6 +108,22 @@ pub trait WeightStore {
     fn matrix(&mut self, parts: &[String], part_shape: &[usize], rows: usize, cols: usize) -> Result<Self::Matrix>;
     /// A vector of `len` values.
     fn vector(&mut self, name: &str, len: usize) -> Result<Self::Vector>;
+    /// The `[k·out, in]` matrix of a ConvTranspose1d weight `[in, out, k]` stored under `name`: element
+    /// `(j·out + o, c)` is `W[c, o, j]` (see [`WordTimestampWeights::upsampler`]).
+    fn transposed_conv(&mut self, name: &str, shape: [usize; 3]) -> Result<Self::Matrix>;
+}
+
+/// `[in, out, k]` → `[k·out, in]` (see [`WeightStore::transposed_conv`]).
+pub fn transposed_conv_rows<T: Copy + Default>(values: &[T], [inp, out, k]: [usize; 3]) -> Vec<T> {
+    let mut rows = vec![T::default(); values.len()];
+    for c in 0..inp {
+        for o in 0..out {
+            for j in 0..k {
+                rows[(j * out + o) * inp + c] = values[(c * out + o) * k + j];
+            }
+        }
+    }
+    rows
 }
 
 fn norm<S: WeightStore>(s: &mut S, module: &str, width: usize) -> Result<Norm<S::Vector>> {
@@ -117,8 +147,10 @@ pub fn encoder<S: WeightStore>(
     c: &EncoderConfig,
 ) -> Result<EncoderWeights<S::Matrix, S::Vector>> {
     let d = c.hidden;
-    let input_projection =
-        s.matrix(&[names.input_projection()], &[d, c.stacked_features()], d, c.stacked_features())?;
+    let input_projection = match names.input_projection() {
+        Some(name) => Some(s.matrix(&[name], &[d, c.stacked_features()], d, c.stacked_features())?),
+        None => None,
+    };
     let embed_norm = norm(s, &names.embed_norm(), d)?;
     let mut layers = Vec::with_capacity(c.layers);
     for l in 0..c.layers {
@@ -162,6 +194,25 @@ pub fn head<S: WeightStore>(
     })
 }
 
+/// Loads (or lists) the word-timestamp head.
+pub fn word_timestamps<S: WeightStore>(
+    s: &mut S,
+    names: &WordTimestampNames,
+    c: &WordTimestampConfig,
+) -> Result<WordTimestampWeights<S::Matrix, S::Vector>> {
+    let d = c.encoder.hidden;
+    let upsampler = Linear {
+        weight: s.transposed_conv(&format!("{}.weight", names.upsampler), [d, d, c.upsampling_factor])?,
+        bias: Some(s.vector(&format!("{}.bias", names.upsampler), d)?),
+    };
+    let encoder = encoder(s, &names.encoder, &c.encoder)?;
+    let classifier = Linear {
+        weight: s.matrix(&[format!("{}.weight", names.classifier)], &[c.vocab_size, d, 1], c.vocab_size, d)?,
+        bias: Some(s.vector(&format!("{}.bias", names.classifier), c.vocab_size)?),
+    };
+    Ok(WordTimestampWeights { upsampler, encoder, classifier })
+}
+
 /// Loads (or lists) the fusion norms and the projector.
 pub fn fusion<S: WeightStore>(
     s: &mut S,
@@ -190,6 +241,10 @@ impl WeightStore for Expectations {
     }
     fn vector(&mut self, name: &str, len: usize) -> Result<()> {
         self.0.push((name.to_string(), vec![len]));
+        Ok(())
+    }
+    fn transposed_conv(&mut self, name: &str, shape: [usize; 3]) -> Result<()> {
+        self.0.push((name.to_string(), shape.to_vec()));
         Ok(())
     }
 }
@@ -221,6 +276,10 @@ impl WeightStore for HostStore<'_> {
     fn vector(&mut self, name: &str, _: usize) -> Result<Vec<f64>> {
         Ok(self.0.f32(name)?.iter().map(|&v| v as f64).collect())
     }
+    fn transposed_conv(&mut self, name: &str, shape: [usize; 3]) -> Result<HostMatrix> {
+        let values: Vec<f64> = self.0.bf16(name)?.iter().map(|&b| half::bf16::from_bits(b).to_f64()).collect();
+        Ok(HostMatrix { rows: shape[2] * shape[1], cols: shape[0], data: transposed_conv_rows(&values, shape) })
+    }
 }
 
 /// Uploads bf16 matrices (packed two per word, see [`Weight`]) and f32 vectors.
@@ -246,6 +305,10 @@ impl WeightStore for GpuStore<'_> {
     }
     fn vector(&mut self, name: &str, _: usize) -> Result<GpuBuffer> {
         Ok(self.gpu.upload_f32(name, &self.checkpoint.f32(name)?)?)
+    }
+    fn transposed_conv(&mut self, name: &str, shape: [usize; 3]) -> Result<Weight> {
+        let bits = transposed_conv_rows(&self.checkpoint.bf16(name)?, shape);
+        Ok(Weight::upload(self.gpu, name, &bits, shape[2] * shape[1], shape[0], self.matmul)?)
     }
 }
 
@@ -282,6 +345,9 @@ impl WeightStore for RandomStore<'_> {
         fits_one_binding(self.gpu, name, len as u64 * 4)?;
         let t = random_tensor(name, &[len], &mut self.rng);
         Ok(self.gpu.upload_f32(name, bytemuck::cast_slice(&t.bytes))?)
+    }
+    fn transposed_conv(&mut self, name: &str, [inp, out, k]: [usize; 3]) -> Result<Weight> {
+        self.matrix(&[name.to_string()], &[], k * out, inp)
     }
 }
 

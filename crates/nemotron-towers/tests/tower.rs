@@ -34,6 +34,9 @@ fn towers_match_the_committed_goldens() {
     let gpu = test_gpu();
     for path in golden_files() {
         let golden = Golden::open(Checkpoint::open(&path).unwrap()).unwrap();
+        if golden.tower == GoldenTower::WordTimestamps {
+            continue; // tests/word_timestamps.rs
+        }
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let (config, kind) = golden.encoder().unwrap();
         let tower = Tower::load(gpu, &golden.checkpoint, kind, config, &test_matmul()).unwrap();
@@ -80,7 +83,7 @@ fn check_against_reference(
     let (rows, valid) = random_sequence(&mut rng, 43, c.stacked_features(), 38);
     let host = reference::load_encoder(checkpoint, kind, c).unwrap();
     let rows64: Vec<f64> = rows.iter().map(|&v| v as f64).collect();
-    let want = reference::encoder(&host, c, TowerInput::Features(&rows64), &valid);
+    let want = reference::encoder(&host, c, TowerInput::Features(&rows64), &valid).unwrap();
     let got = tower.forward(InputKind::Features, &[Sequence { rows: &rows, valid: &valid }]).unwrap();
     assert_close(&format!("{label} (seed {seed})"), &got[0], &want, TOLERANCE);
     got.into_iter().next().unwrap()

@@ -154,7 +154,8 @@ pub fn single_file_repo(case: &Path) -> Files {
 pub const LM_SHARD: &str = "model-00004-of-00004.safetensors";
 
 /// The bundled tiny checkpoint split over three shards (tensors dealt round-robin in name order) with
-/// `model.safetensors.index.json`, plus a fourth shard of language-model tensors that the audio module never reads.
+/// `model.safetensors.index.json`, plus a fourth shard of language-model tensors that the audio module never reads,
+/// and the alignment tokenizer.
 pub fn sharded_repo(case: &Path) -> Files {
     let checkpoint = Checkpoint::open(&case.join("model.safetensors")).expect("open bundled model");
     let mut names: Vec<String> = checkpoint.names().map(str::to_owned).collect();
@@ -184,6 +185,11 @@ pub fn sharded_repo(case: &Path) -> Files {
     files.insert(LM_SHARD.to_owned(), serialize(&lm, Default::default()).expect("LM shard"));
     let index = serde_json::json!({ "metadata": { "total_size": 0 }, "weight_map": weight_map });
     files.insert("model.safetensors.index.json".to_owned(), index.to_string().into_bytes());
-    files.insert("config.json".to_owned(), std::fs::read(case.join("config.json")).expect("read config"));
+    for name in ["config.json", ALIGNMENT_TOKENIZER] {
+        files.insert(name.to_owned(), std::fs::read(case.join(name)).expect("read bundled file"));
+    }
     files
 }
+
+/// The alignment tokenizer of [`sharded_repo`] (the single-file repo has none).
+pub const ALIGNMENT_TOKENIZER: &str = "alignment_tokenizer/tokenizer.json";

@@ -6,6 +6,7 @@ use hf_hub::api::sync::{Api, ApiBuilder, ApiError};
 use hf_hub::{Cache, Repo, RepoType};
 
 use super::{HubError, HubOptions, RepoId};
+use crate::alignment::TOKENIZER_DIR;
 use crate::checkpoint::{Checkpoint, INDEX_FILE};
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
@@ -15,10 +16,13 @@ pub type DownloadProgress<'a> = &'a mut dyn FnMut(&str, u64, u64);
 
 const CONFIG_FILE: &str = "config.json";
 const SINGLE_FILE: &str = "model.safetensors";
+/// The files of the alignment tokenizer (under [`TOKENIZER_DIR`]) that `align` reads, when the repository has them.
+const ALIGNMENT_TOKENIZER_FILES: [&str; 2] = ["tokenizer.json", "tokenizer_config.json"];
 
 /// Fetches what the audio module of `id` needs into the cache (or finds it there) and returns the snapshot folder
 /// holding it, ready for [`crate::Model::load`]: `config.json`, then `model.safetensors.index.json` and the shards
-/// holding audio tensors, or `model.safetensors` when the checkpoint is one file.
+/// holding audio tensors, or `model.safetensors` when the checkpoint is one file; and the alignment tokenizer
+/// (`alignment_tokenizer/tokenizer.json` and its config) when the repository has one.
 ///
 /// Online, `config.json` and the index are asked for every time (they are small, and say which commit the
 /// revision is at now); shards already in that commit's snapshot are not fetched again. When the Hub cannot be
@@ -48,6 +52,19 @@ pub fn fetch_audio_model(id: &RepoId, options: &HubOptions, progress: DownloadPr
     };
     if weights.iter().any(|path| path.parent() != Some(snapshot.as_path())) {
         return Err(HubError::Changed { repo: id.repo.clone(), revision: id.revision.clone() }.into());
+    }
+    for file in ALIGNMENT_TOKENIZER_FILES {
+        let file = format!("{TOKENIZER_DIR}/{file}");
+        match hub.file(&file, Some(&snapshot), progress) {
+            Ok(_) => {}
+            // Optional: only `align` reads it, and says so when it is missing.
+            Err(Error::Hub(
+                HubError::FileNotFound { .. } | HubError::NotCached { .. } | HubError::Unreachable { .. },
+            )) => {
+                log::info!("{id} has no {file}; word alignment will not be available");
+            }
+            Err(e) => return Err(e),
+        }
     }
     Ok(snapshot)
 }

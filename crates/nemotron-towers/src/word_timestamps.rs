@@ -1,0 +1,297 @@
+//! The word-timestamp head on the GPU (Transformers 5.23 `get_word_timestamp_hidden_states` and
+//! `get_word_timestamp_logits`; NeMo `ctc_timestamp`): ASR states `[T, d]` → per chunk of the ASR schedule, the
+//! transposed-convolution upsampler (one GEMM whose `[n, f·d]` output is the `[f·n, d]` frames in time order), the
+//! transformer ([`Tower`], positions restarting at 0 per chunk), `y = x + residual_scale·LN(h)`, and the k=1
+//! classifier → `[f·T, vocab]` CTC logits. Chunks run in batches, one submission per batch, as the ASR tower does.
+
+use std::sync::Mutex;
+
+use audio_kernels::{Epilogue, MatmulOptions, Weight, gemm};
+use gpu_core::{Gpu, GpuBuffer, Profile, Recorder, Timing};
+
+use crate::checkpoint::Checkpoint;
+use crate::chunks::{Chunk, MAX_CHUNKS_PER_BATCH, schedule};
+use crate::config::{ChunkConfig, EncoderConfig, TranscribeConfig, WordTimestampConfig, check_word_timestamp_width};
+use crate::error::{Error, Result};
+use crate::names::{ModelNames, WordTimestampNames};
+use crate::tower::Tower;
+use crate::weights::{self, Expectations, GpuStore, Linear, Norm, WordTimestampWeights};
+use crate::workspace::reuse_or_make;
+
+/// Consecutive head frames of one batch of chunks, in time order.
+#[derive(Clone, Copy, Debug)]
+pub struct HeadBlock<'a> {
+    /// Index of the first head frame (`upsampling_factor ·` the first chunk's start).
+    pub first_frame: usize,
+    /// `[frames, d]` hidden states (`word_timestamp_hidden_states`).
+    pub hidden: &'a [f32],
+    /// `[frames, vocab]` raw logits, the blank last (`word_timestamp_logits`).
+    pub logits: &'a [f32],
+}
+
+/// Both outputs of the head over a whole recording.
+#[derive(Clone, Debug)]
+pub struct WordTimestampOutputs {
+    /// `[f·T, d]` hidden states.
+    pub hidden: Vec<f32>,
+    /// `[f·T, vocab]` raw logits (rows past the valid frames are computed but meaningless, as upstream's).
+    pub logits: Vec<f32>,
+}
+
+/// Which encoder frames of a chunk's window are keys: the valid ones. A window without any (only a recording
+/// padded to a longer one's length has one) is run unmasked: upstream's eager attention gives NaN rows there and
+/// its sdpa attention garbage, rows the alignment never reads; unmasked, they do not depend on the batch.
+pub(crate) fn window_keys(k: &Chunk, valid_frames: usize) -> Vec<bool> {
+    let keys: Vec<bool> = (k.context_start..k.context_end).map(|t| t < valid_frames).collect();
+    if keys.contains(&true) { keys } else { vec![true; keys.len()] }
+}
+
+/// GPU buffers of one batch: the ASR states of the chunks' windows, and the kept frames' outputs.
+struct HeadWorkspace {
+    state_rows: usize,
+    kept_rows: usize,
+    states: GpuBuffer,
+    hidden: GpuBuffer,
+    logits: GpuBuffer,
+}
+
+impl HeadWorkspace {
+    fn new(gpu: &Gpu, c: &WordTimestampConfig, state_rows: usize, kept_rows: usize) -> Result<Self> {
+        let d = c.encoder.hidden;
+        Ok(Self {
+            state_rows,
+            kept_rows,
+            states: gpu.zeros("word-timestamp states", state_rows * d)?,
+            hidden: gpu.zeros("word-timestamp hidden", kept_rows * d)?,
+            logits: gpu.zeros("word-timestamp logits", kept_rows * c.vocab_size)?,
+        })
+    }
+}
+
+/// The word-timestamp encoder, upsampler and classifier on the GPU.
+pub struct WordTimestampHead {
+    tower: Tower,
+    /// The upsampler with its bias repeated for each of the `f` phases of the `[f·d]`-wide GEMM output.
+    upsampler: Linear<Weight, GpuBuffer>,
+    classifier: Linear<Weight, GpuBuffer>,
+    config: WordTimestampConfig,
+    chunks: ChunkConfig,
+    workspace: Mutex<Option<HeadWorkspace>>,
+}
+
+impl WordTimestampHead {
+    /// The head of a Transcribe checkpoint (either name set; all tensor problems reported at once), reading the ASR
+    /// tower's states in its chunk schedule.
+    pub fn load(gpu: &Gpu, checkpoint: &Checkpoint, config: &TranscribeConfig, matmul: &MatmulOptions) -> Result<Self> {
+        let names = ModelNames::detect(checkpoint)?;
+        let names = names.word_timestamp_names(checkpoint)?;
+        Self::load_named(
+            gpu,
+            checkpoint,
+            names,
+            &config.word_timestamps,
+            &config.asr,
+            config.diarization.chunks,
+            matmul,
+        )
+    }
+
+    /// Checks every tensor of the head (all problems at once), then uploads. `asr` is the tower whose states the
+    /// head reads; `chunks` its schedule.
+    pub(crate) fn load_named(
+        gpu: &Gpu,
+        checkpoint: &Checkpoint,
+        names: &WordTimestampNames,
+        config: &WordTimestampConfig,
+        asr: &EncoderConfig,
+        chunks: ChunkConfig,
+        matmul: &MatmulOptions,
+    ) -> Result<Self> {
+        check_word_timestamp_width(config, asr)?;
+        let mut expected = Expectations::default();
+        weights::word_timestamps(&mut expected, names, config)?;
+        checkpoint.check(&expected.0)?;
+        let weights = weights::word_timestamps(&mut GpuStore { checkpoint, gpu, matmul }, names, config)?;
+        Self::new(gpu, weights, config, chunks, matmul)
+    }
+
+    /// The head from uploaded weights (the upsampler already as its `[f·d, d]` matrix).
+    pub fn new(
+        gpu: &Gpu,
+        weights: WordTimestampWeights<Weight, GpuBuffer>,
+        config: &WordTimestampConfig,
+        chunks: ChunkConfig,
+        matmul: &MatmulOptions,
+    ) -> Result<Self> {
+        let (d, f) = (config.encoder.hidden, config.upsampling_factor);
+        let WordTimestampWeights { upsampler, mut encoder, classifier } = weights;
+        let read = |buffer: &GpuBuffer| gpu.read_f32_range(buffer, 0, d);
+        let bias = match &upsampler.bias {
+            Some(bias) => read(bias)?,
+            None => vec![0.0; d],
+        };
+        let tiled: Vec<f32> = (0..f).flat_map(|_| bias.iter().copied()).collect();
+        let upsampler = Linear { weight: upsampler.weight, bias: Some(gpu.upload_f32("upsampler bias", &tiled)?) };
+        // `x + s·LN(h)`: the scale folds into the final norm's affine (s·(γ·n + β) = (s·γ)·n + s·β), and the
+        // upsampler's GEMM accumulates x onto it, so no kernel beyond the tower's is needed.
+        let s = config.residual_scale as f32;
+        let scaled = |buffer: &GpuBuffer, label: &str| -> Result<GpuBuffer> {
+            let values: Vec<f32> = read(buffer)?.iter().map(|v| v * s).collect();
+            Ok(gpu.upload_f32(label, &values)?)
+        };
+        encoder.final_norm = Norm {
+            weight: scaled(&encoder.final_norm.weight, "scaled final norm weight")?,
+            bias: scaled(&encoder.final_norm.bias, "scaled final norm bias")?,
+        };
+        Ok(Self {
+            tower: Tower::new(gpu, config.encoder.clone(), encoder, matmul)?,
+            upsampler,
+            classifier,
+            config: config.clone(),
+            chunks,
+            workspace: Mutex::new(None),
+        })
+    }
+
+    /// The head's resolved config.
+    pub fn config(&self) -> &WordTimestampConfig {
+        &self.config
+    }
+
+    /// The transformer alone (its final norm carries the residual scale).
+    pub fn tower(&self) -> &Tower {
+        &self.tower
+    }
+
+    /// ASR states `[T, d]` (as the ASR tower outputs them, before `asr_norm`) with the first `valid_frames` encoder
+    /// frames valid → hidden states and logits of all `f·T` head frames.
+    pub fn run(&self, asr_hidden: &[f32], valid_frames: usize) -> Result<WordTimestampOutputs> {
+        let (d, vocab) = (self.config.encoder.hidden, self.config.vocab_size);
+        let frames = asr_hidden.len() / d * self.config.upsampling_factor;
+        let mut out = WordTimestampOutputs { hidden: Vec::with_capacity(frames * d), logits: Vec::new() };
+        out.logits.reserve(frames * vocab);
+        self.for_each_block(asr_hidden, valid_frames, &mut |block| {
+            out.hidden.extend_from_slice(block.hidden);
+            out.logits.extend_from_slice(block.logits);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// [`WordTimestampHead::run`] handing each batch's frames to `sink` as they are read back, so a caller that
+    /// keeps only part of the logits (the alignment keeps its transcript's classes) never holds all of them.
+    pub fn for_each_block(
+        &self,
+        asr_hidden: &[f32],
+        valid_frames: usize,
+        sink: &mut dyn FnMut(HeadBlock<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let (d, vocab, f) = (self.config.encoder.hidden, self.config.vocab_size, self.config.upsampling_factor);
+        let frames = self.check_states(asr_hidden, valid_frames)?;
+        for group in schedule(frames, &self.chunks).chunks(self.chunks_per_batch()) {
+            let (hidden, logits) = self.batch(asr_hidden, valid_frames, group, |rec, work, kept| {
+                rec.submit()?;
+                let gpu = self.tower.gpu();
+                Ok((gpu.read_f32_range(&work.hidden, 0, kept * d)?, gpu.read_f32_range(&work.logits, 0, kept * vocab)?))
+            })?;
+            sink(HeadBlock { first_frame: f * group[0].start, hidden: &hidden, logits: &logits })?;
+        }
+        Ok(())
+    }
+
+    /// GPU times of the head over `asr_hidden` (one profile per submission), for benchmarks.
+    pub fn timed(&self, asr_hidden: &[f32], valid_frames: usize, timing: Timing) -> Result<Vec<Profile>> {
+        let frames = self.check_states(asr_hidden, valid_frames)?;
+        schedule(frames, &self.chunks)
+            .chunks(self.chunks_per_batch())
+            .map(|group| {
+                self.batch(asr_hidden, valid_frames, group, |rec, _, _| {
+                    Ok(rec.with_timing(timing).submit_profiled()?)
+                })
+            })
+            .collect()
+    }
+
+    /// Chunks per submission: as many as the tower's storage bindings and the logits binding hold, at most
+    /// 8 (the ASR tower's cap).
+    pub fn chunks_per_batch(&self) -> usize {
+        let (c, f) = (&self.chunks, self.config.upsampling_factor);
+        let window = f * (c.length + c.left_context + c.right_context);
+        let limit = self.tower.gpu().limits().max_storage_buffer_binding_size as usize;
+        let logits = limit / (4 * f * c.length * self.config.vocab_size).max(1);
+        (self.tower.max_rows() / window.max(1)).min(logits).clamp(1, MAX_CHUNKS_PER_BATCH)
+    }
+
+    /// Encoder frames of `asr_hidden`, checked against the width and `valid_frames`.
+    fn check_states(&self, asr_hidden: &[f32], valid_frames: usize) -> Result<usize> {
+        let d = self.config.encoder.hidden;
+        let frames = asr_hidden.len() / d;
+        if asr_hidden.len() != frames * d || valid_frames > frames {
+            return Err(Error::Shape(format!(
+                "word-timestamp head: {} ASR values are not {frames} frames of {d} with {valid_frames} valid",
+                asr_hidden.len()
+            )));
+        }
+        Ok(frames)
+    }
+
+    /// Records one batch of chunks (upsampler, tower, residual, classifier on the kept frames) and hands the
+    /// recorder, the workspace and the number of kept frames to `finish`, which submits and reads back.
+    fn batch<T>(
+        &self,
+        asr_hidden: &[f32],
+        valid_frames: usize,
+        group: &[Chunk],
+        finish: impl FnOnce(Recorder<'_>, &HeadWorkspace, usize) -> Result<T>,
+    ) -> Result<T> {
+        let (d, f, vocab) = (self.config.encoder.hidden, self.config.upsampling_factor, self.config.vocab_size);
+        let window = group.iter().map(|k| k.context_end - k.context_start).max().unwrap_or(0);
+        let (seqs, seq_len) = (group.len(), f * window);
+        let kept: usize = group.iter().map(|k| f * (k.end - k.start)).sum();
+        let mut states = vec![0.0f32; seqs * window * d];
+        // Upstream's key mask: encoder frame t's validity repeated for its f head frames; padding rows are keys
+        // of no sequence.
+        let mut valid = vec![false; seqs * seq_len];
+        for (i, k) in group.iter().enumerate() {
+            let rows = &asr_hidden[k.context_start * d..k.context_end * d];
+            states[i * window * d..][..rows.len()].copy_from_slice(rows);
+            let keys = window_keys(k, valid_frames);
+            for (r, flag) in valid[i * seq_len..][..f * keys.len()].iter_mut().enumerate() {
+                *flag = keys[r / f];
+            }
+        }
+        let mut guard = self.workspace.lock().unwrap_or_else(|p| p.into_inner());
+        let gpu = self.tower.gpu();
+        let work = reuse_or_make(
+            &mut guard,
+            |w| w.state_rows >= seqs * window && w.kept_rows >= kept,
+            || HeadWorkspace::new(gpu, &self.config, (seqs * window).next_multiple_of(64), kept.next_multiple_of(64)),
+        )?;
+        gpu.write_f32(&work.states, 0, &states)?;
+        let up = &self.upsampler;
+        let upsample = |rec: &mut Recorder<'_>, out: &GpuBuffer, accumulate: bool| -> Result<()> {
+            let epilogue = Epilogue { bias: up.bias.as_ref(), accumulate, ..Epilogue::default() };
+            Ok(gemm(rec, &work.states, &up.weight, out, seqs * window, f * d, d, &epilogue)?)
+        };
+        self.tower.run_staged(
+            seqs,
+            seq_len,
+            &valid,
+            |rec, x| upsample(rec, x, false),
+            |mut rec, normed, _| {
+                // `normed` holds s·LN(h); adding the upsampled rows again gives y = x + s·LN(h).
+                upsample(&mut rec, normed, true)?;
+                let mut row = 0;
+                for (i, k) in group.iter().enumerate() {
+                    let rows = f * (k.end - k.start);
+                    rec.copy(normed, (i * seq_len + f * k.lookback()) * d, &work.hidden, row * d, rows * d)?;
+                    row += rows;
+                }
+                let c = &self.classifier;
+                let epilogue = Epilogue { bias: c.bias.as_ref(), ..Epilogue::default() };
+                gemm(&mut rec, &work.hidden, &c.weight, &work.logits, kept, vocab, d, &epilogue)?;
+                finish(rec, work, kept)
+            },
+        )
+    }
+}
