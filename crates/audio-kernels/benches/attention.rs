@@ -3,7 +3,7 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 use audio_kernels::attention;
-use audio_kernels::testing::{Rng, test_gpu, test_matmul};
+use audio_kernels::testing::{Rng, test_gpu};
 use gpu_core::Recorder;
 
 /// (seqs, seq_len, heads, head_dim).
@@ -26,8 +26,7 @@ fn bench(c: &mut Criterion) {
         group.bench_function(id, |b| {
             b.iter(|| {
                 let mut rec = Recorder::new(gpu);
-                attention(&mut rec, &qkv, &key_valid, &out, seqs, seq_len, heads, head_dim, test_matmul().precision)
-                    .unwrap();
+                attention(&mut rec, &qkv, &key_valid, &out, seqs, seq_len, heads, head_dim).unwrap();
                 rec.submit().unwrap();
                 gpu.wait().unwrap();
             })

@@ -1,13 +1,9 @@
-//! Masked multi-head attention launchers, flash style: on tensor cores (`shaders/attention_coop.wgsl`, f32-accurate,
-//! for head dims that are a multiple of the matrix size) where the precision allows and the device has them, else
-//! the f32 kernel (`shaders/attention.wgsl`, any head dim up to 128).
+//! Masked multi-head attention launcher (`shaders/attention.wgsl`), flash style.
 
 use gpu_core::{Access, GpuBuffer, GpuError, KernelSpec, KernelVariant, Recorder, Result, wgpu};
 
-use crate::coop::Matrices;
-use crate::gemm::Precision;
 use crate::launch::{grid, require};
-use crate::shaders::{ATTENTION, ATTENTION_COOP8, ATTENTION_COOP16};
+use crate::shaders::ATTENTION;
 
 /// Largest head dimension the kernel handles.
 pub const MAX_HEAD_DIM: usize = 128;
@@ -89,40 +85,12 @@ fn spec<'a>(constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
     KernelSpec { shader: &ATTENTION, entry: "attention", constants, bindings: BINDINGS }
 }
 
-/// Subgroups per workgroup (T queries each) and key tiles per block of the tensor-core kernel: 2 and 2 keep every
-/// head dim up to 128 within 48 KiB of workgroup memory (44.4 KiB at 128 with 16×16 matrices).
-const COOP_SUBGROUPS: usize = 2;
-const COOP_KEY_TILES: usize = 2;
-
-/// The tensor-core kernel for `matrices`, or `None` where the head dim is not a multiple of the matrix size.
-fn coop_spec_constants(matrices: Matrices, head_dim: usize) -> Option<[(&'static str, f64); 4]> {
-    (head_dim.is_multiple_of(matrices.t) && head_dim <= MAX_HEAD_DIM).then_some([
-        ("SUBGROUP", matrices.subgroup as f64),
-        ("SG_Q", COOP_SUBGROUPS as f64),
-        ("KEY_TILES", COOP_KEY_TILES as f64),
-        ("D_TILES", (head_dim / matrices.t) as f64),
-    ])
-}
-
-fn coop_spec<'a>(matrices: Matrices, constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
-    let shader = if matrices.t == 16 { &ATTENTION_COOP16 } else { &ATTENTION_COOP8 };
-    KernelSpec { shader, entry: "attention_coop", constants, bindings: BINDINGS }
-}
-
-/// Every pipeline this launcher can build, for shader validation: the f32 kernel at each padded head dim and key
-/// tile, the tensor-core kernel at the towers' head dims (64, 80, 128) for both matrix sizes.
+/// Every pipeline this launcher can build, for shader validation.
 pub fn variants() -> Vec<KernelVariant> {
     let mut variants = Vec::new();
     for head_dim in HEAD_DIMS {
         for block_keys in [16, 32] {
             variants.push(KernelVariant::from(&spec(&Tiling { head_dim, block_keys }.constants())));
-        }
-    }
-    for matrices in Matrices::USUAL {
-        for head_dim in [64, 80, 128] {
-            if let Some(constants) = coop_spec_constants(matrices, head_dim) {
-                variants.push(KernelVariant::from(&coop_spec(matrices, &constants)));
-            }
         }
     }
     variants
@@ -135,9 +103,7 @@ pub fn variants() -> Vec<KernelVariant> {
 /// `[h·head_dim, (h+1)·head_dim)` of each), `d = heads·head_dim`; `key_valid` one u32 per row
 /// (0 = padding key, excluded); `out` f32 `[seqs·seq_len, d]`. A sequence without any valid key
 /// attends uniformly to all its keys, as Transformers' eager attention does. `head_dim` ≤ 128;
-/// `seq_len` has no limit. Needs subgroup operations (head_dim/16 lanes, rounded up to 2, 4 or 8). With
-/// [`Precision::Auto`] the tensor cores compute it where the device has them and `head_dim` is a multiple of their
-/// matrix size.
+/// `seq_len` has no limit. Needs subgroup operations (head_dim/16 lanes, rounded up to 2, 4 or 8).
 #[allow(clippy::too_many_arguments)]
 pub fn attention(
     rec: &mut Recorder<'_>,
@@ -148,7 +114,6 @@ pub fn attention(
     seq_len: usize,
     heads: usize,
     head_dim: usize,
-    precision: Precision,
 ) -> Result<()> {
     let rows = seqs * seq_len;
     let width = heads * head_dim;
@@ -167,35 +132,21 @@ pub fn attention(
             max: 0,
         });
     }
-    let coop = Matrices::of(gpu)
-        .filter(|_| precision == Precision::Auto)
-        .and_then(|matrices| Some((matrices, coop_spec_constants(matrices, head_dim)?)));
-    if let Some((matrices, constants)) = coop {
-        let kernel = gpu.kernel(&coop_spec(matrices, &constants))?;
-        let block = COOP_SUBGROUPS * matrices.t;
-        let params = params(seqs, seq_len, heads, head_dim, block);
-        let dispatch = grid(rec, params.workgroups as usize);
-        return rec.dispatch(&kernel, &[qkv, key_valid, out], &params, dispatch);
-    }
     let subgroup_min = gpu.adapter_info().subgroup_min_size;
     let tiling = Tiling::choose(head_dim, subgroup_min, gpu.limits().max_compute_workgroup_storage_size)?;
-    let params = params(seqs, seq_len, heads, head_dim, BLOCK_QUERIES);
-    let kernel = rec.gpu().kernel(&spec(&tiling.constants()))?;
-    let dispatch = grid(rec, params.workgroups as usize);
-    rec.dispatch(&kernel, &[qkv, key_valid, out], &params, dispatch)
-}
-
-/// Parameters for workgroups of `block` queries.
-fn params(seqs: usize, seq_len: usize, heads: usize, head_dim: usize, block: usize) -> Params {
-    let query_blocks = seq_len.div_ceil(block);
-    Params {
+    let query_blocks = seq_len.div_ceil(BLOCK_QUERIES);
+    let workgroups = seqs * heads * query_blocks;
+    let params = Params {
         seq_len: seq_len as u32,
         heads: heads as u32,
         head_dim: head_dim as u32,
         query_blocks: query_blocks as u32,
-        workgroups: (seqs * heads * query_blocks) as u32,
+        workgroups: workgroups as u32,
         scale: (1.0 / (head_dim as f64).sqrt()) as f32,
-    }
+    };
+    let kernel = rec.gpu().kernel(&spec(&tiling.constants()))?;
+    let dispatch = grid(rec, workgroups);
+    rec.dispatch(&kernel, &[qkv, key_valid, out], &params, dispatch)
 }
 
 #[cfg(test)]

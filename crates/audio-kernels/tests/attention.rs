@@ -5,10 +5,9 @@
 
 use std::time::Instant;
 
-use audio_kernels::Precision;
 use audio_kernels::attention;
 use audio_kernels::reference;
-use audio_kernels::testing::{Rng, assert_close, f32_to_f64, fresh_seed, poisoned, test_gpu, test_matmul};
+use audio_kernels::testing::{Rng, assert_close, f32_to_f64, fresh_seed, poisoned, test_gpu};
 use gpu_core::Recorder;
 
 /// f32 softmax and accumulation against an f64 reference.
@@ -88,18 +87,7 @@ fn run_gpu(shape: Shape, inputs: &Inputs) -> (Vec<f32>, f64) {
     let key_valid = gpu.upload_u32("key_valid", &valid).unwrap();
     let out = poisoned(gpu, "out", shape.rows() * shape.width());
     let mut rec = Recorder::new(gpu);
-    attention(
-        &mut rec,
-        &qkv,
-        &key_valid,
-        &out,
-        shape.seqs,
-        shape.seq_len,
-        shape.heads,
-        shape.head_dim,
-        test_matmul().precision,
-    )
-    .unwrap();
+    attention(&mut rec, &qkv, &key_valid, &out, shape.seqs, shape.seq_len, shape.heads, shape.head_dim).unwrap();
     let start = Instant::now();
     rec.submit().unwrap();
     let got = gpu.read_f32(&out).unwrap();
@@ -175,12 +163,12 @@ fn rejects_short_buffers_and_wide_heads() {
     let small = gpu.zeros("small", 10).unwrap();
     let big = gpu.zeros("big", 4096).unwrap();
     let mut rec = Recorder::new(gpu);
-    let err = attention(&mut rec, &small, &big, &big, 1, 4, 2, 8, Precision::Auto).unwrap_err();
+    let err = attention(&mut rec, &small, &big, &big, 1, 4, 2, 8).unwrap_err();
     assert!(err.to_string().contains("attention qkv"), "{err}");
-    let err = attention(&mut rec, &big, &small, &big, 1, 16, 1, 8, Precision::Auto).unwrap_err();
+    let err = attention(&mut rec, &big, &small, &big, 1, 16, 1, 8).unwrap_err();
     assert!(err.to_string().contains("attention key_valid"), "{err}");
-    let err = attention(&mut rec, &big, &big, &small, 1, 4, 2, 8, Precision::Auto).unwrap_err();
+    let err = attention(&mut rec, &big, &big, &small, 1, 4, 2, 8).unwrap_err();
     assert!(err.to_string().contains("attention output"), "{err}");
-    let err = attention(&mut rec, &big, &big, &big, 1, 2, 1, 129, Precision::Auto).unwrap_err();
+    let err = attention(&mut rec, &big, &big, &big, 1, 2, 1, 129).unwrap_err();
     assert!(err.to_string().contains("head_dim"), "{err}");
 }

@@ -287,12 +287,7 @@ impl Model {
         let mut store = RandomStore { gpu, rng: Rng::new(seed), matmul: &options.matmul };
         let names = ModelNames::nemo();
         let c = config.diarization();
-        let tower = Tower::new(
-            gpu,
-            c.encoder.clone(),
-            weights::encoder(&mut store, &names.diarization, &c.encoder)?,
-            &options.matmul,
-        )?;
+        let tower = Tower::new(gpu, c.encoder.clone(), weights::encoder(&mut store, &names.diarization, &c.encoder)?)?;
         let head = weights::head(&mut store, &names.head, c)?;
         let diarizer = Diarizer { frontend: LogMel::new(None, None)?, sortformer: Sortformer::new(tower, head, c)? };
         let ModelConfig::Transcribe(t) = config else { return Ok(Model::Diarization(Box::new(diarizer))) };
@@ -301,20 +296,14 @@ impl Model {
         else {
             return Err(Error::Internal("the NeMo name set lacks the ASR tower or the word-timestamp head".into()));
         };
-        let asr = Tower::new(gpu, t.asr.clone(), weights::encoder(&mut store, asr_names, &t.asr)?, &options.matmul)?;
+        let asr = Tower::new(gpu, t.asr.clone(), weights::encoder(&mut store, asr_names, &t.asr)?)?;
         let fusion = weights::fusion(&mut store, fusion_names, t.asr.hidden, c.speakers, t.text_hidden)?;
         crate::config::check_word_timestamp_width(&t.word_timestamps, &t.asr)?;
         let head = weights::word_timestamps(&mut store, head_names, &t.word_timestamps)?;
         Ok(Model::Transcribe(Box::new(AudioModel {
             asr: AsrEncoder::new(asr, t.diarization.chunks),
             fusion: Fusion::new(gpu, fusion, t)?,
-            word_timestamps: Some(WordTimestampHead::new(
-                gpu,
-                head,
-                &t.word_timestamps,
-                t.diarization.chunks,
-                &options.matmul,
-            )?),
+            word_timestamps: Some(WordTimestampHead::new(gpu, head, &t.word_timestamps, t.diarization.chunks)?),
             source: "random weights".into(),
             diarizer,
             config: t.clone(),

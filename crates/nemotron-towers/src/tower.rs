@@ -4,12 +4,12 @@
 
 use std::sync::{Mutex, MutexGuard};
 
+use audio_kernels::MatmulOptions;
 use audio_kernels::gemm::{auto_slices, gemm_partials};
 use audio_kernels::{
     Activation, Epilogue, LAYER_NORM_EPS, QkNorm, RopeTable, Weight, attention, gemm, layer_norm, qk_norm_rope,
     residual_layer_norm,
 };
-use audio_kernels::{MatmulOptions, Precision};
 use gpu_core::{Gpu, GpuBuffer, GpuError, Profile, Recorder, Timing};
 
 use crate::checkpoint::Checkpoint;
@@ -82,8 +82,6 @@ pub struct Tower {
     weights: GpuEncoder,
     /// Zeros of width d: the bias of a residual product that has none.
     zero_bias: GpuBuffer,
-    /// Whether attention may run on tensor cores (the products follow their weights).
-    precision: Precision,
     state: Mutex<TowerState>,
 }
 
@@ -118,14 +116,14 @@ impl Tower {
         weights::encoder(&mut expected, names, config)?;
         checkpoint.check(&expected.0)?;
         let weights = weights::encoder(&mut GpuStore { checkpoint, gpu, matmul }, names, config)?;
-        Self::new(gpu, config.clone(), weights, matmul)
+        Self::new(gpu, config.clone(), weights)
     }
 
     /// A tower from already uploaded weights.
-    pub fn new(gpu: &Gpu, config: EncoderConfig, weights: GpuEncoder, matmul: &MatmulOptions) -> Result<Self> {
+    pub fn new(gpu: &Gpu, config: EncoderConfig, weights: GpuEncoder) -> Result<Self> {
         let zero_bias = gpu.zeros("tower zero bias", config.hidden)?;
         let state = Mutex::new(TowerState { workspace: None, rope: None });
-        Ok(Self { gpu: gpu.clone(), config, weights, zero_bias, precision: matmul.precision, state })
+        Ok(Self { gpu: gpu.clone(), config, weights, zero_bias, state })
     }
 
     /// The encoder's shape (width, heads, layers, RoPE, q/k norm).
@@ -362,8 +360,7 @@ impl Tower {
                 k_bias: &k.bias,
             });
             qk_norm_rope(rec, &work.qkv, rope, qk.as_ref(), rows, seq_len, c.heads, c.head_dim)?;
-            let precision = self.precision;
-            attention(rec, &work.qkv, &work.mask, &work.attended, batch, seq_len, c.heads, c.head_dim, precision)?;
+            attention(rec, &work.qkv, &work.mask, &work.attended, batch, seq_len, c.heads, c.head_dim)?;
             self.residual(rec, &work.attended, &layer.out, (&work.h, &layer.norm2, &work.a), rows)?;
             let gelu = Epilogue { bias: layer.fc1.bias.as_ref(), activation: Activation::Gelu, accumulate: false };
             gemm(rec, &work.a, &layer.fc1.weight, &work.inner, rows, c.intermediate, d, &gelu)?;

@@ -112,7 +112,7 @@ impl WordTimestampHead {
         weights::word_timestamps(&mut expected, names, config)?;
         checkpoint.check(&expected.0)?;
         let weights = weights::word_timestamps(&mut GpuStore { checkpoint, gpu, matmul }, names, config)?;
-        Self::new(gpu, weights, config, chunks, matmul)
+        Self::new(gpu, weights, config, chunks)
     }
 
     /// The head from uploaded weights (the upsampler already as its `[f·d, d]` matrix).
@@ -121,7 +121,6 @@ impl WordTimestampHead {
         weights: WordTimestampWeights<Weight, GpuBuffer>,
         config: &WordTimestampConfig,
         chunks: ChunkConfig,
-        matmul: &MatmulOptions,
     ) -> Result<Self> {
         let (d, f) = (config.encoder.hidden, config.upsampling_factor);
         let WordTimestampWeights { upsampler, mut encoder, classifier } = weights;
@@ -144,7 +143,7 @@ impl WordTimestampHead {
             bias: scaled(&encoder.final_norm.bias, "scaled final norm bias")?,
         };
         Ok(Self {
-            tower: Tower::new(gpu, config.encoder.clone(), encoder, matmul)?,
+            tower: Tower::new(gpu, config.encoder.clone(), encoder)?,
             upsampler,
             classifier,
             config: config.clone(),

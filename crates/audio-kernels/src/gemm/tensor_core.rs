@@ -24,14 +24,18 @@ fn shader(matrices: Matrices) -> &'static Shader {
     if matrices.t == 16 { &GEMM_COOP16 } else { &GEMM_COOP8 }
 }
 
-/// Tile configurations `Auto` chooses from, largest first.
+/// Tile configurations `Auto` chooses from: the first that fits the device. On the H200 the largest tile was the
+/// fastest for every product shape of the towers once split-k fills the grid ([`auto_slices`]); smaller tiles with
+/// the same grid ran 1.2–2× slower, and two steps per stage 2–8× slower (`examples/ceilings.rs`, see
+/// docs/performance.md), so those are not candidates.
 const CANDIDATES: [Tiles; 3] = [
     Tiles { subgroups_m: 4, subgroups_n: 2, stage_steps: 1 },
-    Tiles { subgroups_m: 2, subgroups_n: 2, stage_steps: 2 },
-    Tiles { subgroups_m: 2, subgroups_n: 1, stage_steps: 2 },
+    Tiles { subgroups_m: 2, subgroups_n: 2, stage_steps: 1 },
+    Tiles { subgroups_m: 2, subgroups_n: 1, stage_steps: 1 },
 ];
 
-/// Workgroups below which `Auto` takes smaller tiles: about one per multiprocessor of a large GPU.
+/// About one workgroup per multiprocessor of a large GPU (132 on the H200): products whose tiles give fewer are
+/// split along k.
 const FULL_GRID: usize = 128;
 
 /// A tile configuration on a device.
@@ -97,26 +101,24 @@ impl Tiling {
     }
 }
 
-/// The tiling `kernel` gives an `n × m` product on `gpu`, if the device runs the kernel at all.
-fn tiling(gpu: &Gpu, kernel: TensorCoreKernel, n: usize, m: usize) -> Option<Tiling> {
+/// The tiling `kernel` gives products on `gpu`, if the device runs the kernel at all.
+fn tiling(gpu: &Gpu, kernel: TensorCoreKernel) -> Option<Tiling> {
     let matrices = Matrices::of(gpu)?;
     let on_device = |tiles| Tiling { tiles, matrices };
     match kernel {
         TensorCoreKernel::Tiles(tiles) => Some(on_device(tiles)).filter(|t| t.fits(gpu)),
-        TensorCoreKernel::Auto => {
-            let usable: Vec<Tiling> = CANDIDATES.into_iter().map(on_device).filter(|t| t.fits(gpu)).collect();
-            let fills = |t: &&Tiling| n.div_ceil(t.rows()) * m.div_ceil(t.cols()) >= FULL_GRID;
-            usable.iter().find(fills).or(usable.last()).copied()
-        }
+        TensorCoreKernel::Auto => CANDIDATES.into_iter().map(on_device).find(|t| t.fits(gpu)),
     }
 }
 
-/// Slices of k that let an `n × m × k` product fill the GPU: 1 where its tiles already do, else enough to reach about
-/// [`FULL_GRID`] workgroups, each slice at least [`MIN_SLICE_K`] deep, at most [`MAX_SLICES`].
+/// Slices of k that let an `n × m × k` product fill the GPU without passing [`FULL_GRID`] workgroups (the fewest
+/// that the tiles give, times the slices, stays at or under it; measured on the H200, going over cost more in
+/// partial sums than the extra workgroups gained), each slice at least [`MIN_SLICE_K`] deep, at most
+/// [`MAX_SLICES`].
 pub(super) fn auto_slices(gpu: &Gpu, kernel: TensorCoreKernel, (n, m, k): (usize, usize, usize)) -> usize {
-    let Some(tiling) = tiling(gpu, kernel, n, m) else { return 1 };
+    let Some(tiling) = tiling(gpu, kernel) else { return 1 };
     let grid = n.div_ceil(tiling.rows()) * m.div_ceil(tiling.cols());
-    FULL_GRID.div_ceil(grid.max(1)).min(k / MIN_SLICE_K).clamp(1, MAX_SLICES)
+    (FULL_GRID / grid.max(1)).min(k / MIN_SLICE_K).clamp(1, MAX_SLICES)
 }
 
 /// Shallowest slice of k worth a workgroup of its own.
@@ -126,8 +128,7 @@ const MAX_SLICES: usize = 8;
 
 /// Whether this device runs `kernel` (weights uploaded for it are then stored as f16 where exact).
 pub(super) fn supported(gpu: &Gpu, kernel: TensorCoreKernel) -> bool {
-    // Any shape: `Auto` always has a configuration when one candidate fits.
-    tiling(gpu, kernel, 1, 1).is_some()
+    tiling(gpu, kernel).is_some()
 }
 
 #[repr(C)]
@@ -208,7 +209,7 @@ fn launch(
     splits: usize,
 ) -> Result<()> {
     let gpu = rec.gpu();
-    let Some(tiling) = tiling(gpu, w.kernel, n, m) else {
+    let Some(tiling) = tiling(gpu, w.kernel) else {
         return Err(GpuError::Validation(format!(
             "gemm weight `{}` was stored for tensor-core tiles this device cannot run",
             w.buffer.label()
