@@ -17,7 +17,7 @@ use std::str::FromStr;
 
 use clap::Args;
 use nemotron_towers::manifest::{ManifestEntry, read_manifest};
-use nemotron_towers::rttm;
+use nemotron_towers::diarization::threshold_segments;
 use nemotron_towers::{AudioOptions, Model};
 use serde_json::{Value, json};
 
@@ -242,7 +242,7 @@ fn process(model: &Model, job: Job, entry: &ManifestEntry, input: &Input, output
             let diarizer = model.diarizer();
             let result = encode::diarize_source(diarizer, source, &mut bar)?;
             let speakers = diarizer.config().speakers;
-            let segments = rttm::segments(&result.speaker_logits, speakers, result.features.valid, threshold);
+            let segments = threshold_segments(&result.speaker_logits, speakers, result.features.valid, threshold);
             encode::write_rttm(&outputs[0], &entry.id, &segments)?;
             encode::write_speaker_tensors(&outputs[1], &result, diarizer)?;
         }

@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use nemotron_towers::rttm::{self, FRAME_SECONDS, Segment};
+use nemotron_towers::diarization::formats::to_rttm;
+use nemotron_towers::diarization::{FRAME_SECONDS, Segment, threshold_segments};
 use nemotron_towers::tensor_file;
 use nemotron_towers::{AudioError, AudioModel, AudioOptions, AudioOutputs, Diarization, Diarizer, Features, Model};
 
@@ -182,7 +183,7 @@ pub fn diarize(
     let source = single_source(input, c.encoder.mel_bins, c.encoder.subsampling)?;
     let seconds = source.seconds();
     let result = diarize_source(diarizer, source, &mut Bar::new(settings.quiet, seconds))?;
-    let segments = rttm::segments(&result.speaker_logits, c.speakers, result.features.valid, threshold);
+    let segments = threshold_segments(&result.speaker_logits, c.speakers, result.features.valid, threshold);
     let id = input
         .audio
         .first()
@@ -201,7 +202,7 @@ pub fn diarize(
     }
     let written = outputs.paths();
     if written.is_empty() {
-        print!("{}", rttm::to_rttm(&id, &segments));
+        print!("{}", to_rttm(&id, &segments));
     } else {
         done.report(settings.quiet, &written, seconds, &[speakers_found(&segments)]);
     }
@@ -239,7 +240,7 @@ pub fn write_speaker_tensors(path: &Path, result: &Diarization, diarizer: &Diari
 
 /// The RTTM segments of `id`.
 pub fn write_rttm(path: &Path, id: &str, segments: &[Segment]) -> Result<(), Failure> {
-    output::write_bytes(path, rttm::to_rttm(id, segments).as_bytes())
+    output::write_bytes(path, to_rttm(id, segments).as_bytes())
 }
 
 fn write_plot(path: &Path, result: &Diarization, segments: &[Segment], diarizer: &Diarizer) -> Result<(), Failure> {

@@ -3,7 +3,7 @@
 
 use plotters::prelude::*;
 
-use nemotron_towers::rttm::Segment;
+use nemotron_towers::diarization::Segment;
 
 /// DejaVu Sans (Bitstream Vera license, `assets/DejaVuSans.LICENSE`): plotters needs a font for
 /// labels, and relying on system fonts would make a fresh machine fail.
@@ -57,7 +57,7 @@ fn draw(
         .draw_series(segments.iter().map(|seg| {
             let color = Palette99::pick(seg.speaker).mix(0.55).filled();
             Rectangle::new(
-                [(seg.start, lane(seg.speaker, 0.0)), (seg.start + seg.duration, lane(seg.speaker, 1.0))],
+                [(seg.start, lane(seg.speaker, 0.0)), (seg.end, lane(seg.speaker, 1.0))],
                 color,
             )
         }))

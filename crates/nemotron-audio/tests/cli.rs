@@ -10,7 +10,8 @@ use audio_kernels::testing::assert_close;
 use common::{edited_weights, model_dir};
 use hound::{SampleFormat, WavSpec};
 use nemotron_towers::Checkpoint;
-use nemotron_towers::rttm::{parse_rttm, segments};
+use nemotron_towers::diarization::rttm::parse_rttm;
+use nemotron_towers::diarization::threshold_segments;
 use nemotron_towers::tensor_file::Tensor;
 
 fn testdata(path: &str) -> PathBuf {
@@ -123,13 +124,13 @@ fn diarize_writes_rttm_plot_and_tensors_that_agree() {
         path_str(&plot),
     ]);
     let logits = Checkpoint::open(&out).unwrap().f32("speaker_logits").unwrap();
-    let parsed = parse_rttm(&std::fs::read_to_string(&rttm).unwrap()).unwrap();
-    let expected = segments(&logits, 8, 913, 0.5);
+    let parsed = parse_rttm(&std::fs::read_to_string(&rttm).unwrap(), "d.rttm").unwrap();
+    let expected = threshold_segments(&logits, 8, 913, 0.5);
     assert!(!parsed.is_empty(), "the random diarizer should mark some activity");
     assert_eq!(parsed.len(), expected.len());
     for (p, e) in parsed.iter().zip(&expected) {
-        assert_eq!(p.speaker, e.speaker);
-        assert!((p.start - e.start).abs() < 0.006 && (p.duration - e.duration).abs() < 0.006, "{p:?} vs {e:?}");
+        assert_eq!((p.uri.as_str(), p.speaker.clone()), ("audio", format!("spk{}", e.speaker)));
+        assert!((p.start - e.start).abs() < 0.006 && (p.duration - e.duration()).abs() < 0.006, "{p:?} vs {e:?}");
     }
     let png = std::fs::read(&plot).unwrap();
     assert!(png.starts_with(b"\x89PNG"), "the plot is a PNG");
@@ -489,6 +490,6 @@ fn one_frame_recordings_encode_and_diarize() {
             path_str(&rttm),
         ]);
         assert_eq!(Checkpoint::open(&out).unwrap().tensor("speaker_logits").unwrap().shape, [frames, 8]);
-        parse_rttm(&std::fs::read_to_string(&rttm).unwrap()).unwrap();
+        parse_rttm(&std::fs::read_to_string(&rttm).unwrap(), "out.rttm").unwrap();
     }
 }
