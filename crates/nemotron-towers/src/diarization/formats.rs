@@ -27,6 +27,15 @@ impl SegmentFormat {
         }
     }
 
+    /// The file extension of this format: `rttm`, `json` or `csv`.
+    pub fn extension(self) -> &'static str {
+        match self {
+            SegmentFormat::Rttm => "rttm",
+            SegmentFormat::Json => "json",
+            SegmentFormat::Csv => "csv",
+        }
+    }
+
     /// The segments as text in this format. `uri` is the RTTM file id (the other formats do not carry one).
     pub fn write(self, uri: &str, segments: &[Segment]) -> String {
         match self {
@@ -41,12 +50,10 @@ impl FromStr for SegmentFormat {
     type Err = String;
 
     fn from_str(name: &str) -> Result<Self, String> {
-        match name {
-            "rttm" => Ok(SegmentFormat::Rttm),
-            "json" => Ok(SegmentFormat::Json),
-            "csv" => Ok(SegmentFormat::Csv),
-            other => Err(format!("unknown segment format `{other}` (rttm, json or csv)")),
-        }
+        [SegmentFormat::Rttm, SegmentFormat::Json, SegmentFormat::Csv]
+            .into_iter()
+            .find(|format| format.extension() == name)
+            .ok_or_else(|| format!("unknown segment format `{name}` (rttm, json or csv)"))
     }
 }
 
