@@ -21,7 +21,7 @@ impl PostProcessing {
 
     /// Parses NeMo's post-processing YAML: the keys `onset`, `offset`, `pad_onset`, `pad_offset`,
     /// `min_duration_on`, `min_duration_off` (numbers; integers are fine) and `filter_speech_first` (a boolean, or
-    /// a number: nonzero is true), under `parameters:` or at the top level. Keys left out keep NeMo's defaults.
+    /// 1 or 0), under `parameters:` or at the top level. Keys left out keep NeMo's defaults.
     /// Unlike NeMo, which ignores them, an unknown key is an error naming it; so is a value out of range
     /// ([`PostProcessing::validate`]). `file` names the source in errors.
     pub fn from_nemo_yaml(text: &str, file: &str) -> Result<Self, DiarizationError> {
@@ -53,13 +53,17 @@ impl PostProcessing {
                 "min_duration_on" => &mut settings.min_duration_on,
                 "min_duration_off" => &mut settings.min_duration_off,
                 "filter_speech_first" => {
+                    // NeMo's VAD code takes 1.0 for true and anything else for false: only 1 and 0 are clear.
                     settings.filter_speech_first = match value {
                         Value::Bool(flag) => *flag,
-                        Value::Number(n) if n.as_f64().is_some() => n.as_f64() != Some(0.0),
+                        Value::Number(n) if n.as_f64() == Some(1.0) => true,
+                        Value::Number(n) if n.as_f64() == Some(0.0) => false,
                         _ => {
+                            let found = serde_norway::to_string(value).unwrap_or_default();
                             return Err(fail(format!(
-                                "`filter_speech_first` is {}, expected true or false",
-                                kind(value)
+                                "`filter_speech_first` is {} ({}), expected true or false (or 1 or 0)",
+                                kind(value),
+                                found.trim_end()
                             )));
                         }
                     };
