@@ -1,7 +1,8 @@
 //! pyannote's `Annotation` as the metrics use it: one track per RTTM line (two lines never merge, so a speaker
 //! overlapping itself counts twice), cropping, per-label timelines, co-occurrence, and the optimal mapping.
 
-use super::assignment::max_weight_assignment;
+use crate::alignment::linear_sum_assignment;
+
 use super::timeline::{Span, crop, intersecting, support, timeline};
 
 /// One track: a segment with a label (an index into [`Annotation::labels`]).
@@ -96,8 +97,12 @@ impl Annotation {
         let width = other.labels.len();
         let weights: Vec<f64> =
             rows.iter().flat_map(|&a| columns.iter().map(move |&b| (a, b))).map(|(a, b)| cooc[a * width + b]).collect();
+        // pyannote solves `linear_sum_assignment(-cooccurrence)`: the same costs, so equally good mappings are
+        // broken as scipy breaks them. Sums of finite durations leave nothing to refuse but an overflow to infinity,
+        // which maps nothing.
+        let cost: Vec<f64> = weights.iter().map(|w| -w).collect();
         let mut mapping = vec![None; self.labels.len()];
-        for (r, c) in max_weight_assignment(&weights, rows.len(), columns.len()) {
+        for (r, c) in linear_sum_assignment(&cost, rows.len(), columns.len()).unwrap_or_default() {
             if weights[r * columns.len() + c] > 0.0 {
                 mapping[rows[r]] = Some(columns[c]);
             }

@@ -4,7 +4,6 @@
 //! RTTM line, mapping (with scipy's choice among equally good ones) and aggregation over files.
 
 mod annotation;
-mod assignment;
 mod der;
 mod jer;
 mod timeline;
