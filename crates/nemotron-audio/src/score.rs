@@ -9,6 +9,7 @@ use nemotron_towers::diarization::scoring::{Components, FileScore, Score, ScoreO
 use serde_json::{Value, json};
 
 use crate::failure::Failure;
+use crate::output;
 
 /// `nemotron-audio score` arguments.
 #[derive(Args)]
@@ -41,15 +42,13 @@ pub fn run(args: &ScoreArgs) -> Result<(), Failure> {
     let uem = args.uem.as_deref().map(read_uem).transpose()?;
     let options = ScoreOptions { collar: args.collar, skip_overlap: args.skip_overlap };
     let result = score(&reference, &hypothesis, uem.as_deref(), &options)?;
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&to_json(&result, &options)).map_err(|e| Failure::Message(e.to_string()))?
-        );
+    let text = if args.json {
+        let json = serde_json::to_string_pretty(&to_json(&result, &options));
+        json.map_err(|e| Failure::Message(e.to_string()))? + "\n"
     } else {
-        print!("{}", table(&result, &options));
-    }
-    Ok(())
+        table(&result, &options)
+    };
+    output::write_stdout(&text, "the scores")
 }
 
 /// The overall rates (0–1) at the top level, then `files`.

@@ -119,10 +119,7 @@ impl SegmentOptions {
         let text = format.write(self.uri.as_deref().unwrap_or(uri), segments);
         match self.file() {
             Some(path) => output::write_bytes(path, text.as_bytes()),
-            None if named || stdout_by_default => {
-                print!("{text}");
-                Ok(())
-            }
+            None if named || stdout_by_default => output::write_stdout(&text, "the segments"),
             None => Ok(()),
         }
     }

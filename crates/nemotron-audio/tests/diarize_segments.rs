@@ -208,3 +208,22 @@ fn batch_runs_write_each_entrys_segments_by_the_same_rule() {
         assert_eq!(output.status.code(), Some(2), "{extra:?}: {}", String::from_utf8_lossy(&output.stderr));
     }
 }
+
+/// Standard output that cannot take the data (here a full disk, as a closed pipe under `… | head`) is a one-line
+/// error, not a panic.
+#[test]
+fn a_standard_output_that_fails_is_an_error() {
+    let (model, features) = diar_tiny();
+    let reference = testdata("scoring/cases/06-overlap-both.ref.rttm");
+    for (args, what) in [
+        (vec!["-q", "diarize", "--model", &model, "--features", &features], "the segments"),
+        (vec!["score", "--ref", path_str(&reference), "--hyp", path_str(&reference)], "the scores"),
+    ] {
+        let full = std::fs::File::create("/dev/full").unwrap();
+        let output =
+            std::process::Command::new(env!("CARGO_BIN_EXE_nemotron-audio")).args(&args).stdout(full).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.starts_with(&format!("error: cannot write {what} to standard output: ")), "{stderr}");
+    }
+}
