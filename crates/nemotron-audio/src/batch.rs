@@ -1,7 +1,8 @@
 //! Batch runs: many recordings (several `--audio` paths, folders of them, or a NeMo `--manifest`) → `--out-dir`,
 //! one output set per entry, named by the entry's id:
 //! - `encode`: `<id>.safetensors` (the tensors of a single `encode`);
-//! - `diarize`: `<id>.rttm` and `<id>.safetensors` (`speaker_logits`, `speaker_probabilities`).
+//! - `diarize`: the segments, `<id>.rttm` (`<id>.json` or `<id>.csv` with --format; made by the same rule as a single
+//!   run's, post-processing flags included), and `<id>.safetensors` (`speaker_logits`, `speaker_probabilities`).
 //!
 //! `DIR/manifest.jsonl` gets one line per entry as it finishes (appended and flushed): the entry's fields
 //! (`audio_filepath` resolved) plus `outputs`, `audio_seconds`, `status` (`ok`, `skipped`, `error`) and `error`.
@@ -16,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use clap::Args;
+use nemotron_towers::diarization::SegmentFormat;
 use nemotron_towers::manifest::{ManifestEntry, read_manifest};
-use nemotron_towers::rttm;
 use nemotron_towers::{AudioOptions, Model};
 use serde_json::{Value, json};
 
@@ -25,6 +26,7 @@ use crate::encode::{self, Source};
 use crate::failure::Failure;
 use crate::output::{self, Done};
 use crate::progress::Bar;
+use crate::segment_options::Rule;
 use crate::{Input, Settings, model};
 
 /// Batch options of `encode` and `diarize`.
@@ -82,7 +84,7 @@ impl FromStr for Shard {
 #[derive(Clone, Copy)]
 pub enum Job {
     Encode,
-    Diarize { threshold: f64 },
+    Diarize { rule: Rule, format: SegmentFormat },
 }
 
 impl Job {
@@ -90,7 +92,9 @@ impl Job {
     fn outputs(self, dir: &Path, id: &str) -> Vec<PathBuf> {
         match self {
             Job::Encode => vec![dir.join(format!("{id}.safetensors"))],
-            Job::Diarize { .. } => vec![dir.join(format!("{id}.rttm")), dir.join(format!("{id}.safetensors"))],
+            Job::Diarize { format, .. } => {
+                vec![dir.join(format!("{id}.{}", format.extension())), dir.join(format!("{id}.safetensors"))]
+            }
         }
     }
 }
@@ -238,12 +242,11 @@ fn process(model: &Model, job: Job, entry: &ManifestEntry, input: &Input, output
             encode::write_encoding(&outputs[0], &result, model, None)?;
         }
         (Job::Encode, Model::Diarization(_)) => return Err(encode::needs_transcribe()),
-        (Job::Diarize { threshold }, model) => {
+        (Job::Diarize { rule, format }, model) => {
             let diarizer = model.diarizer();
             let result = encode::diarize_source(diarizer, source, &mut bar)?;
-            let speakers = diarizer.config().speakers;
-            let segments = rttm::segments(&result.speaker_logits, speakers, result.features.valid, threshold);
-            encode::write_rttm(&outputs[0], &entry.id, &segments)?;
+            let segments = rule.segments(&result, diarizer.config());
+            output::write_bytes(&outputs[0], format.write(&entry.id, &segments).as_bytes())?;
             encode::write_speaker_tensors(&outputs[1], &result, diarizer)?;
         }
     }

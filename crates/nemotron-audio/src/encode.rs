@@ -3,14 +3,16 @@
 
 use std::path::Path;
 
-use nemotron_towers::rttm::{self, FRAME_SECONDS, Segment};
+use nemotron_towers::diarization::{FRAME_SECONDS, Segment};
 use nemotron_towers::tensor_file;
 use nemotron_towers::{AudioError, AudioModel, AudioOptions, AudioOutputs, Diarization, Diarizer, Features, Model};
 
 use crate::failure::Failure;
 use crate::output::{self, Done};
 use crate::progress::Bar;
-use crate::{Input, Settings, model, timeline};
+use crate::segment_options::{Rule, SegmentOptions};
+use crate::timeline::Timeline;
+use crate::{Input, Settings, model};
 
 /// The model's input: samples from an audio file, or features from a features file.
 pub enum Source {
@@ -154,55 +156,48 @@ pub fn write_encoding(
     output::write_atomic(out, |path| tensor_file::write_f32(path, &tensors).map_err(reason))
 }
 
-/// Where `diarize` writes.
+/// Where `diarize` writes, besides the segments.
 pub struct DiarizeOutputs<'a> {
     pub out: Option<&'a Path>,
-    pub rttm: Option<&'a Path>,
     pub plot: Option<&'a Path>,
 }
 
-impl DiarizeOutputs<'_> {
-    fn paths(&self) -> Vec<&Path> {
-        [self.out, self.rttm, self.plot].into_iter().flatten().collect()
-    }
-}
-
+/// `diarize` of one input: segments by the rule `options` ask for, written where they say (standard output when no
+/// output is named); the tensors and the timeline when asked.
 pub fn diarize(
     settings: &Settings,
     input: &Input,
     outputs: &DiarizeOutputs<'_>,
-    threshold: f64,
+    options: &SegmentOptions,
 ) -> Result<(), Failure> {
     let done = Done::start();
     check_single(input)?;
-    output::check_files(&outputs.paths())?;
+    let rule = options.rule()?;
+    let written: Vec<&Path> = [outputs.out, options.file(), outputs.plot].into_iter().flatten().collect();
+    output::check_files(&written)?;
     let (_gpu, model) = model::load(settings, input)?;
     let diarizer = model.diarizer();
     let c = diarizer.config();
     let source = single_source(input, c.encoder.mel_bins, c.encoder.subsampling)?;
     let seconds = source.seconds();
     let result = diarize_source(diarizer, source, &mut Bar::new(settings.quiet, seconds))?;
-    let segments = rttm::segments(&result.speaker_logits, c.speakers, result.features.valid, threshold);
-    let id = input
-        .audio
-        .first()
-        .or(input.features.as_ref())
-        .filter(|p| p.as_os_str() != "-")
+    let segments = rule.segments(&result, c);
+    // The input file, unless it is standard input: its stem is the RTTM file id, its name the timeline's title.
+    let input_file = input.audio.first().or(input.features.as_ref()).filter(|p| p.as_os_str() != "-");
+    let id = input_file
         .and_then(|p| p.file_stem())
         .map_or_else(|| "audio".to_string(), |s| s.to_string_lossy().into_owned());
     if let Some(path) = outputs.out {
         write_speaker_tensors(path, &result, diarizer)?;
     }
-    if let Some(path) = outputs.rttm {
-        write_rttm(path, &id, &segments)?;
-    }
+    options.write(&segments, &id, outputs.out.is_none() && outputs.plot.is_none())?;
     if let Some(path) = outputs.plot {
-        write_plot(path, &result, &segments, diarizer)?;
+        let name = input_file
+            .and_then(|p| p.file_name())
+            .map_or_else(|| "standard input".to_string(), |n| n.to_string_lossy().into_owned());
+        write_plot(path, &name, &result, &segments, &rule, diarizer)?;
     }
-    let written = outputs.paths();
-    if written.is_empty() {
-        print!("{}", rttm::to_rttm(&id, &segments));
-    } else {
+    if !written.is_empty() {
         done.report(settings.quiet, &written, seconds, &[speakers_found(&segments)]);
     }
     Ok(())
@@ -237,16 +232,24 @@ pub fn write_speaker_tensors(path: &Path, result: &Diarization, diarizer: &Diari
     output::write_atomic(path, |temporary| tensor_file::write_f32(temporary, &tensors).map_err(reason))
 }
 
-/// The RTTM segments of `id`.
-pub fn write_rttm(path: &Path, id: &str, segments: &[Segment]) -> Result<(), Failure> {
-    output::write_bytes(path, rttm::to_rttm(id, segments).as_bytes())
-}
-
-fn write_plot(path: &Path, result: &Diarization, segments: &[Segment], diarizer: &Diarizer) -> Result<(), Failure> {
+/// The timeline of `result` (`name`: the input file's name) as a PNG.
+fn write_plot(
+    path: &Path,
+    name: &str,
+    result: &Diarization,
+    segments: &[Segment],
+    rule: &Rule,
+    diarizer: &Diarizer,
+) -> Result<(), Failure> {
     let c = diarizer.config();
-    let frame_seconds = FRAME_SECONDS * c.encoder.subsampling as f64;
-    let seconds = result.features.valid as f64 * FRAME_SECONDS;
-    let png = timeline::render(segments, &result.speaker_probabilities, c.speakers, frame_seconds, seconds)
-        .map_err(Failure::Message)?;
-    output::write_bytes(path, &png)
+    let timeline = Timeline {
+        file_name: name,
+        segments,
+        probabilities: &result.speaker_probabilities,
+        speakers: c.speakers,
+        frame_seconds: FRAME_SECONDS * c.encoder.subsampling as f64,
+        seconds: result.features.valid as f64 * FRAME_SECONDS,
+        thresholds: &rule.thresholds(),
+    };
+    output::write_bytes(path, &timeline.png().map_err(Failure::Message)?)
 }

@@ -15,6 +15,8 @@ mod failure;
 mod model;
 mod output;
 mod progress;
+mod score;
+mod segment_options;
 mod timeline;
 
 use std::path::PathBuf;
@@ -80,22 +82,18 @@ enum Command {
         #[arg(long)]
         vtt: Option<PathBuf>,
     },
-    /// Who spoke when: speaker logits/probabilities, RTTM segments, a timeline picture.
+    /// Who spoke when: speaker logits/probabilities, segments (RTTM, JSON, CSV), a timeline picture.
     Diarize {
         #[command(flatten)]
         input: Input,
         /// Write `speaker_logits` and `speaker_probabilities` here (`.safetensors`).
         #[arg(long, conflicts_with = "out_dir")]
         out: Option<PathBuf>,
-        /// Write RTTM segments here.
-        #[arg(long, conflicts_with = "out_dir")]
-        rttm: Option<PathBuf>,
         /// Draw the timeline to this PNG.
         #[arg(long, conflicts_with = "out_dir")]
         plot: Option<PathBuf>,
-        /// Activity threshold on the 10 ms speaker probability, in [0, 1).
-        #[arg(long, default_value_t = 0.5, value_parser = threshold)]
-        threshold: f64,
+        #[command(flatten)]
+        segments: segment_options::SegmentOptions,
         #[command(flatten)]
         batch: batch::BatchArgs,
     },
@@ -104,6 +102,10 @@ enum Command {
         /// `owner/name` or `owner/name@revision`.
         id: String,
     },
+    /// Diarization error rate (missed speech, false alarm, confusion), the optimal speaker mapping and the Jaccard
+    /// error rate of a hypothesis RTTM against a reference RTTM, per file and overall, as pyannote.metrics computes
+    /// them.
+    Score(score::ScoreArgs),
     /// The GPU adapter, backend, driver, enabled features and limits.
     Info,
     /// Time release-sized towers with random bf16 weights (no checkpoint needed): one ASR chunk
@@ -203,13 +205,15 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             };
             align::align(&settings, input, &request)
         }
-        Command::Diarize { input, threshold, batch, .. } if batch.out_dir.is_some() => {
-            batch::run(&settings, input, batch, batch::Job::Diarize { threshold: *threshold })
+        Command::Diarize { input, segments, batch, .. } if batch.out_dir.is_some() => {
+            let job = batch::Job::Diarize { rule: segments.rule()?, format: segments.batch_format() };
+            batch::run(&settings, input, batch, job)
         }
-        Command::Diarize { input, out, rttm, plot, threshold, .. } => {
-            let outputs = encode::DiarizeOutputs { out: out.as_deref(), rttm: rttm.as_deref(), plot: plot.as_deref() };
-            encode::diarize(&settings, input, &outputs, *threshold)
+        Command::Diarize { input, out, plot, segments, .. } => {
+            let outputs = encode::DiarizeOutputs { out: out.as_deref(), plot: plot.as_deref() };
+            encode::diarize(&settings, input, &outputs, segments)
         }
+        Command::Score(args) => score::run(args),
         Command::Download { id } => model::download(&settings, id),
         Command::Bench { seconds, repeats, profile, config } => {
             bench_report::bench(&settings, seconds, *repeats as usize, *profile, config.as_deref())
@@ -239,15 +243,6 @@ impl Settings {
 
     fn gpu(&self) -> Result<Gpu, Failure> {
         Ok(Gpu::with_options(&self.gpu)?)
-    }
-}
-
-/// `--threshold`: a probability in [0, 1) (a usage error otherwise, exit status 2).
-fn threshold(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(t) if (0.0..1.0).contains(&t) => Ok(t),
-        Ok(t) => Err(format!("{t} is not in [0, 1)")),
-        Err(e) => Err(e.to_string()),
     }
 }
 

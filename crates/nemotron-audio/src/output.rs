@@ -3,11 +3,13 @@
 //!   new file, the path is not a folder, no path is given twice), so a typo costs nothing;
 //! - [`write_atomic`]: a file appears whole or not at all (written beside its final name, synced, renamed), with
 //!   the usual mode (0666 less the umask, 0644 by default);
+//! - [`write_stdout`]: data on standard output (RTTM, a score table), its errors reported like a file's;
 //! - [`Done`]: the one line that says, on success, what was written.
 //!
 //! Errors are plain sentences naming the final path, never a temporary one.
 
 use std::fs::{File, OpenOptions};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -90,6 +92,16 @@ pub fn write_atomic(path: &Path, write: impl FnOnce(&Path) -> Result<(), String>
 /// [`write_atomic`] of bytes.
 pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
     write_atomic(path, |temporary| std::fs::write(temporary, bytes).map_err(|e| e.to_string()))
+}
+
+/// Writes `text` to standard output; a closed pipe (`… | head`) or a full disk is an error naming `what`, not a panic
+/// (which `print!` would be).
+pub fn write_stdout(text: &str, what: &str) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Failure::Message(format!("cannot write {what} to standard output: {e}")))
 }
 
 /// A fresh file beside its final name: `.<name>.<pid>-<n>.partial`. Created by the process with the usual mode

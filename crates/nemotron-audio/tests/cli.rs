@@ -1,60 +1,20 @@
 //! `nemotron-audio` run as a user runs it: real files in, files out, exit codes, one-line errors.
 
+mod cli_support;
 #[path = "../../nemotron-towers/tests/common/mod.rs"]
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 
 use audio_kernels::testing::assert_close;
+use cli_support::{fails, ok, path_str, run, testdata};
 use common::{edited_weights, model_dir};
 use hound::{SampleFormat, WavSpec};
 use nemotron_towers::Checkpoint;
-use nemotron_towers::rttm::{parse_rttm, segments};
+use nemotron_towers::diarization::rttm::parse_rttm;
+use nemotron_towers::diarization::threshold_segments;
 use nemotron_towers::tensor_file::Tensor;
-
-fn testdata(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata").join(path)
-}
-
-fn run(args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_nemotron-audio")).args(args).output().expect("the binary runs");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!stderr.contains("panicked"), "nemotron-audio {args:?} panicked:\n{stderr}");
-    assert_no_debug_text(args, &stderr);
-    output
-}
-
-/// Every message is a sentence: no `Debug` dump of an error (`Os { code: 2, kind: NotFound, … }`,
-/// `ImageError(IoError(…))`) on any path the tests take.
-fn assert_no_debug_text(args: &[&str], stderr: &str) {
-    for dump in ["Os {", "kind: ", " { code", "Error(", "Custom {", "\"/", ".partial"] {
-        assert!(!stderr.contains(dump), "nemotron-audio {args:?} printed `{dump}`:\n{stderr}");
-    }
-}
-
-fn ok(args: &[&str]) -> Output {
-    let output = run(args);
-    assert!(output.status.success(), "nemotron-audio {args:?} failed:\n{}", String::from_utf8_lossy(&output.stderr));
-    output
-}
-
-/// Exit status 1 and an `error:` message naming `needle` (a list of problems may follow it on
-/// indented lines); returns the message.
-fn fails(args: &[&str], needle: &str) -> String {
-    let output = run(args);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "nemotron-audio {args:?}: {stderr}");
-    let start = stderr.rfind("error: ").unwrap_or_else(|| panic!("no error line in {stderr}"));
-    assert!(start == 0 || stderr[..start].ends_with('\n'), "no error line in {stderr}");
-    let message = &stderr[start..];
-    assert!(message.contains(needle), "`{message}` should mention `{needle}`");
-    message.to_string()
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 #[test]
 fn encode_from_features_writes_the_upstream_outputs() {
@@ -123,13 +83,13 @@ fn diarize_writes_rttm_plot_and_tensors_that_agree() {
         path_str(&plot),
     ]);
     let logits = Checkpoint::open(&out).unwrap().f32("speaker_logits").unwrap();
-    let parsed = parse_rttm(&std::fs::read_to_string(&rttm).unwrap()).unwrap();
-    let expected = segments(&logits, 8, 913, 0.5);
+    let parsed = parse_rttm(&std::fs::read_to_string(&rttm).unwrap(), "d.rttm").unwrap();
+    let expected = threshold_segments(&logits, 8, 913, 0.5);
     assert!(!parsed.is_empty(), "the random diarizer should mark some activity");
     assert_eq!(parsed.len(), expected.len());
     for (p, e) in parsed.iter().zip(&expected) {
-        assert_eq!(p.speaker, e.speaker);
-        assert!((p.start - e.start).abs() < 0.006 && (p.duration - e.duration).abs() < 0.006, "{p:?} vs {e:?}");
+        assert_eq!((p.uri.as_str(), p.speaker.clone()), ("audio", format!("spk{}", e.speaker)));
+        assert!((p.start - e.start).abs() < 0.006 && (p.duration - e.duration()).abs() < 0.006, "{p:?} vs {e:?}");
     }
     let png = std::fs::read(&plot).unwrap();
     assert!(png.starts_with(b"\x89PNG"), "the plot is a PNG");
@@ -489,6 +449,6 @@ fn one_frame_recordings_encode_and_diarize() {
             path_str(&rttm),
         ]);
         assert_eq!(Checkpoint::open(&out).unwrap().tensor("speaker_logits").unwrap().shape, [frames, 8]);
-        parse_rttm(&std::fs::read_to_string(&rttm).unwrap()).unwrap();
+        parse_rttm(&std::fs::read_to_string(&rttm).unwrap(), "out.rttm").unwrap();
     }
 }

@@ -76,6 +76,10 @@ fn output_paths_are_refused_before_any_work() {
             "cannot write /nonexistent/t.rttm".into(),
         ),
         (
+            vec!["diarize", "--model", model, "--audio", wav, "--segments", "/nonexistent/t.json"],
+            "cannot write /nonexistent/t.json".into(),
+        ),
+        (
             vec!["encode", "--model", model, "--audio", wav, "--out-dir", file_s],
             format!("cannot write into {file_s}: it is not a folder"),
         ),

@@ -33,9 +33,10 @@
 //! - [`tower`], [`sortformer`]: one encoder tower, or the diarizer, on the GPU.
 //! - [`hub`]: models by Hugging Face Hub id, fetched through the standard cache (default feature `hub`).
 //! - [`manifest`]: NeMo-style JSON-lines manifests of recordings, for batch runs.
-//! - [`rttm`]: speaker segments and RTTM text.
 //! - [`word_timestamps`], [`alignment`]: the word-timestamp head on the GPU, and the speaker-attributed forced
 //!   alignment of a transcript on its logits ([`AudioModel::align`]), with SRT/WebVTT subtitles.
+//! - [`diarization`]: segments from speaker activity (upstream's threshold rule, NeMo's post-processing), RTTM /
+//!   JSON / CSV, reading RTTM and UEM files, and the DER/JER scorer that matches pyannote.metrics.
 //! - [`reference`](mod@reference): the towers in f64 on the CPU, the standard the GPU is tested against.
 //! - [`bench`](mod@bench): release-sized timings with random weights; [`tensor_file`]: safetensors in and out;
 //!   [`golden`]: the generated test data's recipes (`cargo xtask golden`).
@@ -52,6 +53,7 @@ pub mod bench;
 pub mod checkpoint;
 mod chunks;
 pub mod config;
+pub mod diarization;
 mod error;
 pub mod frontend;
 mod fusion;
@@ -63,7 +65,6 @@ mod mel;
 mod names;
 mod pipeline;
 pub mod reference;
-pub mod rttm;
 pub mod sortformer;
 mod speaker_cache;
 pub mod tensor_file;
