@@ -16,7 +16,8 @@ pub enum Precision {
 /// How the tensor-core kernel tiles a product.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum TensorCoreKernel {
-    /// Tiles chosen per product shape, so that narrow products still fill the GPU (the default).
+    /// The largest tiles the device fits (the default); narrow products fill the GPU by splitting k where their
+    /// consumer adds partial sums.
     #[default]
     Auto,
     /// One tile configuration for every product (benchmarks and sweeps).

@@ -1,6 +1,6 @@
 //! The tensor-core GEMM (`shaders/gemm_coop.wgsl`, built for 16×16×16 or 8×8×8 cooperative matrices): f32-accurate
 //! products with the weight stored as its exact f16 image (see [`super::Weight`]) and each row of X scaled (by
-//! `row_scales`) and split into two f16 halves while it is staged. Tiles are chosen per product shape
+//! `row_scales`) and split into two f16 halves while it is staged. Tiles are the largest that fit the device
 //! ([`TensorCoreKernel::Auto`]) or fixed ([`TensorCoreKernel::Tiles`]); a product can also be split along k into
 //! partial sums that its consumer adds in order ([`record_partials`]).
 
