@@ -69,6 +69,7 @@ pub mod sortformer;
 mod speaker_cache;
 pub mod tensor_file;
 pub mod tower;
+mod torch_top_k;
 mod weights;
 pub mod word_timestamps;
 mod workspace;

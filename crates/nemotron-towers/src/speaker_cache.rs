@@ -3,6 +3,7 @@
 //! that best represent each speaker.
 
 use crate::config::SpeakerCacheConfig;
+use crate::torch_top_k::top_k;
 
 /// Cache and FIFO state of one recording (batch 1).
 #[derive(Clone, Debug)]
@@ -107,14 +108,6 @@ impl SpeakerCache {
     }
 }
 
-/// Indices `0..values.len()` of the `k` largest values, ties toward the lower index.
-fn top_k(values: &[f64], k: usize) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..values.len()).collect();
-    order.sort_by(|&a, &b| values[b].total_cmp(&values[a]).then(a.cmp(&b)));
-    order.truncate(k);
-    order
-}
-
 /// Per-(frame, speaker) scores of spec §5.5 steps 1–5, `[frames, speakers]`.
 fn frame_scores(c: &SpeakerCacheConfig, speakers: usize, probs: &[f64]) -> Vec<f64> {
     let frames = probs.len() / speakers;
@@ -213,12 +206,6 @@ mod tests {
             weak_boost_rate: 1.5,
             min_positive_scores_rate: 0.5,
         }
-    }
-
-    #[test]
-    fn top_k_breaks_ties_toward_the_lower_index() {
-        assert_eq!(top_k(&[1.0, 3.0, 3.0, 2.0, 3.0], 3), vec![1, 2, 4]);
-        assert_eq!(top_k(&[f64::NEG_INFINITY, 0.0], 2), vec![1, 0]);
     }
 
     #[test]
