@@ -136,6 +136,9 @@ pub struct DiarizationConfig {
     pub chunks: ChunkConfig,
     /// Speaker cache and FIFO of the offline diarizer loop.
     pub cache: SpeakerCacheConfig,
+    /// Speaker cache and FIFO of a streaming session: `streaming_config.fifo_length` and
+    /// `.speaker_cache_update_period` (defaults 264 and 222), the rest as in [`DiarizationConfig::cache`].
+    pub streaming_cache: SpeakerCacheConfig,
 }
 
 /// The word-timestamp encoder and its CTC classifier (`word_timestamp_config`; Transformers 5.23
@@ -284,6 +287,8 @@ struct RawHead {
 
 #[derive(Deserialize, Default)]
 struct RawStreaming {
+    fifo_length: Option<usize>,
+    speaker_cache_update_period: Option<usize>,
     speaker_cache_length: Option<usize>,
     speaker_cache_silence_frames_per_speaker: Option<usize>,
     prediction_score_threshold: Option<f64>,
@@ -484,6 +489,12 @@ impl RawDiarization {
                 cache.cache_length
             )));
         }
+        // Upstream's streaming sessions keep their own FIFO sizes (`Nemotron3DiarizationStreamingConfig`).
+        let streaming_cache = SpeakerCacheConfig {
+            fifo_length: s.fifo_length.unwrap_or(264),
+            update_period: s.speaker_cache_update_period.unwrap_or(222),
+            ..cache
+        };
         // Each bounded on its own: the schedule adds them, which must not overflow.
         for (name, frames) in [
             ("chunk_left_context", chunks.left_context),
@@ -491,12 +502,14 @@ impl RawDiarization {
             ("fifo_length", cache.fifo_length),
             ("speaker_cache_update_period", cache.update_period),
             ("streaming_config.speaker_cache_length", cache.cache_length),
+            ("streaming_config.fifo_length", streaming_cache.fifo_length),
+            ("streaming_config.speaker_cache_update_period", streaming_cache.update_period),
         ] {
             if frames > MAX_FRAMES {
                 return Err(invalid(format!("{name} = {frames} (at most {MAX_FRAMES} frames)")));
             }
         }
-        Ok(DiarizationConfig { encoder, head_hidden, speakers, chunks, cache })
+        Ok(DiarizationConfig { encoder, head_hidden, speakers, chunks, cache, streaming_cache })
     }
 }
 
@@ -587,6 +600,8 @@ mod tests {
         assert_eq!((d.head_hidden, d.speakers, d.encoder.qk_norm), (192, 8, false));
         assert_eq!(d.chunks, ChunkConfig { length: 500, left_context: 50, right_context: 50 });
         assert_eq!((d.cache.fifo_length, d.cache.update_period, d.cache.cache_length), (40, 300, 188));
+        let streaming = &d.streaming_cache;
+        assert_eq!((streaming.fifo_length, streaming.update_period, streaming.cache_length), (264, 222, 188));
         assert_eq!(c.text_hidden, 2688);
         let w = &c.word_timestamps;
         assert_eq!((w.encoder.hidden, w.encoder.heads, w.encoder.head_dim, w.encoder.layers), (1280, 16, 80, 2));

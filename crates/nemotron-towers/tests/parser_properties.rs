@@ -248,12 +248,15 @@ fn encoder_json() -> impl Strategy<Value = Value> {
 fn diarization_json() -> impl Strategy<Value = Value> {
     // Large halves too: the schedule adds the contexts, and two of them overflowed.
     let frames = || prop_oneof![12 => 0u64..=600, 1 => any::<u64>(), 1 => u64::MAX / 2..=u64::MAX].boxed();
-    (encoder_json(), size(1..=64), size(1..=16), frames(), frames(), frames(), frames(), size(16..=400)).prop_map(
-        |(audio, head, speakers, chunk, left, right, fifo, cache)| {
+    let sizes = (frames(), frames(), frames(), frames(), frames(), frames());
+    (encoder_json(), size(1..=64), size(1..=16), sizes, size(16..=400)).prop_map(
+        |(audio, head, speakers, (chunk, left, right, fifo, stream_fifo, stream_period), cache)| {
             json!({
                 "audio_config": audio, "head_config": {"hidden_size": head, "num_speakers": speakers},
                 "chunk_length": chunk, "chunk_left_context": left, "chunk_right_context": right,
-                "fifo_length": fifo, "streaming_config": {"speaker_cache_length": cache},
+                "fifo_length": fifo,
+                "streaming_config": {"speaker_cache_length": cache, "fifo_length": stream_fifo,
+                                     "speaker_cache_update_period": stream_period},
             })
         },
     )
@@ -296,6 +299,7 @@ proptest! {
                 assert_consistent(&d.encoder);
                 prop_assert!(d.speakers > 0 && d.chunks.length > 0);
                 prop_assert!(d.cache.cache_length / d.speakers > d.cache.silence_frames_per_speaker);
+                prop_assert_eq!(d.streaming_cache.cache_length, d.cache.cache_length);
                 if let ModelConfig::Transcribe(t) = &config {
                     assert_consistent(&t.asr);
                     prop_assert_eq!(t.asr.stacked_features(), d.encoder.stacked_features());
