@@ -69,15 +69,15 @@ impl SpeakerCache {
         (rows, valid)
     }
 
-    /// Pushes the step's chunk frames into the FIFO and, when it overflows, moves the oldest
-    /// frames into the cache, compressing it when it outgrows `cache_length`.
-    /// `rows`/`valid` are the step input; `probs` its `[rows, speakers]` encoder-rate
-    /// probabilities (0 on padding rows).
-    pub fn update(&mut self, layout: StepLayout, rows: &[f32], probs: &[f64], silence: &[f32]) {
+    /// Pushes the step's chunk frames (`chunk_rows`, `[layout.chunk_rows, width]`, the chunk proper of the
+    /// step input) into the FIFO and, when it overflows, moves the oldest frames into the cache,
+    /// compressing it when it outgrows `cache_length`. `probs` are the step input's `[rows, speakers]`
+    /// encoder-rate probabilities (0 on padding rows).
+    pub fn update(&mut self, layout: StepLayout, chunk_rows: &[f32], probs: &[f64], silence: &[f32]) {
         let (w, s) = (self.width, self.speakers);
         let chunk = layout.chunk_start()..layout.chunk_start() + layout.chunk_rows;
         let mut candidate = std::mem::take(&mut self.fifo);
-        candidate.extend_from_slice(&rows[chunk.start * w..chunk.end * w]);
+        candidate.extend_from_slice(&chunk_rows[..layout.chunk_rows * w]);
         let len = candidate.len() / w;
         if len <= self.config.fifo_length {
             self.fifo = candidate;
@@ -233,11 +233,10 @@ mod tests {
             lookback: 0,
             chunk_rows,
         };
-        let (rows, _) = cache.step_input(&[1.0, 2.0], &[true, true]);
-        cache.update(layout(&cache, 2), &rows, &[0.0; 4], &[0.0]);
+        cache.update(layout(&cache, 2), &[1.0, 2.0], &[0.0; 4], &[0.0]);
         assert_eq!((cache.cache_rows(), cache.fifo_rows()), (0, 2));
-        let (rows, _) = cache.step_input(&[3.0, 4.0], &[true, true]);
-        cache.update(layout(&cache, 2), &rows, &[0.0; 8], &[0.0]);
+        assert_eq!(cache.step_input(&[3.0, 4.0], &[true, true]).0, vec![1.0, 2.0, 3.0, 4.0]);
+        cache.update(layout(&cache, 2), &[3.0, 4.0], &[0.0; 8], &[0.0]);
         // FIFO of 4 > 2: pop max(3, 4 − 2) = 3 frames into the cache, keep the newest one.
         assert_eq!((cache.cache, cache.fifo.clone()), (vec![1.0, 2.0, 3.0], vec![4.0]));
     }
