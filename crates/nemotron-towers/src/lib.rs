@@ -31,6 +31,8 @@
 //! - [`config`], [`checkpoint`]: `config.json` and memory-mapped safetensors (one file or sharded), in the release's
 //!   NeMo names or the Transformers names.
 //! - [`tower`], [`sortformer`]: one encoder tower, or the diarizer, on the GPU.
+//! - [`streaming`]: live sessions ([`DiarizerSession`]: audio in any pieces, each frame's logits as soon as it
+//!   is final) and segment events.
 //! - [`hub`]: models by Hugging Face Hub id, fetched through the standard cache (default feature `hub`).
 //! - [`manifest`]: NeMo-style JSON-lines manifests of recordings, for batch runs.
 //! - [`word_timestamps`], [`alignment`]: the word-timestamp head on the GPU, and the speaker-attributed forced
@@ -67,6 +69,7 @@ mod pipeline;
 pub mod reference;
 pub mod sortformer;
 mod speaker_cache;
+pub mod streaming;
 pub mod tensor_file;
 pub mod tower;
 mod torch_top_k;
@@ -83,3 +86,4 @@ pub use error::{Error, Result};
 pub use frontend::Features;
 pub use gpu_core::{Gpu, GpuOptions};
 pub use pipeline::{AudioModel, AudioOutputs, Diarization, Diarizer, Model, ModelOptions, Progress};
+pub use streaming::{DiarizerSession, StreamOutput, StreamingMode};
