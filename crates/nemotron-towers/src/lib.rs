@@ -27,7 +27,8 @@
 //! ```
 //!
 //! Below the front door, for users who need a part:
-//! - [`audio`], [`frontend`]: audio input (→ 16 kHz mono) and the log-mel front end.
+//! - [`audio`], [`raw_pcm`], [`frontend`]: audio input (files, or raw PCM streams → 16 kHz mono) and the log-mel
+//!   front end.
 //! - [`config`], [`checkpoint`]: `config.json` and memory-mapped safetensors (one file or sharded), in the release's
 //!   NeMo names or the Transformers names.
 //! - [`tower`], [`sortformer`]: one encoder tower, or the diarizer, on the GPU.
@@ -66,6 +67,7 @@ pub mod manifest;
 mod mel;
 mod names;
 mod pipeline;
+pub mod raw_pcm;
 pub mod reference;
 pub mod sortformer;
 mod speaker_cache;
