@@ -122,7 +122,9 @@ impl LogMel {
             let handles: Vec<_> = data[..valid * N_MELS]
                 .chunks_mut(frames_per_worker * N_MELS)
                 .enumerate()
-                .map(|(worker, rows)| scope.spawn(move || self.frames_into(signal, 0, worker * frames_per_worker, rows)))
+                .map(|(worker, rows)| {
+                    scope.spawn(move || self.frames_into(signal, 0, worker * frames_per_worker, rows))
+                })
                 .collect();
             handles.into_iter().try_for_each(|handle| handle.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
         })?;

@@ -156,9 +156,13 @@ impl Sortformer {
                     rec.submit()?;
                     None
                 }
-                timing => Some(rec.with_timing(timing).submit_profiled()?.total_ns() / 1e6),
+                // Empty when the adapter has no timestamp queries.
+                timing => Some(rec.with_timing(timing).submit_profiled()?)
+                    .filter(|profile| !profile.entries.is_empty())
+                    .map(|profile| profile.total_ns() / 1e6),
             };
-            let ranges = [(&work.logits, 0, sub_rows * c.speakers), (projected, embedded.start * d, embedded.len() * d)];
+            let ranges =
+                [(&work.logits, 0, sub_rows * c.speakers), (projected, embedded.start * d, embedded.len() * d)];
             let mut read = self.tower.gpu().read_f32_ranges(&ranges)?.into_iter();
             let mut next = || read.next().ok_or_else(|| Error::Internal("a readback range is missing".into()));
             Ok(StepOutput { logits: next()?, embedded: next()?, gpu_ms })

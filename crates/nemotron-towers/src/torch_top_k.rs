@@ -257,7 +257,8 @@ mod tests {
                 unique.dedup();
                 assert_eq!(unique.len(), k.min(n), "n = {n}, k = {k}: distinct indices");
                 let smallest_picked = picked.iter().map(|&i| values[i]).fold(f64::INFINITY, f64::min);
-                let largest_left = (0..n).filter(|i| !picked.contains(i)).map(|i| values[i]).fold(f64::NEG_INFINITY, f64::max);
+                let largest_left =
+                    (0..n).filter(|i| !picked.contains(i)).map(|i| values[i]).fold(f64::NEG_INFINITY, f64::max);
                 assert!(largest_left <= smallest_picked, "n = {n}, k = {k}");
             }
         }

@@ -197,7 +197,11 @@ fn sample_by_sample_equals_all_at_once() {
         let due = session.samples_until_next_chunk() == 1;
         let output = session.push(&audio()[fed..fed + 1]).unwrap();
         fed += 1;
-        assert_eq!(output.chunks.len(), usize::from(due), "sample {fed}: a chunk runs exactly when its cut is complete");
+        assert_eq!(
+            output.chunks.len(),
+            usize::from(due),
+            "sample {fed}: a chunk runs exactly when its cut is complete"
+        );
         chunks_on_single_samples += output.chunks.len();
         one_by_one.add(output);
     }

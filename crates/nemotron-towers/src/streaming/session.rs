@@ -209,8 +209,12 @@ impl<'m> DiarizerSession<'m> {
         stacked.resize(rows * c.encoder.stacked_features(), 0.0);
         let chunk_rows = rows - lookahead;
         let (prefix, _) = self.cache.step_input(&[], &[]);
-        let layout =
-            StepLayout { cache_rows: self.cache.cache_rows(), fifo_rows: self.cache.fifo_rows(), lookback: 0, chunk_rows };
+        let layout = StepLayout {
+            cache_rows: self.cache.cache_rows(),
+            fifo_rows: self.cache.fifo_rows(),
+            lookback: 0,
+            chunk_rows,
+        };
         let sortformer = self.diarizer.sortformer();
         let step = sortformer.stream_step(&prefix, &stacked, chunk_rows, self.timing)?;
         // The last chunk drops the padding of its partial group.
@@ -219,8 +223,11 @@ impl<'m> DiarizerSession<'m> {
         let speaker_logits = step.logits[start..start + emitted * speakers].to_vec();
         let probs = encoder_rate_probabilities(&step.logits, &vec![true; prefix.len() / d + rows], sub, speakers);
         self.cache.update(layout, &step.embedded, &probs, sortformer.silence());
-        let speaker_probabilities: Vec<f32> =
-            speaker_logits.chunks(sub * speakers).flat_map(|group| mean_sigmoid(group, speakers)).map(|p| p as f32).collect();
+        let speaker_probabilities: Vec<f32> = speaker_logits
+            .chunks(sub * speakers)
+            .flat_map(|group| mean_sigmoid(group, speakers))
+            .map(|p| p as f32)
+            .collect();
         let report = ChunkReport {
             index,
             samples: self.plan.samples(index, last.then_some(self.received)),
@@ -232,11 +239,6 @@ impl<'m> DiarizerSession<'m> {
             gpu_ms: step.gpu_ms,
         };
         self.next_chunk += 1;
-        Ok(StreamOutput {
-            first_frame: first,
-            speaker_logits,
-            speaker_probabilities,
-            chunks: vec![report],
-        })
+        Ok(StreamOutput { first_frame: first, speaker_logits, speaker_probabilities, chunks: vec![report] })
     }
 }
