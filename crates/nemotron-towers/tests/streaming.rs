@@ -217,17 +217,14 @@ fn sample_by_sample_equals_all_at_once() {
 #[test]
 fn sessions_on_four_threads_get_the_sequential_bits() {
     // 4 threads × 4 sessions each (all modes, different lengths), interleaved within a thread.
-    let jobs: Vec<Vec<(StreamingMode, usize)>> = (0..4)
-        .map(|t| {
-            (0..4)
-                .map(|s| {
-                    let modes = [StreamingMode::Custom { chunk: 2, lookahead: 1 }, StreamingMode::NAMED[0]];
-                    let mode = [modes[0], modes[1], StreamingMode::NAMED[1], StreamingMode::NAMED[2]][(t + s) % 4];
-                    (mode, 30_000 + 17_321 * (t * 4 + s) % 70_000)
-                })
-                .collect()
-        })
-        .collect();
+    let modes = [
+        StreamingMode::Custom { chunk: 2, lookahead: 1 },
+        StreamingMode::LowLatency,
+        StreamingMode::VeryLowLatency,
+        StreamingMode::UltraLowLatency,
+    ];
+    let jobs: Vec<Vec<(StreamingMode, usize)>> =
+        (0..4).map(|t| (0..4).map(|s| (modes[(t + s) % 4], 16_000 + 9_973 * (t * 4 + s) % 32_000)).collect()).collect();
     let alone: Vec<Vec<Session>> = jobs
         .iter()
         .map(|thread| thread.iter().map(|&(mode, len)| run(mode, &audio()[..len], || 4_000)).collect())
