@@ -11,7 +11,7 @@ use clap::{Args, ValueEnum};
 use nemotron_towers::diarization::Segment;
 use nemotron_towers::diarization::segments::sort_segments;
 use nemotron_towers::raw_pcm::{RawDecoder, RawFormat};
-use nemotron_towers::streaming::{Hysteresis, LiveSegments, SegmentEvent};
+use nemotron_towers::streaming::{LiveSegments, SegmentEvent, SegmentRule};
 use nemotron_towers::{AudioError, AudioOptions, Channel, StreamOutput, StreamingMode};
 
 use crate::encode::{DiarizeOutputs, Recording, file_id, speakers_found, write_plot, write_speaker_tensors};
@@ -134,7 +134,7 @@ pub fn diarize(
         return Err(Failure::Usage("--stream prints its events on standard output: give --segments a file".into()));
     }
     let rule = options.rule()?;
-    let threshold = threshold(rule)?;
+    let live_rule = live_rule(rule)?;
     model::require(input)?;
     let written: Vec<&Path> = [outputs.out, options.file(), outputs.plot].into_iter().flatten().collect();
     output::check_files(&written)?;
@@ -144,7 +144,7 @@ pub fn diarize(
     let mode = args.latency.unwrap_or(Latency::Low).mode();
     let mut session = diarizer.session(mode)?;
     let mut live = Live {
-        events: LiveSegments::new(Hysteresis::threshold(c.speakers, threshold), c.speakers),
+        events: LiveSegments::new(live_rule, c).map_err(|e| Failure::Usage(e.to_string()))?,
         stdout: std::io::stdout().lock(),
         closed: false,
         logits: Vec::new(),
@@ -207,17 +207,17 @@ pub fn diarize(
     Ok(())
 }
 
-/// The events' threshold: the default rule's (NeMo's post-processing is not live yet), without `--max-speakers`
-/// (which speakers are the most active is known only at the end).
-fn threshold(rule: Rule) -> Result<f64, Failure> {
+/// The events' rule for the segment flags: the offline rule's, but not `--max-speakers` (which speakers are the most
+/// active is known only at the end).
+fn live_rule(rule: Rule) -> Result<SegmentRule, Failure> {
     match rule {
-        Rule::Threshold { threshold, max_speakers: None } => Ok(threshold),
-        Rule::Threshold { .. } => Err(Failure::Usage(
+        Rule::Threshold { threshold, max_speakers: None } => Ok(SegmentRule::Threshold(threshold)),
+        Rule::PostProcessing(settings) if settings.max_speakers.is_none() => Ok(SegmentRule::PostProcessing(settings)),
+        _ => Err(Failure::Usage(
             "--max-speakers needs the whole recording (the most active speakers are known only at its end): not with \
              --stream"
                 .into(),
         )),
-        Rule::PostProcessing(_) => Err(Failure::Usage("--stream takes --threshold, not post-processing flags".into())),
     }
 }
 
@@ -234,7 +234,7 @@ struct Live<'o> {
 
 impl Live<'_> {
     fn show(&mut self, output: StreamOutput) -> Result<(), Failure> {
-        let events = self.events.push(&output.speaker_logits);
+        let events = self.events.push(&output);
         self.logits.extend(output.speaker_logits);
         self.probabilities.extend(output.speaker_probabilities);
         self.print(&events)

@@ -9,7 +9,7 @@ use audio_kernels::testing::assert_close;
 use cli_support::{ok, path_str, run, testdata};
 use nemotron_towers::Checkpoint;
 use nemotron_towers::diarization::formats::to_rttm;
-use nemotron_towers::diarization::threshold_segments;
+use nemotron_towers::diarization::{FrameGrid, PostProcessing, threshold_segments};
 
 /// `nemotron-audio args` with `stdin` written to its standard input (from another thread: the binary prints
 /// while it reads).
@@ -113,6 +113,40 @@ fn diarize_stream_prints_events_that_close_the_segments_of_its_rttm() {
 }
 
 #[test]
+fn diarize_stream_post_processes_causally_into_the_offline_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, json) = (dir.path().join("s.safetensors"), dir.path().join("s.json"));
+    let flags = ["--onset", "0.55", "--offset", "0.35", "--pad-onset", "0.05", "--pad-offset", "0.1"];
+    let flags =
+        [&flags[..], &["--min-duration-on", "0.1", "--min-duration-off", "0.15", "--segments", path_str(&json)]];
+    let (stdout, got) = stream("very-low", &flags.concat(), &out);
+    let closed = closed_segments(&stdout, false);
+    // The JSON file (upstream's layout) holds the closed segments, and they are NeMo's post-processing of the
+    // session's probabilities, offline.
+    let file: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let number = |v: &serde_json::Value| v.as_f64().unwrap();
+    let written: Vec<Closed> = file
+        .iter()
+        .map(|s| (s["Speaker"].as_u64().unwrap() as usize, number(&s["Start"]), number(&s["End"])))
+        .collect();
+    assert_eq!(closed, written);
+    let settings = PostProcessing {
+        onset: 0.55,
+        offset: 0.35,
+        pad_onset: 0.05,
+        pad_offset: 0.1,
+        min_duration_on: 0.1,
+        min_duration_off: 0.15,
+        ..PostProcessing::default()
+    };
+    let probabilities = got.f32("speaker_probabilities").unwrap();
+    let offline = settings.segments(&probabilities, 8, probabilities.len() / 8, FrameGrid::sortformer(8));
+    let offline: Vec<Closed> = offline.iter().map(|s| (s.speaker, s.start, s.end)).collect();
+    assert!(offline.len() > 3, "a test with segments: {offline:?}");
+    assert_eq!(closed, offline);
+}
+
+#[test]
 fn diarize_stream_reads_16_bit_pcm_like_a_16_bit_wav_and_paces_files_in_real_time() {
     let dir = tempfile::tempdir().unwrap();
     let wav = dir.path().join("s16.wav");
@@ -152,11 +186,10 @@ fn diarize_stream_refuses_what_it_cannot_do() {
         &[&raw[..], &["--raw-rate", "16000", "--raw-format", "u8"]].concat(),
         &[&raw[..], &["--raw-rate", "16000", "--raw-format", "s16le", "--realtime"]].concat(),
         &[&file[..], &["--raw-format", "s16le"]].concat(),
-        // Standard output carries the events; the most active speakers are known only at the end; NeMo's
-        // post-processing is not live yet.
+        // Standard output carries the events; the most active speakers are known only at the end.
         &[&file[..], &["--segments", "-"]].concat(),
         &[&file[..], &["--max-speakers", "2"]].concat(),
-        &[&file[..], &["--onset", "0.6"]].concat(),
+        &[&file[..], &["--onset", "0.6", "--max-speakers", "2"]].concat(),
         &["bench", "--stream", "--profile"],
     ] {
         let output = run(args);

@@ -9,9 +9,11 @@ use std::sync::OnceLock;
 use audio_kernels::testing::{Rng, f32_to_f64, rel_frobenius};
 use common::{case_dir, test_options};
 use nemotron_towers::audio::AudioError;
-use nemotron_towers::diarization::threshold_segments;
-use nemotron_towers::streaming::{ChunkReport, Hysteresis, LiveSegments, SegmentEvent, StreamOutput};
-use nemotron_towers::{Checkpoint, Diarizer, DiarizerSession, Error, Model, StreamingMode, read_audio};
+use nemotron_towers::diarization::segments::sort_segments;
+use nemotron_towers::diarization::{FrameGrid, PostProcessing, Segment, threshold_segments};
+use nemotron_towers::streaming::{ChunkReport, LiveSegments, SegmentEvent, SegmentRule, StreamOutput};
+use nemotron_towers::{Checkpoint, Diarizer, DiarizerSession, Error, Model, ModelConfig, StreamingMode, read_audio};
+use proptest::prelude::*;
 
 const TOLERANCE: f64 = 1e-5;
 
@@ -297,43 +299,160 @@ fn every_length_and_mode_emits_one_frame_per_hop() {
     assert_eq!(custom.bits(), run(StreamingMode::LowLatency, &audio()[..40_000], || 7_000).bits());
 }
 
+/// Checks that `events` pair up (per speaker, each start closed by the next end, which names it) and returns the
+/// segments of the end events, ordered as the offline rules order them.
+fn closed_segments(events: &[SegmentEvent], speakers: usize) -> Vec<Segment> {
+    let mut open = vec![None; speakers];
+    let mut last_end = vec![0; speakers];
+    for event in events {
+        match *event {
+            SegmentEvent::Start { speaker, frame } => {
+                assert!(open[speaker].replace(frame).is_none(), "{event:?}: speaker {speaker} already open");
+                assert!(frame >= last_end[speaker], "{event:?} starts before the previous end");
+            }
+            SegmentEvent::End { speaker, start, end } => {
+                assert_eq!(open[speaker].take(), Some(start), "{event:?} closes the open segment");
+                assert!(end > start, "{event:?}");
+                last_end[speaker] = end;
+            }
+        }
+    }
+    assert!(open.iter().all(Option::is_none), "every segment closed: {open:?}");
+    let mut segments: Vec<Segment> = events.iter().filter_map(SegmentEvent::segment).collect();
+    sort_segments(&mut segments);
+    segments
+}
+
+/// NeMo post-processing settings that exercise every step: hysteresis, both pads, both filters.
+fn tuned() -> PostProcessing {
+    PostProcessing {
+        onset: 0.55,
+        offset: 0.35,
+        pad_onset: 0.05,
+        pad_offset: 0.1,
+        min_duration_on: 0.1,
+        min_duration_off: 0.15,
+        ..PostProcessing::default()
+    }
+}
+
 #[test]
-fn live_events_close_the_segments_of_the_final_rttm() {
-    for (mode, threshold) in [(StreamingMode::UltraLowLatency, 0.5), (StreamingMode::LowLatency, 0.3)] {
+fn live_events_close_the_segments_of_the_offline_rules() {
+    let rules = [
+        (StreamingMode::UltraLowLatency, SegmentRule::Threshold(0.5)),
+        (StreamingMode::LowLatency, SegmentRule::Threshold(0.3)),
+        (StreamingMode::VeryLowLatency, SegmentRule::PostProcessing(tuned())),
+        (StreamingMode::UltraLowLatency, SegmentRule::PostProcessing(PostProcessing::default())),
+    ];
+    for (mode, rule) in rules {
         let mut session = diarizer().session(mode).unwrap();
-        let mut live = LiveSegments::new(Hysteresis::threshold(8, threshold), 8);
-        let (mut logits, mut events) = (Vec::new(), Vec::new());
+        let mut live = LiveSegments::new(rule, diarizer().config()).unwrap();
+        let (mut stream, mut events) = (Session::default(), Vec::new());
         for piece in audio().chunks(2_500) {
             let output = session.push(piece).unwrap();
             let final_frames = output.first_frame + output.frames();
-            for event in live.push(&output.speaker_logits) {
-                // Emitted as soon as the frame that decides it is final, and never before.
-                let frame = match event {
-                    SegmentEvent::Start { frame, .. } => frame,
-                    SegmentEvent::End { end, .. } => end,
+            for event in live.push(&output) {
+                // Never about a frame not final yet; with the threshold rule, on the frame that decides it (a
+                // segment's first frame, or the first after it).
+                let (first, decided) = match event {
+                    SegmentEvent::Start { frame, .. } => (frame, frame),
+                    SegmentEvent::End { start, end, .. } => (start, end),
                 };
-                assert!(frame >= output.first_frame && frame < final_frames, "{event:?} in {output:?}");
+                let made_final = output.first_frame..final_frames;
+                assert!(first < final_frames, "{event:?} with frames {made_final:?} final");
+                if let SegmentRule::Threshold(_) = rule {
+                    assert!(made_final.contains(&decided), "{event:?} with frames {made_final:?} final");
+                }
                 events.push(event);
             }
-            logits.extend(output.speaker_logits);
+            stream.add(output);
         }
         let output = session.finish().unwrap();
-        events.extend(live.push(&output.speaker_logits));
-        logits.extend(output.speaker_logits);
+        events.extend(live.push(&output));
+        stream.add(output);
         events.extend(live.finish());
-        // Every start is closed by the next end of its speaker.
-        let mut open = [None; 8];
-        for event in &events {
-            match *event {
-                SegmentEvent::Start { speaker, frame } => assert!(open[speaker].replace(frame).is_none()),
-                SegmentEvent::End { speaker, start, .. } => assert_eq!(open[speaker].take(), Some(start)),
+        let frames = stream.logits.len() / 8;
+        let offline = match rule {
+            SegmentRule::Threshold(t) => threshold_segments(&stream.logits, 8, frames, t),
+            SegmentRule::PostProcessing(p) => {
+                p.segments(&stream.probabilities, 8, frames.div_ceil(8), FrameGrid::sortformer(8))
             }
+        };
+        let what = format!("{} {rule:?}", mode.name());
+        eprintln!("{what}: {} segments", offline.len());
+        assert!(offline.len() > 3, "{what}: a test with segments ({})", offline.len());
+        assert_eq!(closed_segments(&events, 8), offline, "{what}");
+    }
+}
+
+/// A probability column that dwells on values around the thresholds of [`settings`] (ties included).
+fn column(rows: usize) -> impl Strategy<Value = Vec<f32>> {
+    let values = prop::sample::select(vec![0.0f32, 0.1, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.9, 1.0]);
+    prop::collection::vec((values, 1..6usize), 0..rows)
+        .prop_map(|runs| runs.into_iter().flat_map(|(p, n)| std::iter::repeat_n(p, n)).collect())
+}
+
+/// Post-processing settings on the 10 ms grid and off it, negative pads included.
+fn settings() -> impl Strategy<Value = PostProcessing> {
+    let threshold = prop::sample::select(vec![0.0, 0.3, 0.4, 0.5, 0.6, 1.0]);
+    let pad = prop::sample::select(vec![-0.12, -0.03, 0.0, 0.04, 0.08, 0.155, 0.3]);
+    let duration = prop::sample::select(vec![0.0, 0.05, 0.08, 0.16, 0.2, 0.37, 0.6]);
+    (threshold.clone(), threshold, pad.clone(), pad, duration.clone(), duration, any::<bool>()).prop_map(
+        |(onset, offset, pad_onset, pad_offset, min_duration_on, min_duration_off, filter_speech_first)| {
+            PostProcessing {
+                onset,
+                offset,
+                pad_onset,
+                pad_offset,
+                min_duration_on,
+                min_duration_off,
+                filter_speech_first,
+                max_speakers: None,
+            }
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+    /// Under any settings and however the rows arrive, the events pair up, a start is never taken back, and the
+    /// segments are the offline post-processing's of the whole stream.
+    #[test]
+    fn live_post_processing_ends_with_the_offline_segments(
+        columns in prop::collection::vec(column(80), 1..4),
+        settings in settings(),
+        cuts in prop::collection::vec(1..12usize, 1..40),
+    ) {
+        let speakers = columns.len();
+        let rows = columns.iter().map(Vec::len).max().unwrap_or(0);
+        // Shorter columns are padded with silence; row r holds every speaker's value.
+        let probabilities: Vec<f32> =
+            (0..rows).flat_map(|r| columns.iter().map(move |c| c.get(r).copied().unwrap_or(0.0))).collect();
+        let Ok(ModelConfig::Diarization(mut config)) = ModelConfig::from_json(r#"{"model_type":"nemotron3_diarization"}"#)
+        else {
+            panic!("the release diarization config")
+        };
+        config.speakers = speakers;
+        let mut live = LiveSegments::new(SegmentRule::PostProcessing(settings), &config).unwrap();
+        let (mut events, mut at) = (Vec::new(), 0);
+        // Outputs of `cuts` rows in turn, an empty one first (a push that completes no chunk).
+        let mut sizes = std::iter::once(&0).chain(cuts.iter().cycle());
+        while let Some(cut) = sizes.next().filter(|_| at < rows) {
+            let end = (at + cut).min(rows);
+            let output = StreamOutput {
+                first_frame: at * 8,
+                speaker_logits: vec![0.0; (end - at) * 8 * speakers],
+                speaker_probabilities: probabilities[at * speakers..end * speakers].to_vec(),
+                chunks: Vec::new(),
+            };
+            events.extend(live.push(&output));
+            at = end;
         }
-        let mut live_segments: Vec<_> = events.iter().filter_map(SegmentEvent::segment).collect();
-        live_segments.sort_by(|a, b| a.start.total_cmp(&b.start).then(a.speaker.cmp(&b.speaker)));
-        let offline = threshold_segments(&logits, 8, logits.len() / 8, threshold);
-        assert!(offline.len() > 3, "{}: a test with segments ({})", mode.name(), offline.len());
-        assert_eq!(live_segments, offline, "{}", mode.name());
+        prop_assert_eq!(live.frames(), rows * 8);
+        events.extend(live.finish());
+        let offline = settings.segments(&probabilities, speakers, rows, FrameGrid::sortformer(8));
+        prop_assert_eq!(closed_segments(&events, speakers), offline);
     }
 }
 
