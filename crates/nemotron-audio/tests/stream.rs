@@ -115,11 +115,13 @@ fn diarize_stream_prints_events_that_close_the_segments_of_its_rttm() {
 #[test]
 fn diarize_stream_post_processes_causally_into_the_offline_segments() {
     let dir = tempfile::tempdir().unwrap();
-    let (out, json) = (dir.path().join("s.safetensors"), dir.path().join("s.json"));
-    let flags = ["--onset", "0.55", "--offset", "0.35", "--pad-onset", "0.05", "--pad-offset", "0.1"];
-    let flags =
-        [&flags[..], &["--min-duration-on", "0.1", "--min-duration-off", "0.15", "--segments", path_str(&json)]];
-    let (stdout, got) = stream("very-low", &flags.concat(), &out);
+    let (out, json, yaml) = (dir.path().join("s.safetensors"), dir.path().join("s.json"), dir.path().join("p.yaml"));
+    let nemo =
+        "parameters:\n  onset: 0.55\n  offset: 0.35\n  pad_onset: 0.05\n  pad_offset: 0.1\n  min_duration_on: 0.1\n";
+    std::fs::write(&yaml, nemo).unwrap();
+    // A NeMo file, a flag over it, and a JSON segment file.
+    let flags = ["--postprocessing", path_str(&yaml), "--min-duration-off", "0.15", "--segments", path_str(&json)];
+    let (stdout, got) = stream("very-low", &flags, &out);
     let closed = closed_segments(&stdout, false);
     // The JSON file (upstream's layout) holds the closed segments, and they are NeMo's post-processing of the
     // session's probabilities, offline.
@@ -130,15 +132,8 @@ fn diarize_stream_post_processes_causally_into_the_offline_segments() {
         .map(|s| (s["Speaker"].as_u64().unwrap() as usize, number(&s["Start"]), number(&s["End"])))
         .collect();
     assert_eq!(closed, written);
-    let settings = PostProcessing {
-        onset: 0.55,
-        offset: 0.35,
-        pad_onset: 0.05,
-        pad_offset: 0.1,
-        min_duration_on: 0.1,
-        min_duration_off: 0.15,
-        ..PostProcessing::default()
-    };
+    let settings = PostProcessing { min_duration_off: 0.15, ..PostProcessing::read_nemo_yaml(&yaml).unwrap() };
+    assert_eq!((settings.onset, settings.pad_offset, settings.min_duration_on), (0.55, 0.1, 0.1));
     let probabilities = got.f32("speaker_probabilities").unwrap();
     let offline = settings.segments(&probabilities, 8, probabilities.len() / 8, FrameGrid::sortformer(8));
     let offline: Vec<Closed> = offline.iter().map(|s| (s.speaker, s.start, s.end)).collect();

@@ -3,6 +3,7 @@
 //! fed, the threads it runs on and the length of the stream.
 
 mod common;
+mod strategies;
 
 use std::sync::OnceLock;
 
@@ -394,23 +395,9 @@ fn column(rows: usize) -> impl Strategy<Value = Vec<f32>> {
 
 /// Post-processing settings on the 10 ms grid and off it, negative pads included.
 fn settings() -> impl Strategy<Value = PostProcessing> {
-    let threshold = prop::sample::select(vec![0.0, 0.3, 0.4, 0.5, 0.6, 1.0]);
-    let pad = prop::sample::select(vec![-0.12, -0.03, 0.0, 0.04, 0.08, 0.155, 0.3]);
-    let duration = prop::sample::select(vec![0.0, 0.05, 0.08, 0.16, 0.2, 0.37, 0.6]);
-    (threshold.clone(), threshold, pad.clone(), pad, duration.clone(), duration, any::<bool>()).prop_map(
-        |(onset, offset, pad_onset, pad_offset, min_duration_on, min_duration_off, filter_speech_first)| {
-            PostProcessing {
-                onset,
-                offset,
-                pad_onset,
-                pad_offset,
-                min_duration_on,
-                min_duration_off,
-                filter_speech_first,
-                max_speakers: None,
-            }
-        },
-    )
+    let thresholds = prop::sample::select(vec![0.0, 0.3, 0.4, 0.5, 0.6, 1.0]);
+    let pads = prop::sample::select(vec![-0.12, -0.03, 0.0, 0.04, 0.08, 0.155, 0.3]);
+    strategies::post_processing(thresholds, pads, prop::sample::select(vec![0.0, 0.05, 0.08, 0.16, 0.2, 0.37, 0.6]))
 }
 
 proptest! {
