@@ -133,6 +133,20 @@ impl Gpu {
         Ok(bytemuck::pod_collect_to_vec(&self.read_bytes(buffer, offset, len)?))
     }
 
+    /// Reads several `(buffer, word offset, words)` ranges as f32 with one copy submission and one
+    /// mapping: one round trip however many ranges.
+    pub fn read_f32_ranges(&self, ranges: &[(&GpuBuffer, usize, usize)]) -> Result<Vec<Vec<f32>>> {
+        let bytes = self.read_ranges(ranges)?;
+        let mut start = 0;
+        Ok(ranges
+            .iter()
+            .map(|&(_, _, words)| {
+                start += words * 4;
+                bytemuck::pod_collect_to_vec(&bytes[start - words * 4..start])
+            })
+            .collect())
+    }
+
     /// Reads the whole buffer back as u32.
     pub fn read_u32(&self, buffer: &GpuBuffer) -> Result<Vec<u32>> {
         Ok(bytemuck::pod_collect_to_vec(&self.read_bytes(buffer, 0, buffer.len_words())?))
@@ -214,17 +228,25 @@ impl Gpu {
     }
 
     fn read_bytes(&self, buffer: &GpuBuffer, offset: usize, words: usize) -> Result<Vec<u8>> {
-        if offset + words > buffer.len_words() {
-            return Err(GpuError::SizeMismatch {
-                what: format!("readback of {words} words at offset {offset} from `{}`", buffer.label()),
-                expected: buffer.len_words() as u64,
-                got: (offset + words) as u64,
-            });
+        self.read_ranges(&[(buffer, offset, words)])
+    }
+
+    /// The bytes of each range, one after another.
+    fn read_ranges(&self, ranges: &[(&GpuBuffer, usize, usize)]) -> Result<Vec<u8>> {
+        for &(buffer, offset, words) in ranges {
+            if offset + words > buffer.len_words() {
+                return Err(GpuError::SizeMismatch {
+                    what: format!("readback of {words} words at offset {offset} from `{}`", buffer.label()),
+                    expected: buffer.len_words() as u64,
+                    got: (offset + words) as u64,
+                });
+            }
         }
-        if words == 0 {
+        let bytes: u64 = ranges.iter().map(|&(_, _, words)| words as u64 * 4).sum();
+        if bytes == 0 {
             return Ok(Vec::new());
         }
-        let bytes = words as u64 * 4;
+        let what = ranges.iter().map(|(b, _, _)| b.label()).collect::<Vec<_>>().join(", ");
         let device = &self.inner.device;
         let staging = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
@@ -233,16 +255,20 @@ impl Gpu {
             mapped_at_creation: false,
         });
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
-        encoder.copy_buffer_to_buffer(&buffer.inner.buffer, offset as u64 * 4, &staging, 0, bytes);
+        let mut at = 0;
+        for &(buffer, offset, words) in ranges.iter().filter(|(_, _, words)| *words > 0) {
+            encoder.copy_buffer_to_buffer(&buffer.inner.buffer, offset as u64 * 4, &staging, at, words as u64 * 4);
+            at += words as u64 * 4;
+        }
         self.inner.queue.submit([encoder.finish()]);
         let (sender, receiver) = std::sync::mpsc::channel();
         staging.map_async(wgpu::MapMode::Read, .., move |result| {
             let _ = sender.send(result);
         });
-        self.await_mapping(&receiver, buffer.label())?;
+        self.await_mapping(&receiver, &what)?;
         let data = staging
             .get_mapped_range(..)
-            .map_err(|e| GpuError::Readback { what: buffer.label().to_string(), message: e.to_string() })?
+            .map_err(|e| GpuError::Readback { what: what.clone(), message: e.to_string() })?
             .to_vec();
         staging.unmap();
         Ok(data)

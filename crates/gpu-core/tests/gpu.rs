@@ -57,6 +57,19 @@ fn uploads_round_trip_and_bf16_packs_even_elements_low() {
 }
 
 #[test]
+fn several_ranges_come_back_in_one_readback() {
+    let gpu = gpu();
+    let a = gpu.upload_f32("a", &[1.0, 2.0, 3.0, 4.0]).unwrap();
+    let b = gpu.upload_f32("b", &[-1.0, -2.0, -3.0]).unwrap();
+    let got = gpu.read_f32_ranges(&[(&a, 1, 2), (&b, 0, 0), (&b, 1, 2), (&a, 0, 1)]).unwrap();
+    assert_eq!(got, vec![vec![2.0, 3.0], vec![], vec![-2.0, -3.0], vec![1.0]]);
+    match gpu.read_f32_ranges(&[(&a, 0, 1), (&b, 2, 2)]) {
+        Err(GpuError::SizeMismatch { what, .. }) => assert!(what.contains("`b`"), "{what}"),
+        other => panic!("expected SizeMismatch naming b, got {other:?}"),
+    }
+}
+
+#[test]
 fn oversized_buffers_name_the_limit() {
     let gpu = gpu();
     let words = (gpu.limits().max_storage_buffer_binding_size / 4 + 1) as usize;

@@ -247,7 +247,8 @@ fn process(model: &Model, job: Job, entry: &ManifestEntry, input: &Input, output
             let result = encode::diarize_source(diarizer, source, &mut bar)?;
             let segments = rule.segments(&result, diarizer.config());
             output::write_bytes(&outputs[0], format.write(&entry.id, &segments).as_bytes())?;
-            encode::write_speaker_tensors(&outputs[1], &result, diarizer)?;
+            let (logits, probabilities) = (&result.speaker_logits, &result.speaker_probabilities);
+            encode::write_speaker_tensors(&outputs[1], logits, probabilities, diarizer.config().speakers)?;
         }
     }
     Ok(seconds)

@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
+use clap::Args;
 use nemotron_towers::ModelConfig;
+use nemotron_towers::bench::stream::{LoadTrial, Spread, StreamBenchOptions, StreamLatency};
 use nemotron_towers::bench::{self, BenchEvent, BenchOptions, Measurement};
 
 use crate::Settings;
@@ -24,6 +26,50 @@ pub fn bench(
     Ok(())
 }
 
+/// The flags of `bench --stream`.
+#[derive(Args)]
+pub struct StreamBenchArgs {
+    /// Time streaming diarization sessions instead (the standalone diarization release model): per mode, the
+    /// GPU and wall time of each chunk once the speaker cache is full, and how many sessions one GPU keeps
+    /// in real time.
+    #[arg(long, conflicts_with = "profile")]
+    pub stream: bool,
+    /// With --stream: the most sessions a load trial runs at once.
+    #[arg(long, requires = "stream", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_sessions: u32,
+}
+
+pub fn bench_stream(
+    settings: &Settings,
+    seconds: Option<&[u32]>,
+    args: &StreamBenchArgs,
+    config: Option<&Path>,
+) -> Result<(), Failure> {
+    let config = config.map(ModelConfig::from_file).transpose()?;
+    let gpu = settings.gpu()?;
+    let info = gpu.adapter_info();
+    println!(
+        "nemotron-audio bench --stream on {} ({:?}, driver {} {})",
+        info.name, info.backend, info.driver, info.driver_info
+    );
+    let seconds = match seconds {
+        Some([seconds]) => f64::from(*seconds),
+        Some(_) => return Err(Failure::Usage("bench --stream takes one --seconds value".into())),
+        None => 60.0,
+    };
+    let defaults = StreamBenchOptions::default();
+    let options = StreamBenchOptions {
+        seconds,
+        load_seconds: defaults.load_seconds.min(seconds),
+        max_sessions: args.max_sessions as usize,
+        config,
+        model: settings.model,
+        ..defaults
+    };
+    bench::stream::run(&gpu, &options, &mut |event| println!("{}", line(&event)))?;
+    Ok(())
+}
+
 const GIB: f64 = (1u64 << 30) as f64;
 
 fn line(event: &BenchEvent<'_>) -> String {
@@ -35,10 +81,51 @@ fn line(event: &BenchEvent<'_>) -> String {
         BenchEvent::Profile { case, profile } => {
             format!("per-kernel GPU time of {case} (one dispatch per pass):\n{}", profile.report())
         }
+        BenchEvent::StreamLatency(latency) => stream_latency(latency),
+        BenchEvent::StreamLoad(trial) => format!("  {}", load_trial(trial)),
+        BenchEvent::StreamCapacity { mode, best: Some(trial) } => format!(
+            "{}: {} sessions keep up with real time on one GPU (per-chunk wall under that load: {})",
+            mode.name(),
+            trial.sessions,
+            spread(&trial.wall_ms)
+        ),
+        BenchEvent::StreamCapacity { mode, best: None } => {
+            format!("{}: not even one session keeps up with real time", mode.name())
+        }
         BenchEvent::PeakMemory { bytes } => {
             format!("peak GPU memory (buffers of this process): {:.2} GiB", *bytes as f64 / GIB)
         }
     }
+}
+
+fn spread(s: &Spread) -> String {
+    format!("median {:.2} ms, p99 {:.2} ms, max {:.2} ms", s.median, s.p99, s.max)
+}
+
+fn stream_latency(l: &StreamLatency) -> String {
+    let gpu = l.gpu_ms.as_ref().map_or_else(|| "no timestamps".to_string(), spread);
+    format!(
+        "{}: {} chunks of {:.2} s ({:.2} s latency), steps of up to {} rows; per chunk: gpu {gpu}; wall {} \
+         (p99 {:.1} % of the chunk)",
+        l.mode.name(),
+        l.chunks,
+        l.chunk_seconds,
+        l.mode.latency_seconds(),
+        l.rows,
+        spread(&l.wall_ms),
+        l.wall_ms.p99 / (l.chunk_seconds * 10.0)
+    )
+}
+
+fn load_trial(t: &LoadTrial) -> String {
+    format!(
+        "{} × {} sessions: the slowest at {:.2}× real time; per-chunk wall {}{}",
+        t.mode.name(),
+        t.sessions,
+        t.slowest_realtime,
+        spread(&t.wall_ms),
+        if t.keeps_up() { "" } else { " (falls behind)" }
+    )
 }
 
 fn measurement(m: &Measurement) -> String {

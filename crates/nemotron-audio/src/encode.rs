@@ -1,11 +1,13 @@
 //! `encode` and `diarize` of one input: check the outputs, load the model, read the input, run, write the outputs.
 //! The per-recording steps are shared with the batch runner (`batch.rs`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use nemotron_towers::diarization::{FRAME_SECONDS, Segment};
 use nemotron_towers::tensor_file;
-use nemotron_towers::{AudioError, AudioModel, AudioOptions, AudioOutputs, Diarization, Diarizer, Features, Model};
+use nemotron_towers::{
+    AudioError, AudioModel, AudioOptions, AudioOutputs, Diarization, DiarizationConfig, Diarizer, Features, Model,
+};
 
 use crate::failure::Failure;
 use crate::output::{self, Done};
@@ -182,20 +184,13 @@ pub fn diarize(
     let seconds = source.seconds();
     let result = diarize_source(diarizer, source, &mut Bar::new(settings.quiet, seconds))?;
     let segments = rule.segments(&result, c);
-    // The input file, unless it is standard input: its stem is the RTTM file id, its name the timeline's title.
-    let input_file = input.audio.first().or(input.features.as_ref()).filter(|p| p.as_os_str() != "-");
-    let id = input_file
-        .and_then(|p| p.file_stem())
-        .map_or_else(|| "audio".to_string(), |s| s.to_string_lossy().into_owned());
     if let Some(path) = outputs.out {
-        write_speaker_tensors(path, &result, diarizer)?;
+        write_speaker_tensors(path, &result.speaker_logits, &result.speaker_probabilities, c.speakers)?;
     }
-    options.write(&segments, &id, outputs.out.is_none() && outputs.plot.is_none())?;
+    options.write(&segments, &file_id(input), outputs.out.is_none() && outputs.plot.is_none())?;
     if let Some(path) = outputs.plot {
-        let name = input_file
-            .and_then(|p| p.file_name())
-            .map_or_else(|| "standard input".to_string(), |n| n.to_string_lossy().into_owned());
-        write_plot(path, &name, &result, &segments, &rule, diarizer)?;
+        let recording = Recording { probabilities: &result.speaker_probabilities, frames: result.features.valid };
+        write_plot(path, input, &recording, &segments, &rule, c)?;
     }
     if !written.is_empty() {
         done.report(settings.quiet, &written, seconds, &[speakers_found(&segments)]);
@@ -221,34 +216,57 @@ pub fn speakers_found(segments: &[Segment]) -> String {
     format!("{} speakers", speakers.len())
 }
 
-/// `speaker_logits` and `speaker_probabilities` (safetensors, f32).
-pub fn write_speaker_tensors(path: &Path, result: &Diarization, diarizer: &Diarizer) -> Result<(), Failure> {
-    let c = diarizer.config();
-    let frames = result.features.frames;
+/// The input file, unless it is standard input.
+fn input_file(input: &Input) -> Option<&PathBuf> {
+    input.audio.first().or(input.features.as_ref()).filter(|p| p.as_os_str() != "-")
+}
+
+/// The RTTM file id of a single run's input: the input file's name without its extension (`audio` for standard
+/// input).
+pub fn file_id(input: &Input) -> String {
+    let stem = input_file(input).and_then(|p| p.file_stem());
+    stem.map_or_else(|| "audio".to_string(), |s| s.to_string_lossy().into_owned())
+}
+
+/// `speaker_logits` `[frames, speakers]` and `speaker_probabilities` `[rows, speakers]` (safetensors, f32).
+pub fn write_speaker_tensors(
+    path: &Path,
+    logits: &[f32],
+    probabilities: &[f32],
+    speakers: usize,
+) -> Result<(), Failure> {
+    let rows = |values: &[f32]| values.len() / speakers.max(1);
     let tensors: [(&str, Vec<usize>, &[f32]); 2] = [
-        ("speaker_logits", vec![frames, c.speakers], &result.speaker_logits),
-        ("speaker_probabilities", vec![frames / c.encoder.subsampling, c.speakers], &result.speaker_probabilities),
+        ("speaker_logits", vec![rows(logits), speakers], logits),
+        ("speaker_probabilities", vec![rows(probabilities), speakers], probabilities),
     ];
     output::write_atomic(path, |temporary| tensor_file::write_f32(temporary, &tensors).map_err(reason))
 }
 
-/// The timeline of `result` (`name`: the input file's name) as a PNG.
-fn write_plot(
+/// What a timeline draws of a recording: its encoder-rate probabilities and its length in 10 ms frames.
+pub struct Recording<'a> {
+    pub probabilities: &'a [f32],
+    pub frames: usize,
+}
+
+/// The timeline of a recording (titled with the input file's name) as a PNG.
+pub fn write_plot(
     path: &Path,
-    name: &str,
-    result: &Diarization,
+    input: &Input,
+    recording: &Recording<'_>,
     segments: &[Segment],
     rule: &Rule,
-    diarizer: &Diarizer,
+    c: &DiarizationConfig,
 ) -> Result<(), Failure> {
-    let c = diarizer.config();
+    let name = input_file(input).and_then(|p| p.file_name());
+    let name = name.map_or_else(|| "standard input".to_string(), |n| n.to_string_lossy().into_owned());
     let timeline = Timeline {
-        file_name: name,
+        file_name: &name,
         segments,
-        probabilities: &result.speaker_probabilities,
+        probabilities: recording.probabilities,
         speakers: c.speakers,
         frame_seconds: FRAME_SECONDS * c.encoder.subsampling as f64,
-        seconds: result.features.valid as f64 * FRAME_SECONDS,
+        seconds: recording.frames as f64 * FRAME_SECONDS,
         thresholds: &rule.thresholds(),
     };
     output::write_bytes(path, &timeline.png().map_err(Failure::Message)?)

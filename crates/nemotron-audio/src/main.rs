@@ -17,6 +17,7 @@ mod output;
 mod progress;
 mod score;
 mod segment_options;
+mod stream;
 mod timeline;
 
 use std::path::PathBuf;
@@ -96,6 +97,8 @@ enum Command {
         segments: segment_options::SegmentOptions,
         #[command(flatten)]
         batch: batch::BatchArgs,
+        #[command(flatten)]
+        stream: stream::StreamArgs,
     },
     /// Fetch a model's audio part from the Hugging Face Hub into its cache ahead of time, and print the folder.
     Download {
@@ -109,11 +112,13 @@ enum Command {
     /// The GPU adapter, backend, driver, enabled features and limits.
     Info,
     /// Time release-sized towers with random bf16 weights (no checkpoint needed): one ASR chunk
-    /// of 600 rows, one Sortformer step of 828 rows, and the whole module on synthetic audio.
+    /// of 600 rows, one Sortformer step of 828 rows, and the whole module on synthetic audio; or, with
+    /// --stream, streaming diarization sessions.
     Bench {
-        /// Lengths of synthetic audio, in seconds, for the whole-module runs.
-        #[arg(long, value_delimiter = ',', default_value = "60,600")]
-        seconds: Vec<u32>,
+        /// Lengths of synthetic audio, in seconds, for the whole-module runs (default 60,600); with --stream,
+        /// the audio whose chunks are timed in each mode (default 60).
+        #[arg(long, value_delimiter = ',')]
+        seconds: Option<Vec<u32>>,
         /// Timed repeats per tower case (median reported, after two warm-up runs).
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         repeats: u32,
@@ -123,6 +128,8 @@ enum Command {
         /// Bench the shapes of this config.json instead of the release model's.
         #[arg(long)]
         config: Option<PathBuf>,
+        #[command(flatten)]
+        stream: bench_report::StreamBenchArgs,
     },
 }
 
@@ -138,8 +145,9 @@ struct Input {
     #[arg(long)]
     demo: bool,
     /// Audio file(s): WAV, FLAC, MP3, Ogg Vorbis, AAC or M4A, any channel count, 1 to 768 kHz (resampled to 16 kHz
-    /// mono); `-` reads standard input. Several files, or folders of them, with --out-dir. (Not required by clap:
-    /// `encode` and `diarize` also take --manifest, `align` does not; the commands check.)
+    /// mono); `-` reads standard input (raw PCM with `diarize --stream --raw-format`). Several files, or folders of
+    /// them, with --out-dir. (Not required by clap: `encode` and `diarize` also take --manifest, `align` does not;
+    /// the commands check.)
     #[arg(long, num_args = 1.., conflicts_with = "features")]
     audio: Vec<PathBuf>,
     /// The channel heard: `mix` (the mean of all) or a channel number from 0.
@@ -209,13 +217,20 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             let job = batch::Job::Diarize { rule: segments.rule()?, format: segments.batch_format() };
             batch::run(&settings, input, batch, job)
         }
-        Command::Diarize { input, out, plot, segments, .. } => {
+        Command::Diarize { input, out, plot, segments, stream, .. } => {
             let outputs = encode::DiarizeOutputs { out: out.as_deref(), plot: plot.as_deref() };
-            encode::diarize(&settings, input, &outputs, segments)
+            match stream.stream {
+                true => stream::diarize(&settings, input, &outputs, segments, stream),
+                false => encode::diarize(&settings, input, &outputs, segments),
+            }
         }
         Command::Score(args) => score::run(args),
         Command::Download { id } => model::download(&settings, id),
-        Command::Bench { seconds, repeats, profile, config } => {
+        Command::Bench { seconds, config, stream, .. } if stream.stream => {
+            bench_report::bench_stream(&settings, seconds.as_deref(), stream, config.as_deref())
+        }
+        Command::Bench { seconds, repeats, profile, config, .. } => {
+            let seconds = seconds.as_deref().unwrap_or(&[60, 600]);
             bench_report::bench(&settings, seconds, *repeats as usize, *profile, config.as_deref())
         }
     }

@@ -108,6 +108,11 @@ impl SegmentOptions {
         self.rttm.as_deref().or(self.segments.as_deref()).filter(|path| *path != Path::new("-"))
     }
 
+    /// Whether the flags send the segments to standard output (`--segments -` or `--rttm -`).
+    pub fn to_standard_output(&self) -> bool {
+        self.rttm.as_deref().or(self.segments.as_deref()) == Some(Path::new("-"))
+    }
+
     /// Writes the segments where the flags say: to their file (atomically), or to standard output for `-`, or when
     /// no flag names a place and `stdout_by_default`. `uri` is the RTTM file id unless --uri gives one.
     pub fn write(&self, segments: &[Segment], uri: &str, stdout_by_default: bool) -> Result<(), Failure> {

@@ -124,6 +124,27 @@ fn a_single_file_checkpoint_is_fetched_whole_and_a_warm_cache_needs_no_hub() {
     assert!(stderr(&output).contains("using the cache"), "{}", stderr(&output));
 }
 
+/// `diarize --stream` takes a Hub id like every command: a standalone diarization checkpoint fetched into the cache
+/// gives the events of the same checkpoint read from its folder.
+#[test]
+fn diarize_stream_takes_a_hub_id() {
+    let home = tempfile::tempdir().unwrap();
+    let hf_home = home.path().to_str().unwrap();
+    let case = testdata("reference/diar-tiny");
+    let hub = StandInHub::start(HashMap::from([("owner/diar-tiny".to_owned(), single_file_repo(&case))]));
+    let wav = testdata("reference/diar-tiny/audio.wav");
+    let stream = |model: &str, env: &[(&str, &str)]| {
+        let args = ["-q", "diarize", "--model", model, "--stream", "--latency", "ultra-low", "--audio"];
+        let output = run(&[&args[..], &[wav.to_str().unwrap()]].concat(), env);
+        assert!(output.status.success(), "{model}: {}", stderr(&output));
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let from_hub = stream("owner/diar-tiny", &[("HF_HOME", hf_home), ("HF_ENDPOINT", &hub.endpoint)]);
+    let from_folder = stream(case.to_str().unwrap(), &[("HF_HOME", hf_home), ("HF_HUB_OFFLINE", "1")]);
+    assert!(from_hub.lines().count() > 3, "events: {from_hub}");
+    assert_eq!(from_hub, from_folder);
+}
+
 /// An address where nothing listens.
 fn dead_endpoint() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

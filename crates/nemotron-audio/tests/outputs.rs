@@ -80,6 +80,14 @@ fn output_paths_are_refused_before_any_work() {
             "cannot write /nonexistent/t.json".into(),
         ),
         (
+            vec!["diarize", "--model", model, "--stream", "--audio", wav, "--rttm", "/nonexistent/s.rttm"],
+            "cannot write /nonexistent/s.rttm".into(),
+        ),
+        (
+            vec!["diarize", "--model", model, "--stream", "--audio", wav, "--out", dir_s],
+            format!("cannot write {dir_s}: it is a folder"),
+        ),
+        (
             vec!["encode", "--model", model, "--audio", wav, "--out-dir", file_s],
             format!("cannot write into {file_s}: it is not a folder"),
         ),

@@ -1,6 +1,9 @@
 //! Release-sized timings that need no checkpoint (random bf16 weights of the release config), the same work as the
 //! PyTorch peer: one ASR chunk of 600 rows, one Sortformer step of 828 embedded rows, the word-timestamp head on the
-//! ASR states of 60 s of audio, and the whole module on N seconds of audio. Results are data ([`Measurement`], [`BenchEvent`]); `nemotron-audio bench` prints them.
+//! ASR states of 60 s of audio, and the whole module on N seconds of audio; and ([`stream`]) streaming sessions.
+//! Results are data ([`Measurement`], [`BenchEvent`]); `nemotron-audio bench` prints them.
+
+pub mod stream;
 
 use std::time::Instant;
 
@@ -12,7 +15,9 @@ use crate::config::{ChunkConfig, ConfigError, EncoderConfig, ModelConfig, WordTi
 use crate::error::{Error, Result};
 use crate::frontend::HOP_LENGTH;
 use crate::pipeline::{AudioModel, Model, ModelOptions};
+use crate::streaming::StreamingMode;
 use crate::tower::{InputKind, Sequence, Tower};
+use stream::{LoadTrial, StreamLatency};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -47,6 +52,17 @@ pub enum BenchEvent<'a> {
         case: &'a str,
         /// Its kernels' times.
         profile: &'a Profile,
+    },
+    /// A streaming mode's per-chunk times ([`stream::run`]).
+    StreamLatency(&'a StreamLatency),
+    /// A load trial of a streaming mode.
+    StreamLoad(&'a LoadTrial),
+    /// The largest load trial of a mode whose sessions all kept up with real time (`None`: not one session).
+    StreamCapacity {
+        /// The mode.
+        mode: StreamingMode,
+        /// That trial.
+        best: Option<&'a LoadTrial>,
     },
     /// All cases done.
     PeakMemory {

@@ -91,11 +91,11 @@ impl EncoderConfig {
 /// Chunked inference schedule (spec §4.1), in encoder frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChunkConfig {
-    /// Frames each chunk contributes to the output (`chunk_length`, default 500).
+    /// Frames each chunk contributes to the output (`chunk_length`, default 500 in Transcribe, 340 standalone).
     pub length: usize,
-    /// Look-back frames run with a chunk but not kept (`chunk_left_context`, default 50).
+    /// Look-back frames run with a chunk but not kept (`chunk_left_context`, default 50 / 0).
     pub left_context: usize,
-    /// Look-ahead frames run with a chunk but not kept (`chunk_right_context`, default 50).
+    /// Look-ahead frames run with a chunk but not kept (`chunk_right_context`, default 50 / 40).
     pub right_context: usize,
 }
 
@@ -106,7 +106,8 @@ pub struct SpeakerCacheConfig {
     pub fifo_length: usize,
     /// Fewest frames popped from an overflowing FIFO, in encoder frames (`speaker_cache_update_period`, 300).
     pub update_period: usize,
-    /// Cache rows in encoder frames; more are compressed to this (`streaming_config.speaker_cache_length`, 188).
+    /// Cache rows in encoder frames; more are compressed to this (`streaming_config.speaker_cache_length`,
+    /// 188 in Transcribe, 264 standalone).
     pub cache_length: usize,
     /// Silence rows kept per speaker in a compressed cache (`speaker_cache_silence_frames_per_speaker`, 1).
     pub silence_frames_per_speaker: usize,
@@ -136,6 +137,9 @@ pub struct DiarizationConfig {
     pub chunks: ChunkConfig,
     /// Speaker cache and FIFO of the offline diarizer loop.
     pub cache: SpeakerCacheConfig,
+    /// Speaker cache and FIFO of a streaming session: `streaming_config.fifo_length` and
+    /// `.speaker_cache_update_period` (defaults 264 and 222), the rest as in [`DiarizationConfig::cache`].
+    pub streaming_cache: SpeakerCacheConfig,
 }
 
 /// The word-timestamp encoder and its CTC classifier (`word_timestamp_config`; Transformers 5.23
@@ -209,7 +213,7 @@ impl ModelConfig {
             }
             "nemotron3_diarization" => {
                 let raw: RawDiarization = serde_json::from_str(text).map_err(json)?;
-                ModelConfig::Diarization(raw.resolve()?)
+                ModelConfig::Diarization(raw.resolve(&STANDALONE_SCHEDULE)?)
             }
             other => return Err(ConfigError::UnknownModelType { path: "config.json".into(), found: other.into() }),
         };
@@ -284,6 +288,8 @@ struct RawHead {
 
 #[derive(Deserialize, Default)]
 struct RawStreaming {
+    fifo_length: Option<usize>,
+    speaker_cache_update_period: Option<usize>,
     speaker_cache_length: Option<usize>,
     speaker_cache_silence_frames_per_speaker: Option<usize>,
     prediction_score_threshold: Option<f64>,
@@ -455,21 +461,45 @@ impl RawEncoder {
     }
 }
 
+/// The diarizer's schedule defaults, which upstream sets per kind of checkpoint.
+struct ScheduleDefaults {
+    chunks: ChunkConfig,
+    fifo_length: usize,
+    update_period: usize,
+    cache_length: usize,
+}
+
+/// A Transcribe checkpoint's `diarization_config` (spec §5.1).
+const TRANSCRIBE_SCHEDULE: ScheduleDefaults = ScheduleDefaults {
+    chunks: ChunkConfig { length: 500, left_context: 50, right_context: 50 },
+    fifo_length: 40,
+    update_period: 300,
+    cache_length: 188,
+};
+
+/// A standalone checkpoint (`Nemotron3DiarizationConfig` and its streaming config, Transformers 5.23).
+const STANDALONE_SCHEDULE: ScheduleDefaults = ScheduleDefaults {
+    chunks: ChunkConfig { length: 340, left_context: 0, right_context: 40 },
+    fifo_length: 40,
+    update_period: 300,
+    cache_length: 264,
+};
+
 impl RawDiarization {
-    fn resolve(&self) -> Result<DiarizationConfig, ConfigError> {
+    fn resolve(&self, d: &ScheduleDefaults) -> Result<DiarizationConfig, ConfigError> {
         let encoder = self.audio_config.resolve(&DIARIZATION_DEFAULTS)?;
         let head_hidden = in_range("head_config.hidden_size", self.head_config.hidden_size.unwrap_or(192), MAX_WIDTH)?;
         let speakers = in_range("head_config.num_speakers", self.head_config.num_speakers.unwrap_or(8), 64)?;
         let chunks = ChunkConfig {
-            length: in_range("chunk_length", self.chunk_length.unwrap_or(500), MAX_FRAMES)?,
-            left_context: self.chunk_left_context.unwrap_or(50),
-            right_context: self.chunk_right_context.unwrap_or(50),
+            length: in_range("chunk_length", self.chunk_length.unwrap_or(d.chunks.length), MAX_FRAMES)?,
+            left_context: self.chunk_left_context.unwrap_or(d.chunks.left_context),
+            right_context: self.chunk_right_context.unwrap_or(d.chunks.right_context),
         };
         let s = &self.streaming_config;
         let cache = SpeakerCacheConfig {
-            fifo_length: self.fifo_length.unwrap_or(40),
-            update_period: self.speaker_cache_update_period.unwrap_or(300),
-            cache_length: s.speaker_cache_length.unwrap_or(188),
+            fifo_length: self.fifo_length.unwrap_or(d.fifo_length),
+            update_period: self.speaker_cache_update_period.unwrap_or(d.update_period),
+            cache_length: s.speaker_cache_length.unwrap_or(d.cache_length),
             silence_frames_per_speaker: s.speaker_cache_silence_frames_per_speaker.unwrap_or(1),
             score_threshold: s.prediction_score_threshold.unwrap_or(0.25),
             latest_frames_boost: s.latest_frames_score_boost.unwrap_or(0.05),
@@ -484,6 +514,12 @@ impl RawDiarization {
                 cache.cache_length
             )));
         }
+        // Upstream's streaming sessions keep their own FIFO sizes (`Nemotron3DiarizationStreamingConfig`).
+        let streaming_cache = SpeakerCacheConfig {
+            fifo_length: s.fifo_length.unwrap_or(264),
+            update_period: s.speaker_cache_update_period.unwrap_or(222),
+            ..cache
+        };
         // Each bounded on its own: the schedule adds them, which must not overflow.
         for (name, frames) in [
             ("chunk_left_context", chunks.left_context),
@@ -491,19 +527,21 @@ impl RawDiarization {
             ("fifo_length", cache.fifo_length),
             ("speaker_cache_update_period", cache.update_period),
             ("streaming_config.speaker_cache_length", cache.cache_length),
+            ("streaming_config.fifo_length", streaming_cache.fifo_length),
+            ("streaming_config.speaker_cache_update_period", streaming_cache.update_period),
         ] {
             if frames > MAX_FRAMES {
                 return Err(invalid(format!("{name} = {frames} (at most {MAX_FRAMES} frames)")));
             }
         }
-        Ok(DiarizationConfig { encoder, head_hidden, speakers, chunks, cache })
+        Ok(DiarizationConfig { encoder, head_hidden, speakers, chunks, cache, streaming_cache })
     }
 }
 
 impl RawTranscribe {
     fn resolve(&self) -> Result<TranscribeConfig, ConfigError> {
         let asr = self.audio_config.asr_config.resolve(&ASR_DEFAULTS)?;
-        let diarization = self.audio_config.diarization_config.resolve()?;
+        let diarization = self.audio_config.diarization_config.resolve(&TRANSCRIBE_SCHEDULE)?;
         if (asr.mel_bins, asr.subsampling) != (diarization.encoder.mel_bins, diarization.encoder.subsampling) {
             return Err(invalid("the ASR and diarization towers disagree on mel bins or subsampling".into()));
         }
@@ -587,6 +625,8 @@ mod tests {
         assert_eq!((d.head_hidden, d.speakers, d.encoder.qk_norm), (192, 8, false));
         assert_eq!(d.chunks, ChunkConfig { length: 500, left_context: 50, right_context: 50 });
         assert_eq!((d.cache.fifo_length, d.cache.update_period, d.cache.cache_length), (40, 300, 188));
+        let streaming = &d.streaming_cache;
+        assert_eq!((streaming.fifo_length, streaming.update_period, streaming.cache_length), (264, 222, 188));
         assert_eq!(c.text_hidden, 2688);
         let w = &c.word_timestamps;
         assert_eq!((w.encoder.hidden, w.encoder.heads, w.encoder.head_dim, w.encoder.layers), (1280, 16, 80, 2));
@@ -619,6 +659,19 @@ mod tests {
             let err = ModelConfig::from_json(&json).unwrap_err().to_string();
             assert!(err.contains(needle), "{err} should mention {needle}");
         }
+    }
+
+    #[test]
+    fn empty_standalone_config_takes_its_own_defaults() {
+        let ModelConfig::Diarization(d) = ModelConfig::from_json(r#"{"model_type":"nemotron3_diarization"}"#).unwrap()
+        else {
+            panic!("not a diarization config")
+        };
+        assert_eq!((d.encoder.hidden, d.encoder.heads, d.encoder.layers, d.head_hidden), (512, 8, 31, 192));
+        assert_eq!(d.chunks, ChunkConfig { length: 340, left_context: 0, right_context: 40 });
+        assert_eq!((d.cache.fifo_length, d.cache.update_period, d.cache.cache_length), (40, 300, 264));
+        let streaming = &d.streaming_cache;
+        assert_eq!((streaming.fifo_length, streaming.update_period, streaming.cache_length), (264, 222, 264));
     }
 
     #[test]

@@ -54,6 +54,17 @@ pub enum FrontendError {
         index: usize,
     },
 
+    /// Frames of a piece of the recording were asked for that need samples before the piece.
+    #[error("frame {frame} needs samples from {needed} on, but the samples given start at {first_sample}")]
+    SamplesBefore {
+        /// The first frame asked for.
+        frame: usize,
+        /// The first sample it needs (its window, and the sample before it for the pre-emphasis).
+        needed: usize,
+        /// Where the samples given start in the recording.
+        first_sample: usize,
+    },
+
     /// realfft refused a buffer (only possible through a bug in this module).
     #[error("STFT failed: {0}")]
     Fft(#[from] FftError),
@@ -111,25 +122,57 @@ impl LogMel {
             let handles: Vec<_> = data[..valid * N_MELS]
                 .chunks_mut(frames_per_worker * N_MELS)
                 .enumerate()
-                .map(|(worker, rows)| scope.spawn(move || self.frames_into(signal, worker * frames_per_worker, rows)))
+                .map(|(worker, rows)| {
+                    scope.spawn(move || self.frames_into(signal, 0, worker * frames_per_worker, rows))
+                })
                 .collect();
             handles.into_iter().try_for_each(|handle| handle.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
         })?;
         Ok(Features { data, frames, valid })
     }
 
-    /// Log-mel rows for frames `first_frame..` into `rows` (`N_MELS` values per frame).
+    /// Log-mel frames `frames` (`[frames.len(), N_MELS]`) of a recording of which `samples` holds the piece
+    /// that starts at sample `first_sample`, bit for bit the rows [`LogMel::compute`] gives for the whole
+    /// recording — what a streaming session computes as its audio arrives.
+    ///
+    /// Frame `t` reads samples `[160t − 201, 160t + 200)` (its window, and one more for the pre-emphasis),
+    /// so the piece must start at 0 or by `160·frames.start − 201` ([`FrontendError::SamplesBefore`]
+    /// otherwise). Samples past the piece are taken as the end of the recording (zeros, as `compute` pads):
+    /// frames that reach past it are final only once the recording has ended there.
+    pub fn frames(
+        &self,
+        samples: &[f32],
+        first_sample: usize,
+        frames: std::ops::Range<usize>,
+    ) -> Result<Vec<f32>, FrontendError> {
+        let needed = first_sample_needed(frames.start);
+        if first_sample > needed && !frames.is_empty() {
+            return Err(FrontendError::SamplesBefore { frame: frames.start, needed, first_sample });
+        }
+        let mut rows = vec![0.0f32; frames.len() * N_MELS];
+        self.frames_into(samples, first_sample, frames.start, &mut rows)?;
+        Ok(rows)
+    }
+
+    /// Log-mel rows for frames `first_frame..` into `rows` (`N_MELS` values per frame), from the piece of
+    /// the recording that starts at sample `first_sample`.
     ///
     /// Precision: the FFT runs in f64, everything else in f32 like the torch extractor. Against the
     /// reference cases this lands closest (max |Δ| 5.2–5.6e-5); an f32 FFT gives 5.4–6.6e-5 and an
     /// all-f64 pipeline 5.3–6.4e-5, the reference itself being torch's f32 arithmetic.
-    fn frames_into(&self, signal: &[f32], first_frame: usize, rows: &mut [f32]) -> Result<(), FftError> {
+    fn frames_into(
+        &self,
+        signal: &[f32],
+        first_sample: usize,
+        first_frame: usize,
+        rows: &mut [f32],
+    ) -> Result<(), FftError> {
         let mut frame = self.fft.make_input_vec();
         let mut spectrum = self.fft.make_output_vec();
         let mut scratch = self.fft.make_scratch_vec();
         let mut power = [0.0f32; N_BINS];
         for (t, row) in (first_frame..).zip(rows.chunks_exact_mut(N_MELS)) {
-            self.windowed_frame(signal, t, &mut frame);
+            self.windowed_frame(signal, first_sample, t, &mut frame);
             self.fft.process_with_scratch(&mut frame, &mut spectrum, &mut scratch)?;
             for (p, bin) in power.iter_mut().zip(&spectrum) {
                 // torch squares the f32 magnitude of a complex64 spectrum; do the same to match it.
@@ -150,12 +193,14 @@ impl LogMel {
     /// Frame `t` of the centred STFT of the pre-emphasised signal: padded samples `[160t, 160t + 512)`
     /// times the zero-padded window. Padded sample `p` is signal sample `p − 256`; the window covers
     /// frame positions `[56, 456)`. Pre-emphasis is applied here, sample by sample, rather than to a
-    /// copy of the whole recording, which would cost as much memory as the recording itself.
-    fn windowed_frame(&self, signal: &[f32], t: usize, frame: &mut [f64]) {
+    /// copy of the whole recording, which would cost as much memory as the recording itself. `signal`
+    /// holds the recording from sample `first_sample` on.
+    fn windowed_frame(&self, signal: &[f32], first_sample: usize, t: usize, frame: &mut [f64]) {
         frame.fill(0.0);
         let first = t * HOP_LENGTH + WINDOW_OFFSET;
         for (k, (slot, &w)) in frame[WINDOW_OFFSET..].iter_mut().zip(&self.window).enumerate() {
-            if let Some(x) = (first + k).checked_sub(CENTER_PAD).and_then(|i| pre_emphasized(signal, i)) {
+            let sample = (first + k).checked_sub(CENTER_PAD);
+            if let Some(x) = sample.and_then(|n| pre_emphasized(signal, first_sample, n)) {
                 *slot = f64::from(x * w);
             }
         }
@@ -236,12 +281,21 @@ impl Normalization {
     }
 }
 
-/// `y[0] = x[0]`, `y[n] = x[n] − 0.97·x[n−1]`, in f32 like the reference; `None` past the end.
-fn pre_emphasized(samples: &[f32], n: usize) -> Option<f32> {
-    let x = *samples.get(n)?;
-    Some(match n.checked_sub(1) {
-        Some(previous) => x - PREEMPHASIS * samples[previous],
-        None => x,
+/// The first sample frame `frame` reads: the first of its window, less one for the pre-emphasis (0 near the
+/// start). A piece of a recording from there on is enough for [`LogMel::frames`] from `frame` on.
+pub fn first_sample_needed(frame: usize) -> usize {
+    (frame * HOP_LENGTH + WINDOW_OFFSET).saturating_sub(CENTER_PAD + 1)
+}
+
+/// `y[0] = x[0]`, `y[n] = x[n] − 0.97·x[n−1]`, in f32 like the reference, for sample `n` of a recording of
+/// which `samples` holds the piece from `first_sample` on; `None` past the end and before the piece.
+fn pre_emphasized(samples: &[f32], first_sample: usize, n: usize) -> Option<f32> {
+    let i = n.checked_sub(first_sample)?;
+    let x = *samples.get(i)?;
+    Some(match (n.checked_sub(1), i.checked_sub(1)) {
+        (Some(_), Some(previous)) => x - PREEMPHASIS * samples[previous],
+        // Sample 0 of the recording; or the first of a piece, which `LogMel::frames` never lets a window reach.
+        _ => x,
     })
 }
 

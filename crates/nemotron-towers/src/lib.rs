@@ -27,10 +27,13 @@
 //! ```
 //!
 //! Below the front door, for users who need a part:
-//! - [`audio`], [`frontend`]: audio input (→ 16 kHz mono) and the log-mel front end.
+//! - [`audio`], [`raw_pcm`], [`frontend`]: audio input (files, or raw PCM streams → 16 kHz mono) and the log-mel
+//!   front end.
 //! - [`config`], [`checkpoint`]: `config.json` and memory-mapped safetensors (one file or sharded), in the release's
 //!   NeMo names or the Transformers names.
 //! - [`tower`], [`sortformer`]: one encoder tower, or the diarizer, on the GPU.
+//! - [`streaming`]: live sessions ([`DiarizerSession`]: audio in any pieces, each frame's logits as soon as it
+//!   is final) and segment events.
 //! - [`hub`]: models by Hugging Face Hub id, fetched through the standard cache (default feature `hub`).
 //! - [`manifest`]: NeMo-style JSON-lines manifests of recordings, for batch runs.
 //! - [`word_timestamps`], [`alignment`]: the word-timestamp head on the GPU, and the speaker-attributed forced
@@ -64,10 +67,13 @@ pub mod manifest;
 mod mel;
 mod names;
 mod pipeline;
+pub mod raw_pcm;
 pub mod reference;
 pub mod sortformer;
 mod speaker_cache;
+pub mod streaming;
 pub mod tensor_file;
+mod torch_top_k;
 pub mod tower;
 mod weights;
 pub mod word_timestamps;
@@ -82,3 +88,4 @@ pub use error::{Error, Result};
 pub use frontend::Features;
 pub use gpu_core::{Gpu, GpuOptions};
 pub use pipeline::{AudioModel, AudioOutputs, Diarization, Diarizer, Model, ModelOptions, Progress};
+pub use streaming::{DiarizerSession, StreamOutput, StreamingMode};

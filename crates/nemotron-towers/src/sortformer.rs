@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use audio_kernels::MatmulOptions;
 use audio_kernels::{Activation, Epilogue, Weight, conv_im2col, gemm};
-use gpu_core::{Gpu, GpuBuffer, Recorder};
+use gpu_core::{Gpu, GpuBuffer, Recorder, Timing};
 
 use crate::checkpoint::Checkpoint;
 use crate::chunks::{MAX_CHUNKS_PER_BATCH, schedule};
@@ -101,12 +101,49 @@ impl Sortformer {
         &self.tower
     }
 
+    /// The silence embedding the cache compression inserts (`[d]`).
+    pub(crate) fn silence(&self) -> &[f32] {
+        &self.silence
+    }
+
     /// One step: embedded rows `[n, d]` (with their key mask) through the encoder and the head;
     /// returns logits `[n·subsampling, speakers]`.
     pub fn logits(&self, rows: &[f32], valid: &[bool]) -> Result<Vec<f32>> {
+        Ok(self.step(InputKind::Embeddings, rows, valid, 0..0, Timing::Off)?.logits)
+    }
+
+    /// One streaming step (one submission, one readback): `prefix` rows `[p, d]` (speaker cache and FIFO)
+    /// and a chunk's stacked features `[n, subsampling·mel]`, which the submission projects; every row is a
+    /// valid key. Returns the logits `[(p + n)·subsampling, speakers]` and the projected rows of the chunk
+    /// proper (its first `chunk_rows`), which the speaker cache keeps.
+    pub(crate) fn stream_step(
+        &self,
+        prefix: &[f32],
+        stacked: &[f32],
+        chunk_rows: usize,
+        timing: Timing,
+    ) -> Result<StepOutput> {
+        let c = &self.config.encoder;
+        let embedded = prefix.len() / c.hidden;
+        let rows = embedded + stacked.len() / c.stacked_features();
+        let input = [prefix, stacked].concat();
+        let kind = InputKind::EmbeddedThenFeatures { embedded };
+        self.step(kind, &input, &vec![true; rows], embedded..embedded + chunk_rows, timing)
+    }
+
+    /// The encoder and head over one sequence; reads back the logits and the projected rows `embedded`
+    /// in one round trip, with the GPU time when `timing` asks for it.
+    fn step(
+        &self,
+        kind: InputKind,
+        rows: &[f32],
+        valid: &[bool],
+        embedded: std::ops::Range<usize>,
+        timing: Timing,
+    ) -> Result<StepOutput> {
         let c = &self.config;
-        let sub_rows = valid.len() * c.encoder.subsampling;
-        self.tower.run(InputKind::Embeddings, &[Sequence { rows, valid }], |mut rec, encoded, n| {
+        let (d, sub_rows) = (c.encoder.hidden, valid.len() * c.encoder.subsampling);
+        self.tower.run(kind, &[Sequence { rows, valid }], |mut rec, encoded, projected, n| {
             let mut guard = self.workspace.lock().unwrap_or_else(|p| p.into_inner());
             let work = reuse_or_make(
                 &mut guard,
@@ -114,8 +151,21 @@ impl Sortformer {
                 || HeadWorkspace::new(self.tower.gpu(), c, n.next_multiple_of(64)),
             )?;
             self.record_head(&mut rec, encoded, work, n)?;
-            rec.submit()?;
-            Ok(self.tower.gpu().read_f32_range(&work.logits, 0, sub_rows * c.speakers)?)
+            let gpu_ms = match timing {
+                Timing::Off => {
+                    rec.submit()?;
+                    None
+                }
+                // Empty when the adapter has no timestamp queries.
+                timing => Some(rec.with_timing(timing).submit_profiled()?)
+                    .filter(|profile| !profile.entries.is_empty())
+                    .map(|profile| profile.total_ns() / 1e6),
+            };
+            let ranges =
+                [(&work.logits, 0, sub_rows * c.speakers), (projected, embedded.start * d, embedded.len() * d)];
+            let mut read = self.tower.gpu().read_f32_ranges(&ranges)?.into_iter();
+            let mut next = || read.next().ok_or_else(|| Error::Internal("a readback range is missing".into()));
+            Ok(StepOutput { logits: next()?, embedded: next()?, gpu_ms })
         })
     }
 
@@ -210,23 +260,40 @@ impl Sortformer {
             let first_logit = layout.chunk_start() * sub * speakers;
             logits.extend_from_slice(&step[first_logit..first_logit + layout.chunk_rows * sub * speakers]);
             let probs = encoder_rate_probabilities(&step, &step_valid, sub, speakers);
-            cache.update(layout, &rows, &probs, &self.silence);
+            let chunk_rows = &rows[layout.chunk_start() * d..(layout.chunk_start() + layout.chunk_rows) * d];
+            cache.update(layout, chunk_rows, &probs, &self.silence);
             progress(i + 1, chunks.len());
         }
         Ok(logits)
     }
 }
 
+/// What one step gives back.
+pub(crate) struct StepOutput {
+    /// `[rows·subsampling, speakers]`.
+    pub logits: Vec<f32>,
+    /// The projected rows asked for, `[rows, d]`.
+    pub embedded: Vec<f32>,
+    /// GPU time of the submission, when timed.
+    pub gpu_ms: Option<f64>,
+}
+
 /// `P[r, s] = mean_j sigmoid(logits[r·sub + j, s])`, 0 on rows that are not valid (spec §5.4).
 pub fn encoder_rate_probabilities(logits: &[f32], valid: &[bool], sub: usize, speakers: usize) -> Vec<f64> {
     let mut probs = vec![0.0; valid.len() * speakers];
     for (r, _) in valid.iter().enumerate().filter(|(_, v)| **v) {
-        for s in 0..speakers {
-            let sum: f64 = (0..sub).map(|j| sigmoid(logits[(r * sub + j) * speakers + s] as f64)).sum();
-            probs[r * speakers + s] = sum / sub as f64;
-        }
+        let rows = &logits[r * sub * speakers..(r + 1) * sub * speakers];
+        probs[r * speakers..(r + 1) * speakers].copy_from_slice(&mean_sigmoid(rows, speakers));
     }
     probs
+}
+
+/// Per speaker, the mean of `sigmoid(logit)` over the rows of `logits` (`[rows, speakers]`).
+pub(crate) fn mean_sigmoid(logits: &[f32], speakers: usize) -> Vec<f64> {
+    let rows = logits.len() / speakers;
+    (0..speakers)
+        .map(|s| (0..rows).map(|j| sigmoid(logits[j * speakers + s] as f64)).sum::<f64>() / rows as f64)
+        .collect()
 }
 
 pub(crate) fn sigmoid(x: f64) -> f64 {

@@ -3,6 +3,7 @@
 //! that best represent each speaker.
 
 use crate::config::SpeakerCacheConfig;
+use crate::torch_top_k::top_k;
 
 /// Cache and FIFO state of one recording (batch 1).
 #[derive(Clone, Debug)]
@@ -68,15 +69,15 @@ impl SpeakerCache {
         (rows, valid)
     }
 
-    /// Pushes the step's chunk frames into the FIFO and, when it overflows, moves the oldest
-    /// frames into the cache, compressing it when it outgrows `cache_length`.
-    /// `rows`/`valid` are the step input; `probs` its `[rows, speakers]` encoder-rate
-    /// probabilities (0 on padding rows).
-    pub fn update(&mut self, layout: StepLayout, rows: &[f32], probs: &[f64], silence: &[f32]) {
+    /// Pushes the step's chunk frames (`chunk_rows`, `[layout.chunk_rows, width]`, the chunk proper of the
+    /// step input) into the FIFO and, when it overflows, moves the oldest frames into the cache,
+    /// compressing it when it outgrows `cache_length`. `probs` are the step input's `[rows, speakers]`
+    /// encoder-rate probabilities (0 on padding rows).
+    pub fn update(&mut self, layout: StepLayout, chunk_rows: &[f32], probs: &[f64], silence: &[f32]) {
         let (w, s) = (self.width, self.speakers);
         let chunk = layout.chunk_start()..layout.chunk_start() + layout.chunk_rows;
         let mut candidate = std::mem::take(&mut self.fifo);
-        candidate.extend_from_slice(&rows[chunk.start * w..chunk.end * w]);
+        candidate.extend_from_slice(&chunk_rows[..layout.chunk_rows * w]);
         let len = candidate.len() / w;
         if len <= self.config.fifo_length {
             self.fifo = candidate;
@@ -105,14 +106,6 @@ impl SpeakerCache {
             self.cache_probs = cand_probs;
         }
     }
-}
-
-/// Indices `0..values.len()` of the `k` largest values, ties toward the lower index.
-fn top_k(values: &[f64], k: usize) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..values.len()).collect();
-    order.sort_by(|&a, &b| values[b].total_cmp(&values[a]).then(a.cmp(&b)));
-    order.truncate(k);
-    order
 }
 
 /// Per-(frame, speaker) scores of spec §5.5 steps 1–5, `[frames, speakers]`.
@@ -216,12 +209,6 @@ mod tests {
     }
 
     #[test]
-    fn top_k_breaks_ties_toward_the_lower_index() {
-        assert_eq!(top_k(&[1.0, 3.0, 3.0, 2.0, 3.0], 3), vec![1, 2, 4]);
-        assert_eq!(top_k(&[f64::NEG_INFINITY, 0.0], 2), vec![1, 0]);
-    }
-
-    #[test]
     fn compress_keeps_speaker_frames_in_arrival_order_then_silence() {
         // 2 speakers, cache of 6 (3 per speaker: 2 frames + 1 silence), 8 frames of one width.
         let c = config(6);
@@ -246,11 +233,10 @@ mod tests {
             lookback: 0,
             chunk_rows,
         };
-        let (rows, _) = cache.step_input(&[1.0, 2.0], &[true, true]);
-        cache.update(layout(&cache, 2), &rows, &[0.0; 4], &[0.0]);
+        cache.update(layout(&cache, 2), &[1.0, 2.0], &[0.0; 4], &[0.0]);
         assert_eq!((cache.cache_rows(), cache.fifo_rows()), (0, 2));
-        let (rows, _) = cache.step_input(&[3.0, 4.0], &[true, true]);
-        cache.update(layout(&cache, 2), &rows, &[0.0; 8], &[0.0]);
+        assert_eq!(cache.step_input(&[3.0, 4.0], &[true, true]).0, vec![1.0, 2.0, 3.0, 4.0]);
+        cache.update(layout(&cache, 2), &[3.0, 4.0], &[0.0; 8], &[0.0]);
         // FIFO of 4 > 2: pop max(3, 4 − 2) = 3 frames into the cache, keep the newest one.
         assert_eq!((cache.cache, cache.fifo.clone()), (vec![1.0, 2.0, 3.0], vec![4.0]));
     }

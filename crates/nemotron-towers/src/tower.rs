@@ -30,6 +30,13 @@ pub enum InputKind {
     Features,
     /// Already projected rows `[n, d]` (the Sortformer's cache/FIFO path).
     Embeddings,
+    /// A streaming diarization step (one sequence): `embedded` projected rows `[embedded, d]` (speaker
+    /// cache and FIFO), then stacked log-mel rows `[n − embedded, subsampling·mel]` (the new chunk), which
+    /// the same submission projects in place after them.
+    EmbeddedThenFeatures {
+        /// Rows at the start of the sequence that are already projected.
+        embedded: usize,
+    },
 }
 
 /// One sequence of a batched call: its rows (row-major) and which rows are valid keys.
@@ -156,7 +163,7 @@ impl Tower {
     pub fn forward(&self, kind: InputKind, batch: &[Sequence<'_>]) -> Result<Vec<Vec<f32>>> {
         let d = self.config.hidden;
         let seq_len = batch.iter().map(|s| s.valid.len()).max().unwrap_or(0);
-        let all = self.run(kind, batch, |rec, out, rows| {
+        let all = self.run(kind, batch, |rec, out, _, rows| {
             rec.submit()?;
             Ok(self.gpu.read_f32_range(out, 0, rows * d)?)
         })?;
@@ -169,18 +176,18 @@ impl Tower {
 
     /// Runs the batch with GPU `timing` and returns the times instead of the output (benchmarks).
     pub fn timed(&self, kind: InputKind, batch: &[Sequence<'_>], timing: Timing) -> Result<Profile> {
-        self.run(kind, batch, |rec, _, _| Ok(rec.with_timing(timing).submit_profiled()?))
+        self.run(kind, batch, |rec, _, _, _| Ok(rec.with_timing(timing).submit_profiled()?))
     }
 
-    /// Uploads the batch, records the tower, and hands the recorder, the `[rows, d]` output buffer
-    /// and the row count to `finish`, which records any further work, submits and reads back.
-    /// The workspace stays locked until `finish` returns, so concurrent calls cannot overwrite
-    /// the output before it is read.
+    /// Uploads the batch, records the tower, and hands the recorder, the `[rows, d]` output buffer,
+    /// the `[rows, d]` projected input rows and the row count to `finish`, which records any further
+    /// work, submits and reads back. The workspace stays locked until `finish` returns, so concurrent
+    /// calls cannot overwrite the output before it is read.
     pub(crate) fn run<T>(
         &self,
         kind: InputKind,
         batch: &[Sequence<'_>],
-        finish: impl FnOnce(Recorder<'_>, &GpuBuffer, usize) -> Result<T>,
+        finish: impl FnOnce(Recorder<'_>, &GpuBuffer, &GpuBuffer, usize) -> Result<T>,
     ) -> Result<T> {
         let seq_len = batch.iter().map(|s| s.valid.len()).max().unwrap_or(0);
         let rows = batch.len() * seq_len;
@@ -192,7 +199,7 @@ impl Tower {
             self.upload_batch(work, kind, batch, seq_len)?;
             self.record(&mut rec, work, rope, kind, batch.len(), seq_len)?;
         }
-        finish(rec, &work.a, rows)
+        finish(rec, &work.a, &work.x, rows)
     }
 
     /// [`Tower::run`] over `seqs` sequences of `seq_len` embedded rows that `stage` records into the `[rows, d]`
@@ -254,7 +261,7 @@ impl Tower {
     }
 
     /// Refuses work of more than [`Tower::max_rows`] rows, naming the limit behind it.
-    fn check_rows(&self, rows: usize, what: &str) -> Result<()> {
+    pub(crate) fn check_rows(&self, rows: usize, what: &str) -> Result<()> {
         let max_rows = self.max_rows();
         if rows <= max_rows && max_rows > 0 {
             return Ok(());
@@ -296,9 +303,10 @@ impl Tower {
 
     /// Packs the batch into `[batch·seq_len]` rows (zero padding) and uploads rows and key mask.
     fn upload_batch(&self, work: &Workspace, kind: InputKind, batch: &[Sequence<'_>], seq_len: usize) -> Result<()> {
-        let width = match kind {
-            InputKind::Features => self.config.stacked_features(),
-            InputKind::Embeddings => self.config.hidden,
+        let (width, target) = match kind {
+            InputKind::Features => (self.config.stacked_features(), &work.input),
+            InputKind::Embeddings => (self.config.hidden, &work.x),
+            InputKind::EmbeddedThenFeatures { embedded } => return self.upload_step(work, embedded, batch),
         };
         let mut rows = vec![0.0f32; batch.len() * seq_len * width];
         let mut mask = vec![0u32; batch.len() * seq_len];
@@ -315,11 +323,32 @@ impl Tower {
                 *m = v as u32;
             }
         }
-        let target = match kind {
-            InputKind::Features => &work.input,
-            InputKind::Embeddings => &work.x,
-        };
         self.gpu.write_f32(target, 0, &rows)?;
+        self.gpu.write_u32(&work.mask, 0, &mask)?;
+        Ok(())
+    }
+
+    /// Uploads a streaming step: its projected rows to `x`, its stacked features to `input`, its key mask.
+    fn upload_step(&self, work: &Workspace, embedded: usize, batch: &[Sequence<'_>]) -> Result<()> {
+        let c = &self.config;
+        let [step] = batch else {
+            return Err(Error::Shape(format!("a streaming step is one sequence, not {}", batch.len())));
+        };
+        let rows = step.valid.len();
+        let expected = embedded * c.hidden + rows.saturating_sub(embedded) * c.stacked_features();
+        if embedded > rows || step.rows.len() != expected {
+            return Err(Error::Shape(format!(
+                "streaming step: {} values for {embedded} projected rows of {} and {} feature rows of {}",
+                step.rows.len(),
+                c.hidden,
+                rows.saturating_sub(embedded),
+                c.stacked_features()
+            )));
+        }
+        let (projected, features) = step.rows.split_at(embedded * c.hidden);
+        self.gpu.write_f32(&work.x, 0, projected)?;
+        self.gpu.write_f32(&work.input, 0, features)?;
+        let mask: Vec<u32> = step.valid.iter().map(|&v| v as u32).collect();
         self.gpu.write_u32(&work.mask, 0, &mask)?;
         Ok(())
     }
@@ -338,9 +367,19 @@ impl Tower {
         let c = &self.config;
         let (d, rows) = (c.hidden, batch * seq_len);
         let w = &self.weights;
-        if kind == InputKind::Features {
-            let projection = self.input_projection()?;
-            gemm(rec, &work.input, projection, &work.x, rows, d, c.stacked_features(), &Epilogue::default())?;
+        match kind {
+            InputKind::Features => {
+                let projection = self.input_projection()?;
+                gemm(rec, &work.input, projection, &work.x, rows, d, c.stacked_features(), &Epilogue::default())?
+            }
+            InputKind::EmbeddedThenFeatures { embedded } => {
+                // Projected into `h` (free until the input norm writes it), then moved after the embedded rows.
+                let new_rows = rows - embedded;
+                let (project, stacked) = (self.input_projection()?, c.stacked_features());
+                gemm(rec, &work.input, project, &work.h, new_rows, d, stacked, &Epilogue::default())?;
+                rec.copy(&work.h, 0, &work.x, embedded * d, new_rows * d)?;
+            }
+            InputKind::Embeddings => {}
         }
         norm(rec, &w.embed_norm, &work.x, &work.h, rows, d)?;
         // Pre-norm blocks: h is the residual stream, a the normalised input of the next product. The two residual

@@ -3,7 +3,9 @@
 
 mod common;
 
-use nemotron_towers::frontend::{Features, FrontendError, LogMel, N_MELS, hann_window_bf16, slaney_filterbank_bf16};
+use nemotron_towers::frontend::{
+    Features, FrontendError, LogMel, N_MELS, first_sample_needed, hann_window_bf16, slaney_filterbank_bf16,
+};
 
 /// Max |Δ| allowed between our log-mel and the reference's `input_features`.
 const FEATURE_TOLERANCE: f64 = 1e-3;
@@ -100,6 +102,29 @@ fn frame_counts_mask_and_tokens_follow_the_sample_count() {
         assert_eq!(features.mask().iter().filter(|&&m| m).count(), valid);
         assert!(features.data[..valid * N_MELS].iter().all(|x| x.is_finite() && *x != 0.0), "{samples}: valid rows");
         assert!(features.data[valid * N_MELS..].iter().all(|&x| x == 0.0), "{samples}: rows from V on are zero");
+    }
+}
+
+#[test]
+fn frames_of_a_piece_are_the_frames_of_the_whole_recording() {
+    let front_end = LogMel::new(None, None).expect("front end");
+    let case = common::load("diar-tiny");
+    let recording = &case.waveform[..30_000];
+    let whole = front_end.compute(recording).expect("log-mel");
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    // (first frame, frames, first sample of the piece): from the start, mid-recording from the earliest sample
+    // the frames need or later pieces' exact start, and the last frames (window past the end).
+    for (first, count, piece_start) in [(0, 5, 0), (0, 187, 0), (72, 104, first_sample_needed(72)), (100, 3, 0)]
+        .into_iter()
+        .chain([(150, 37, first_sample_needed(150)), (1, 1, 0)])
+    {
+        let rows = front_end.frames(&recording[piece_start..], piece_start, first..first + count).expect("frames");
+        let want = &whole.data[first * N_MELS..(first + count) * N_MELS];
+        assert_eq!(bits(&rows), bits(want), "frames {first}..{} from sample {piece_start}", first + count);
+    }
+    match front_end.frames(&recording[11_000..], 11_000, 70..80) {
+        Err(FrontendError::SamplesBefore { frame: 70, needed: 10_999, first_sample: 11_000 }) => {}
+        other => panic!("expected SamplesBefore, got {other:?}"),
     }
 }
 

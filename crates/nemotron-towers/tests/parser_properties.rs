@@ -1,5 +1,5 @@
 //! Property tests of the parsers of user input (safetensors checkpoints and features files, `config.json`,
-//! audio files, NeMo manifests): whatever the bytes, each answers with a value or a typed error, never a panic;
+//! audio files, NeMo manifests, raw PCM): whatever the bytes, each answers with a value or a typed error, never a panic;
 //! where the input is well formed, the value is the one described. The fuzz targets in `fuzz/` explore the same parsers by
 //! coverage; these run in the normal suite.
 
@@ -11,6 +11,7 @@ use nemotron_towers::audio::{
     AudioError, AudioOptions, MAX_SAMPLE_RATE, MIN_SAMPLE_RATE, MIN_SAMPLES, SAMPLE_RATE, read_audio_bytes,
 };
 use nemotron_towers::manifest::{ManifestError, parse_manifest};
+use nemotron_towers::raw_pcm::{RawDecoder, RawFormat};
 use nemotron_towers::tensor_file::read_features;
 use nemotron_towers::{Checkpoint, CheckpointError, ConfigError, EncoderConfig, Error, ModelConfig};
 use proptest::prelude::*;
@@ -248,12 +249,15 @@ fn encoder_json() -> impl Strategy<Value = Value> {
 fn diarization_json() -> impl Strategy<Value = Value> {
     // Large halves too: the schedule adds the contexts, and two of them overflowed.
     let frames = || prop_oneof![12 => 0u64..=600, 1 => any::<u64>(), 1 => u64::MAX / 2..=u64::MAX].boxed();
-    (encoder_json(), size(1..=64), size(1..=16), frames(), frames(), frames(), frames(), size(16..=400)).prop_map(
-        |(audio, head, speakers, chunk, left, right, fifo, cache)| {
+    let sizes = (frames(), frames(), frames(), frames(), frames(), frames());
+    (encoder_json(), size(1..=64), size(1..=16), sizes, size(16..=400)).prop_map(
+        |(audio, head, speakers, (chunk, left, right, fifo, stream_fifo, stream_period), cache)| {
             json!({
                 "audio_config": audio, "head_config": {"hidden_size": head, "num_speakers": speakers},
                 "chunk_length": chunk, "chunk_left_context": left, "chunk_right_context": right,
-                "fifo_length": fifo, "streaming_config": {"speaker_cache_length": cache},
+                "fifo_length": fifo,
+                "streaming_config": {"speaker_cache_length": cache, "fifo_length": stream_fifo,
+                                     "speaker_cache_update_period": stream_period},
             })
         },
     )
@@ -296,6 +300,7 @@ proptest! {
                 assert_consistent(&d.encoder);
                 prop_assert!(d.speakers > 0 && d.chunks.length > 0);
                 prop_assert!(d.cache.cache_length / d.speakers > d.cache.silence_frames_per_speaker);
+                prop_assert_eq!(d.streaming_cache.cache_length, d.cache.cache_length);
                 if let ModelConfig::Transcribe(t) = &config {
                     assert_consistent(&t.asr);
                     prop_assert_eq!(t.asr.stacked_features(), d.encoder.stacked_features());
@@ -523,4 +528,48 @@ fn duplicate_manifest_ids_name_both_lines() {
                 {\"audio_filepath\": \"b/x.flac\"}\n";
     let error = parse_manifest(text, Path::new("/d"), "m.jsonl").expect_err("duplicate accepted");
     assert!(matches!(&error, ManifestError::DuplicateId { id, first: 1, line: 3, .. } if id == "x"), "{error}");
+}
+
+// ---- raw PCM ----
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    /// Any bytes cut anywhere decode to the samples of the whole stream; a stream that ends inside a sample
+    /// is refused with the stray bytes counted; 16-bit samples read as a 16-bit WAV file reads them.
+    #[test]
+    fn raw_pcm_decodes_the_same_whatever_the_pieces(
+        bytes in prop::collection::vec(any::<u8>(), 0..400),
+        cuts in prop::collection::vec(0usize..400, 0..8),
+        float in any::<bool>(),
+    ) {
+        let format = if float { RawFormat::F32le } else { RawFormat::S16le };
+        let mut whole = RawDecoder::new(format);
+        let expected = whole.decode(&bytes);
+        let stray = bytes.len() % format.bytes();
+        match whole.finish() {
+            Ok(()) => prop_assert_eq!(stray, 0),
+            Err(e) => prop_assert!(e.bytes == stray && e.samples == expected.len(), "{e}"),
+        }
+        let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
+        cuts.sort_unstable();
+        let mut pieces = RawDecoder::new(format);
+        let mut got = Vec::new();
+        for (from, to) in std::iter::once(0).chain(cuts.iter().copied()).zip(cuts.iter().copied().chain([bytes.len()])) {
+            got.extend(pieces.decode(&bytes[from..to]));
+        }
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        prop_assert_eq!(bits(&got), bits(&expected));
+        if !float && stray == 0 && expected.len() >= MIN_SAMPLES {
+            let mut wav = Vec::new();
+            let spec = WavSpec { channels: 1, sample_rate: SAMPLE_RATE, bits_per_sample: 16, sample_format: SampleFormat::Int };
+            let mut writer = WavWriter::new(Cursor::new(&mut wav), spec).expect("WAV writer");
+            for pair in bytes.chunks_exact(2) {
+                writer.write_sample(i16::from_le_bytes([pair[0], pair[1]])).expect("write sample");
+            }
+            writer.finalize().expect("finalize WAV");
+            let decoded = read_audio_bytes(wav, "raw.wav", &AudioOptions::default()).expect("WAV");
+            prop_assert_eq!(bits(&decoded), bits(&expected));
+        }
+    }
 }

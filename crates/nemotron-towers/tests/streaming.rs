@@ -1,0 +1,460 @@
+//! Streaming sessions against upstream's (`diar-tiny/streaming.safetensors`: Transformers 5.23 driven by its
+//! processor in streaming mode, f64), chunk by chunk; and what a session promises whatever the pieces it is
+//! fed, the threads it runs on and the length of the stream.
+
+mod common;
+mod strategies;
+
+use std::sync::OnceLock;
+
+use audio_kernels::testing::{Rng, f32_to_f64, rel_frobenius};
+use common::{case_dir, test_options};
+use nemotron_towers::audio::AudioError;
+use nemotron_towers::diarization::segments::sort_segments;
+use nemotron_towers::diarization::{FrameGrid, PostProcessing, Segment, threshold_segments};
+use nemotron_towers::streaming::{ChunkReport, LiveSegments, SegmentEvent, SegmentRule, StreamOutput};
+use nemotron_towers::{Checkpoint, Diarizer, DiarizerSession, Error, Model, ModelConfig, StreamingMode, read_audio};
+use proptest::prelude::*;
+
+const TOLERANCE: f64 = 1e-5;
+
+fn model() -> &'static Model {
+    static MODEL: OnceLock<Model> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let gpu = audio_kernels::testing::test_gpu();
+        Model::load(gpu, &case_dir("diar-tiny"), &test_options()).expect("diar-tiny loads")
+    })
+}
+
+fn diarizer() -> &'static Diarizer {
+    model().diarizer()
+}
+
+fn audio() -> &'static [f32] {
+    static AUDIO: OnceLock<Vec<f32>> = OnceLock::new();
+    AUDIO.get_or_init(|| read_audio(&case_dir("diar-tiny").join("audio.wav")).expect("audio.wav"))
+}
+
+/// One mode's upstream session.
+struct Upstream {
+    /// `(start, end)` samples of each chunk.
+    samples: Vec<(usize, usize)>,
+    mel_frames: Vec<usize>,
+    lookahead: Vec<usize>,
+    frames: Vec<usize>,
+    /// `[Σ mel_frames, 128]`
+    features: Vec<f32>,
+    /// `[Σ frames, 8]`
+    logits: Vec<f64>,
+    probabilities: Vec<f64>,
+}
+
+fn upstream(mode: StreamingMode) -> Upstream {
+    let file = Checkpoint::open(&case_dir("diar-tiny").join("streaming.safetensors")).expect("streaming.safetensors");
+    let key = |name: &str| format!("{}.{name}", mode.name());
+    let ints = |name: &str| -> Vec<usize> {
+        let t = file.tensor(&key(name)).expect(name);
+        let width = t.bytes.len() / t.shape.iter().product::<usize>();
+        t.bytes
+            .chunks_exact(width)
+            .map(|b| {
+                let mut word = [0u8; 8];
+                word[..width].copy_from_slice(b);
+                u64::from_le_bytes(word) as usize
+            })
+            .collect()
+    };
+    let samples = ints("chunk_samples").chunks_exact(2).map(|p| (p[0], p[1])).collect();
+    Upstream {
+        samples,
+        mel_frames: ints("chunk_mel_frames"),
+        lookahead: ints("chunk_lookahead_frames"),
+        frames: ints("chunk_frames"),
+        features: file.f32(&key("input_features")).expect("features"),
+        logits: file.f64(&key("speaker_logits")).expect("logits"),
+        probabilities: file.f64(&key("speaker_probabilities")).expect("probabilities"),
+    }
+}
+
+/// Everything a whole session gave.
+#[derive(Default, PartialEq, Debug)]
+struct Session {
+    logits: Vec<f32>,
+    probabilities: Vec<f32>,
+    chunks: Vec<ChunkReport>,
+}
+
+impl Session {
+    fn add(&mut self, output: StreamOutput) {
+        assert_eq!(output.first_frame * 8, self.logits.len(), "outputs follow each other");
+        self.logits.extend(output.speaker_logits);
+        self.probabilities.extend(output.speaker_probabilities);
+        self.chunks.extend(output.chunks);
+    }
+
+    /// Bit patterns, so that two sessions compare exactly (NaN included).
+    fn bits(&self) -> (Vec<u32>, Vec<u32>) {
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect();
+        (bits(&self.logits), bits(&self.probabilities))
+    }
+}
+
+/// A session of `mode` over `samples`, fed in pieces of the sizes `pieces` gives (then the rest at once).
+fn run(mode: StreamingMode, samples: &[f32], mut pieces: impl FnMut() -> usize) -> Session {
+    let mut session = diarizer().session(mode).expect("session");
+    let mut out = Session::default();
+    let mut fed = 0;
+    while fed < samples.len() {
+        let end = (fed + pieces().max(1)).min(samples.len());
+        out.add(session.push(&samples[fed..end]).expect("push"));
+        fed = end;
+    }
+    out.add(session.finish().expect("finish"));
+    out
+}
+
+/// Random piece sizes: single samples, hops, and up to 3 s.
+fn random_pieces(seed: u64) -> impl FnMut() -> usize {
+    let mut rng = Rng::new(seed);
+    move || match rng.below(3) {
+        0 => 1 + rng.below(8),
+        1 => 1 + rng.below(2_000),
+        _ => 1 + rng.below(48_000),
+    }
+}
+
+/// The session fed the reference's cut: each push ends where a chunk of the reference ends.
+fn reference_cut(mode: StreamingMode, reference: &Upstream) -> Session {
+    let ends: Vec<usize> = reference.samples.iter().map(|&(_, end)| end).collect();
+    let mut next = ends.into_iter();
+    let mut fed = 0;
+    run(mode, audio(), move || {
+        let end = next.next().unwrap_or(usize::MAX);
+        let piece = end.saturating_sub(fed);
+        fed = end;
+        piece
+    })
+}
+
+#[test]
+fn every_mode_matches_upstream_chunk_by_chunk() {
+    for mode in StreamingMode::NAMED {
+        let name = mode.name();
+        let reference = upstream(mode);
+        let session = reference_cut(mode, &reference);
+        assert_eq!(session.chunks.len(), reference.samples.len(), "{name}: chunks");
+        let (mut features_at, mut logits_at, mut worst) = (0, 0, [0.0f64; 2]);
+        for (k, chunk) in session.chunks.iter().enumerate() {
+            assert_eq!(chunk.index, k);
+            let cut = (chunk.samples.start, chunk.samples.end);
+            assert_eq!(cut, reference.samples[k], "{name} chunk {k}: samples");
+            assert_eq!(chunk.mel_frames.len(), reference.mel_frames[k], "{name} chunk {k}: mel frames");
+            assert_eq!(chunk.lookahead, reference.lookahead[k], "{name} chunk {k}: look-ahead");
+            assert_eq!(chunk.frames, reference.frames[k], "{name} chunk {k}: frames emitted");
+            let features = &reference.features[features_at * 128..(features_at + chunk.mel_frames.len()) * 128];
+            let logits = &reference.logits[logits_at * 8..(logits_at + chunk.frames) * 8];
+            let errors = [
+                rel_frobenius(&chunk.features, &f32_to_f64(features)),
+                rel_frobenius(&session.logits[logits_at * 8..(logits_at + chunk.frames) * 8], logits),
+            ];
+            for (what, error) in ["features", "speaker_logits"].iter().zip(errors) {
+                assert!(error <= TOLERANCE, "{name} chunk {k}: {what} relative error {error:.3e}");
+            }
+            worst = [worst[0].max(errors[0]), worst[1].max(errors[1])];
+            features_at += chunk.mel_frames.len();
+            logits_at += chunk.frames;
+        }
+        let logits = rel_frobenius(&session.logits, &reference.logits);
+        let probabilities = rel_frobenius(&session.probabilities, &reference.probabilities);
+        eprintln!(
+            "{name}: {} chunks; relative Frobenius error per chunk at most: features {:.3e}, speaker_logits {:.3e}; \
+             whole session: speaker_logits {logits:.3e}, speaker_probabilities {probabilities:.3e}",
+            session.chunks.len(),
+            worst[0],
+            worst[1]
+        );
+        assert!(logits <= TOLERANCE && probabilities <= TOLERANCE, "{name}: {logits:.3e}, {probabilities:.3e}");
+    }
+}
+
+#[test]
+fn pieces_of_any_size_give_the_same_bits() {
+    for (i, mode) in StreamingMode::NAMED.into_iter().enumerate() {
+        let reference = reference_cut(mode, &upstream(mode));
+        let random = run(mode, audio(), random_pieces(0x5eed + i as u64));
+        assert_eq!(random.bits(), reference.bits(), "{}: logits or probabilities differ", mode.name());
+        assert_eq!(random.chunks, reference.chunks, "{}: chunk reports differ", mode.name());
+    }
+}
+
+#[test]
+fn sample_by_sample_equals_all_at_once() {
+    let mode = StreamingMode::VeryLowLatency;
+    let at_once = run(mode, audio(), || usize::MAX);
+    let mut session = diarizer().session(mode).unwrap();
+    let mut one_by_one = Session::default();
+    let mut chunks_on_single_samples = 0;
+    let mut fed = 0;
+    // One sample per push until three chunks ran, each on the push of the last sample of its cut.
+    while chunks_on_single_samples < 3 {
+        let due = session.samples_until_next_chunk() == 1;
+        let output = session.push(&audio()[fed..fed + 1]).unwrap();
+        fed += 1;
+        assert_eq!(
+            output.chunks.len(),
+            usize::from(due),
+            "sample {fed}: a chunk runs exactly when its cut is complete"
+        );
+        chunks_on_single_samples += output.chunks.len();
+        one_by_one.add(output);
+    }
+    for piece in audio()[fed..].chunks(999) {
+        one_by_one.add(session.push(piece).unwrap());
+    }
+    one_by_one.add(session.finish().unwrap());
+    assert_eq!(one_by_one.bits(), at_once.bits());
+    assert_eq!(one_by_one.chunks, at_once.chunks);
+    assert!(at_once.chunks.len() > 3);
+}
+
+#[test]
+fn sessions_on_four_threads_get_the_sequential_bits() {
+    // 4 threads × 4 sessions each (all modes, different lengths), interleaved within a thread.
+    let modes = [
+        StreamingMode::Custom { chunk: 2, lookahead: 1 },
+        StreamingMode::LowLatency,
+        StreamingMode::VeryLowLatency,
+        StreamingMode::UltraLowLatency,
+    ];
+    let jobs: Vec<Vec<(StreamingMode, usize)>> =
+        (0..4).map(|t| (0..4).map(|s| (modes[(t + s) % 4], 16_000 + 9_973 * (t * 4 + s) % 32_000)).collect()).collect();
+    let alone: Vec<Vec<Session>> = jobs
+        .iter()
+        .map(|thread| thread.iter().map(|&(mode, len)| run(mode, &audio()[..len], || 4_000)).collect())
+        .collect();
+    let together: Vec<Vec<Session>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .iter()
+            .enumerate()
+            .map(|(t, thread)| scope.spawn(move || interleaved(thread, 0xabc + t as u64)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (t, (a, b)) in alone.iter().zip(&together).enumerate() {
+        for (s, (a, b)) in a.iter().zip(b).enumerate() {
+            assert!(a.bits() == b.bits(), "thread {t}, session {s}: concurrent bits differ from a session alone");
+            assert_eq!(a.chunks, b.chunks, "thread {t}, session {s}");
+        }
+    }
+}
+
+/// Runs the sessions of `jobs` side by side, each push to the next session in turn, random piece sizes.
+fn interleaved(jobs: &[(StreamingMode, usize)], seed: u64) -> Vec<Session> {
+    let mut sessions: Vec<(DiarizerSession<'_>, usize, Session)> =
+        jobs.iter().map(|&(mode, _)| (diarizer().session(mode).unwrap(), 0, Session::default())).collect();
+    let mut pieces = random_pieces(seed);
+    while sessions.iter().zip(jobs).any(|((_, fed, _), &(_, len))| *fed < len) {
+        for ((session, fed, out), &(_, len)) in sessions.iter_mut().zip(jobs) {
+            let end = (*fed + pieces()).min(len);
+            out.add(session.push(&audio()[*fed..end]).unwrap());
+            *fed = end;
+        }
+    }
+    sessions
+        .into_iter()
+        .map(|(session, _, mut out)| {
+            out.add(session.finish().unwrap());
+            out
+        })
+        .collect()
+}
+
+#[test]
+fn every_length_and_mode_emits_one_frame_per_hop() {
+    let modes = [
+        StreamingMode::Custom { chunk: 5, lookahead: 0 },
+        StreamingMode::Custom { chunk: 2, lookahead: 3 },
+        StreamingMode::Custom { chunk: 1, lookahead: 1 },
+        StreamingMode::Custom { chunk: 11, lookahead: 6 },
+        StreamingMode::UltraLowLatency,
+    ];
+    // Single-chunk streams, a first chunk of exactly its cut, tails of every kind, nothing at all.
+    for len in [23_045, 17_045, 5_160, 5_159, 3_000, 777, 160, 159, 1, 0] {
+        for mode in modes {
+            let (chunk, _) = mode.frames();
+            let session = run(mode, &audio()[..len], || 1_234);
+            let what = format!("{} over {len} samples", mode.name());
+            assert_eq!(session.logits.len(), len / 160 * 8, "{what}: one frame per 160 samples");
+            assert_eq!(session.probabilities.len(), (len / 160).div_ceil(8) * 8, "{what}: 80 ms frames");
+            // Every chunk is a full one but the final one, which may be the last, shorter and without look-ahead.
+            let full = |c: &ChunkReport| c.frames == 8 * chunk && c.lookahead == mode.frames().1;
+            let last = |c: &ChunkReport| c.lookahead == 0 && c.frames > 0 && c.samples.end == len;
+            let count = session.chunks.len();
+            assert!(session.chunks.iter().take(count.saturating_sub(1)).all(full), "{what}");
+            assert!(session.chunks.last().is_none_or(|c| full(c) || last(c)), "{what}");
+            assert!(session.logits.iter().all(|x| x.is_finite()), "{what}");
+        }
+    }
+    // A custom mode with the sizes of a named one is that mode.
+    let custom = run(StreamingMode::Custom { chunk: 9, lookahead: 4 }, &audio()[..40_000], || 5_000);
+    assert_eq!(custom.bits(), run(StreamingMode::LowLatency, &audio()[..40_000], || 7_000).bits());
+}
+
+/// Checks that `events` pair up (per speaker, each start closed by the next end, which names it) and returns the
+/// segments of the end events, ordered as the offline rules order them.
+fn closed_segments(events: &[SegmentEvent], speakers: usize) -> Vec<Segment> {
+    let mut open = vec![None; speakers];
+    let mut last_end = vec![0; speakers];
+    for event in events {
+        match *event {
+            SegmentEvent::Start { speaker, frame } => {
+                assert!(open[speaker].replace(frame).is_none(), "{event:?}: speaker {speaker} already open");
+                assert!(frame >= last_end[speaker], "{event:?} starts before the previous end");
+            }
+            SegmentEvent::End { speaker, start, end } => {
+                assert_eq!(open[speaker].take(), Some(start), "{event:?} closes the open segment");
+                assert!(end > start, "{event:?}");
+                last_end[speaker] = end;
+            }
+        }
+    }
+    assert!(open.iter().all(Option::is_none), "every segment closed: {open:?}");
+    let mut segments: Vec<Segment> = events.iter().filter_map(SegmentEvent::segment).collect();
+    sort_segments(&mut segments);
+    segments
+}
+
+/// NeMo post-processing settings that exercise every step: hysteresis, both pads, both filters.
+fn tuned() -> PostProcessing {
+    PostProcessing {
+        onset: 0.55,
+        offset: 0.35,
+        pad_onset: 0.05,
+        pad_offset: 0.1,
+        min_duration_on: 0.1,
+        min_duration_off: 0.15,
+        ..PostProcessing::default()
+    }
+}
+
+#[test]
+fn live_events_close_the_segments_of_the_offline_rules() {
+    let rules = [
+        (StreamingMode::UltraLowLatency, SegmentRule::Threshold(0.5)),
+        (StreamingMode::LowLatency, SegmentRule::Threshold(0.3)),
+        (StreamingMode::VeryLowLatency, SegmentRule::PostProcessing(tuned())),
+        (StreamingMode::UltraLowLatency, SegmentRule::PostProcessing(PostProcessing::default())),
+    ];
+    for (mode, rule) in rules {
+        let mut session = diarizer().session(mode).unwrap();
+        let mut live = LiveSegments::new(rule, diarizer().config()).unwrap();
+        let (mut stream, mut events) = (Session::default(), Vec::new());
+        for piece in audio().chunks(2_500) {
+            let output = session.push(piece).unwrap();
+            let final_frames = output.first_frame + output.frames();
+            for event in live.push(&output) {
+                // Never about a frame not final yet; with the threshold rule, on the frame that decides it (a
+                // segment's first frame, or the first after it).
+                let (first, decided) = match event {
+                    SegmentEvent::Start { frame, .. } => (frame, frame),
+                    SegmentEvent::End { start, end, .. } => (start, end),
+                };
+                let made_final = output.first_frame..final_frames;
+                assert!(first < final_frames, "{event:?} with frames {made_final:?} final");
+                if let SegmentRule::Threshold(_) = rule {
+                    assert!(made_final.contains(&decided), "{event:?} with frames {made_final:?} final");
+                }
+                events.push(event);
+            }
+            stream.add(output);
+        }
+        let output = session.finish().unwrap();
+        events.extend(live.push(&output));
+        stream.add(output);
+        events.extend(live.finish());
+        let frames = stream.logits.len() / 8;
+        let offline = match rule {
+            SegmentRule::Threshold(t) => threshold_segments(&stream.logits, 8, frames, t),
+            SegmentRule::PostProcessing(p) => {
+                p.segments(&stream.probabilities, 8, frames.div_ceil(8), FrameGrid::sortformer(8))
+            }
+        };
+        let what = format!("{} {rule:?}", mode.name());
+        eprintln!("{what}: {} segments", offline.len());
+        assert!(offline.len() > 3, "{what}: a test with segments ({})", offline.len());
+        assert_eq!(closed_segments(&events, 8), offline, "{what}");
+    }
+}
+
+/// A probability column that dwells on values around the thresholds of [`settings`] (ties included).
+fn column(rows: usize) -> impl Strategy<Value = Vec<f32>> {
+    let values = prop::sample::select(vec![0.0f32, 0.1, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.9, 1.0]);
+    prop::collection::vec((values, 1..6usize), 0..rows)
+        .prop_map(|runs| runs.into_iter().flat_map(|(p, n)| std::iter::repeat_n(p, n)).collect())
+}
+
+/// Post-processing settings on the 10 ms grid and off it, negative pads included.
+fn settings() -> impl Strategy<Value = PostProcessing> {
+    let thresholds = prop::sample::select(vec![0.0, 0.3, 0.4, 0.5, 0.6, 1.0]);
+    let pads = prop::sample::select(vec![-0.12, -0.03, 0.0, 0.04, 0.08, 0.155, 0.3]);
+    strategies::post_processing(thresholds, pads, prop::sample::select(vec![0.0, 0.05, 0.08, 0.16, 0.2, 0.37, 0.6]))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+    /// Under any settings and however the rows arrive, the events pair up, a start is never taken back, and the
+    /// segments are the offline post-processing's of the whole stream.
+    #[test]
+    fn live_post_processing_ends_with_the_offline_segments(
+        columns in prop::collection::vec(column(80), 1..4),
+        settings in settings(),
+        cuts in prop::collection::vec(1..12usize, 1..40),
+    ) {
+        let speakers = columns.len();
+        let rows = columns.iter().map(Vec::len).max().unwrap_or(0);
+        // Shorter columns are padded with silence; row r holds every speaker's value.
+        let probabilities: Vec<f32> =
+            (0..rows).flat_map(|r| columns.iter().map(move |c| c.get(r).copied().unwrap_or(0.0))).collect();
+        let Ok(ModelConfig::Diarization(mut config)) = ModelConfig::from_json(r#"{"model_type":"nemotron3_diarization"}"#)
+        else {
+            panic!("the release diarization config")
+        };
+        config.speakers = speakers;
+        let mut live = LiveSegments::new(SegmentRule::PostProcessing(settings), &config).unwrap();
+        let (mut events, mut at) = (Vec::new(), 0);
+        // Outputs of `cuts` rows in turn, an empty one first (a push that completes no chunk).
+        let mut sizes = std::iter::once(&0).chain(cuts.iter().cycle());
+        while let Some(cut) = sizes.next().filter(|_| at < rows) {
+            let end = (at + cut).min(rows);
+            let output = StreamOutput {
+                first_frame: at * 8,
+                speaker_logits: vec![0.0; (end - at) * 8 * speakers],
+                speaker_probabilities: probabilities[at * speakers..end * speakers].to_vec(),
+                chunks: Vec::new(),
+            };
+            events.extend(live.push(&output));
+            at = end;
+        }
+        prop_assert_eq!(live.frames(), rows * 8);
+        events.extend(live.finish());
+        let offline = settings.segments(&probabilities, speakers, rows, FrameGrid::sortformer(8));
+        prop_assert_eq!(closed_segments(&events, speakers), offline);
+    }
+}
+
+#[test]
+fn bad_samples_and_modes_are_refused_by_name() {
+    let mut session = diarizer().session(StreamingMode::LowLatency).unwrap();
+    session.push(&audio()[..1_000]).unwrap();
+    match session.push(&[0.0, 0.5, f32::NAN]) {
+        Err(Error::Audio(AudioError::NonFinite { index: 1_002, .. })) => {}
+        other => panic!("expected a non-finite sample at 1002, got {other:?}"),
+    }
+    // The refused piece left no trace: the stream goes on.
+    assert_eq!(session.samples_received(), 1_000);
+    match diarizer().session(StreamingMode::Custom { chunk: 0, lookahead: 3 }) {
+        Err(Error::Shape(message)) => assert!(message.contains("custom_0_3"), "{message}"),
+        other => panic!("expected a shape error, got {:?}", other.map(|_| ())),
+    }
+}
