@@ -176,17 +176,29 @@ fn main() -> ExitCode {
 }
 
 /// Mesa's device-select layer (a Vulkan implicit layer) asks the Wayland compositor for the default GPU whenever the
-/// instance enables `VK_KHR_wayland_surface`, which wgpu always enables where the driver offers it (its extension
-/// list can be added to, not cut); without a display session libwayland then prints `error: XDG_RUNTIME_DIR is
-/// invalid or not set in the environment.` twice. The layer only reorders the devices, and this program chooses
-/// its adapter itself, so the layer is turned off for this process (`NODEVICE_SELECT=1`, the switch its manifest
-/// declares), unless the user steers it (`MESA_VK_DEVICE_SELECT`) or set `NODEVICE_SELECT` already.
+/// instance enables `VK_KHR_wayland_surface`, which wgpu always enables where the driver offers it (wgpu-hal's
+/// instance callback may add extensions, not remove them); without a display session libwayland then prints
+/// `error: XDG_RUNTIME_DIR is invalid or not set in the environment.` twice. The layer only reorders the devices,
+/// and this program chooses its adapter itself, so it runs with the layer off (`NODEVICE_SELECT=1`, the switch the
+/// layer's manifest declares) unless the user steers the layer (`MESA_VK_DEVICE_SELECT`) or set the switch already.
+/// The loader reads the switch from the environment, and a running program cannot change its own environment
+/// soundly, so the program replaces itself (`exec`: same process, arguments, streams and signals) with a run of its
+/// own binary that has the switch set. Where that fails it goes on as it is (the two lines are only noise).
+#[cfg(target_os = "linux")]
 fn quiet_device_select() {
-    if std::env::var_os("NODEVICE_SELECT").is_none() && std::env::var_os("MESA_VK_DEVICE_SELECT").is_none() {
-        // SAFETY: the first thing `main` does, while the process has one thread.
-        unsafe { std::env::set_var("NODEVICE_SELECT", "1") };
+    use std::os::unix::process::CommandExt;
+    if std::env::var_os("NODEVICE_SELECT").is_some() || std::env::var_os("MESA_VK_DEVICE_SELECT").is_some() {
+        return;
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        // Returns only when the exec failed.
+        let _ = std::process::Command::new(exe).args(std::env::args_os().skip(1)).env("NODEVICE_SELECT", "1").exec();
     }
 }
+
+/// Mesa's device-select layer is a Linux matter.
+#[cfg(not(target_os = "linux"))]
+fn quiet_device_select() {}
 
 fn run(cli: &Cli) -> Result<(), Failure> {
     let settings = Settings::from_env(cli)?;
