@@ -34,7 +34,7 @@
 //! - [`tower`], [`sortformer`]: one encoder tower, or the diarizer, on the GPU.
 //! - [`streaming`]: live sessions ([`DiarizerSession`]: audio in any pieces, each frame's logits as soon as it
 //!   is final) and segment events.
-//! - [`hub`]: models by Hugging Face Hub id, fetched through the standard cache (default feature `hub`).
+//! - `hub` (cargo feature `hub`, off by default): models by Hugging Face Hub id, fetched through the standard cache.
 //! - [`manifest`]: NeMo-style JSON-lines manifests of recordings, for batch runs.
 //! - [`word_timestamps`], [`alignment`]: the word-timestamp head on the GPU, and the speaker-attributed forced
 //!   alignment of a transcript on its logits ([`AudioModel::align`]), with SRT/WebVTT subtitles.
