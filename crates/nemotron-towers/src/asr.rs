@@ -54,7 +54,7 @@ impl AsrEncoder {
         }
         let frames = features.frames / sub;
         let normalization = features.normalization();
-        // Spec §4.2: an encoder frame is a valid key when its first mel frame is.
+        // docs/model.md §4: an encoder frame is a valid key when its first mel frame is.
         let valid: Vec<bool> = (0..frames).map(|t| t * sub < features.valid).collect();
         let chunks = schedule(frames, &self.chunks);
         let per_batch = self.chunks_per_batch();

@@ -1,4 +1,4 @@
-//! Speaker fusion and the projector (spec §6): binarised speaker activity → LayerNorm(8) →
+//! Speaker fusion and the projector (docs/model.md §7): binarised speaker activity → LayerNorm(8) →
 //! sinusoidal speaker table, added to LayerNorm(ASR states), then the Linear projector to the
 //! language model's width. The 8-wide part runs on the host; the wide part on the GPU.
 

@@ -1,4 +1,4 @@
-//! The audio module end to end (spec §0): PCM → log-mel → ASR tower and Sortformer → fusion →
+//! The audio module end to end (docs/model.md §1): PCM → log-mel → ASR tower and Sortformer → fusion →
 //! projector, for a Transcribe checkpoint; PCM → log-mel → Sortformer for a diarizer alone.
 
 use std::path::Path;
@@ -26,7 +26,7 @@ use audio_kernels::random::Rng;
 /// Reports progress: (stage, steps done, steps in all).
 pub type Progress<'a> = &'a mut dyn FnMut(&str, usize, usize);
 
-/// Everything the audio module computes for one recording (spec §7's parity checkpoints).
+/// Everything the audio module computes for one recording (docs/model.md §12's parity checkpoints).
 #[derive(Clone, Debug)]
 pub struct AudioOutputs {
     /// The raw log-mel frames both towers started from (`[F8, mel]`, before the ASR normalisation).

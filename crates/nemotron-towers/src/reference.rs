@@ -89,7 +89,7 @@ pub fn encoder(w: &HostEncoder, c: &EncoderConfig, input: TowerInput<'_, f64>, v
     Ok(layer_norm(&w.final_norm, &h))
 }
 
-/// Encoder output `[n, d]` → speaker logits `[n·subsampling, speakers]` (spec §1.2 head).
+/// Encoder output `[n, d]` → speaker logits `[n·subsampling, speakers]` (docs/model.md §6.1).
 pub fn head(w: &HostHead, c: &DiarizationConfig, encoded: &[f64], n: usize) -> Vec<f64> {
     let h = c.head_hidden;
     let projected = apply(&w.proj, encoded, n);

@@ -1,4 +1,4 @@
-//! The Sortformer diarizer in offline mode (spec §5): the input projection a block of frames at a
+//! The Sortformer diarizer in offline mode (docs/model.md §6): the input projection a block of frames at a
 //! time, then per chunk `[speaker cache ; FIFO ; chunk with context]` through the encoder and
 //! the head on the GPU (one submission per step), and the cache update on the host.
 
@@ -278,7 +278,7 @@ pub(crate) struct StepOutput {
     pub gpu_ms: Option<f64>,
 }
 
-/// `P[r, s] = mean_j sigmoid(logits[r·sub + j, s])`, 0 on rows that are not valid (spec §5.4).
+/// `P[r, s] = mean_j sigmoid(logits[r·sub + j, s])`, 0 on rows that are not valid (docs/model.md §6.3).
 pub fn encoder_rate_probabilities(logits: &[f32], valid: &[bool], sub: usize, speakers: usize) -> Vec<f64> {
     let mut probs = vec![0.0; valid.len() * speakers];
     for (r, _) in valid.iter().enumerate().filter(|(_, v)| **v) {

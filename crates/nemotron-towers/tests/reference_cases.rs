@@ -1,5 +1,5 @@
 //! The whole audio module against the upstream implementation's f64 outputs on the reference
-//! cases in `testdata/reference/` (spec §7's parity checkpoints), from the cases' own features.
+//! cases in `testdata/reference/` (docs/model.md §12), from the cases' own features.
 
 mod common;
 
@@ -14,7 +14,7 @@ use nemotron_towers::tensor_file::read_features;
 
 const TOLERANCE: f64 = 1e-5;
 /// Frames whose reference probability is this close to the threshold may flip a speaker bit
-/// through f32 noise (spec §7), so the fused outputs skip them.
+/// through f32 noise (docs/model.md §12), so the fused outputs skip them.
 const THRESHOLD_MARGIN: f64 = 1e-4;
 
 fn case(name: &str) -> PathBuf {
