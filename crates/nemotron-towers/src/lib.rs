@@ -54,27 +54,32 @@ mod asr;
 pub mod audio;
 pub mod bench;
 pub mod checkpoint;
+#[cfg_attr(feature = "test-support", allow(missing_docs))] // private: `internals` re-exports it for the test kit, not as API
 mod chunks;
 pub mod config;
 pub mod diarization;
+pub mod environment;
 mod error;
 pub mod frontend;
 mod fusion;
-pub mod golden;
 #[cfg(feature = "hub")]
 pub mod hub;
+#[cfg(feature = "test-support")]
+#[doc(hidden)]
+pub mod internals;
 pub mod manifest;
 mod mel;
+#[cfg_attr(feature = "test-support", allow(missing_docs))] // private: `internals` re-exports it for the test kit, not as API
 mod names;
 mod pipeline;
 pub mod raw_pcm;
-pub mod reference;
 pub mod sortformer;
 mod speaker_cache;
 pub mod streaming;
 pub mod tensor_file;
 mod torch_top_k;
 pub mod tower;
+#[cfg_attr(feature = "test-support", allow(missing_docs))] // private: `internals` re-exports it for the test kit, not as API
 mod weights;
 pub mod word_timestamps;
 mod workspace;
