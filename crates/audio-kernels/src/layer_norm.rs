@@ -1,7 +1,7 @@
 //! Row LayerNorm launchers (`shaders/layer_norm.wgsl`): plain, and after adding a split product to the residual
 //! stream.
 
-use gpu_core::{Access, GpuBuffer, KernelSpec, KernelVariant, Recorder, Result};
+use gpu_core::{Access, GpuBuffer, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result, params_layout};
 
 use crate::launch::{grid, require};
 use crate::shaders::LAYER_NORM;
@@ -18,16 +18,24 @@ struct Params {
     slices: u32,
 }
 
+const PARAMS: &ParamsLayout = &params_layout!(Params { rows, width, eps, slices });
+
 const BINDINGS: &[Access] = &[Access::ReadWrite, Access::Read, Access::Read, Access::ReadWrite];
 const RESIDUAL_BINDINGS: &[Access] =
     &[Access::ReadWrite, Access::Read, Access::Read, Access::ReadWrite, Access::Read, Access::Read];
 
 fn spec() -> KernelSpec<'static> {
-    KernelSpec { shader: &LAYER_NORM, entry: "layer_norm", constants: &[], bindings: BINDINGS }
+    KernelSpec { shader: &LAYER_NORM, entry: "layer_norm", constants: &[], bindings: BINDINGS, params: PARAMS }
 }
 
 fn residual_spec() -> KernelSpec<'static> {
-    KernelSpec { shader: &LAYER_NORM, entry: "residual_layer_norm", constants: &[], bindings: RESIDUAL_BINDINGS }
+    KernelSpec {
+        shader: &LAYER_NORM,
+        entry: "residual_layer_norm",
+        constants: &[],
+        bindings: RESIDUAL_BINDINGS,
+        params: PARAMS,
+    }
 }
 
 /// Every pipeline these launchers can build, for shader validation.

@@ -1,6 +1,6 @@
 //! Speaker fusion launcher (`shaders/speaker_fusion.wgsl`): adds each frame's speaker embedding.
 
-use gpu_core::{Access, GpuBuffer, KernelSpec, KernelVariant, Recorder, Result};
+use gpu_core::{Access, GpuBuffer, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result, params_layout};
 
 use crate::launch::{grid, require};
 use crate::shaders::SPEAKER_FUSION;
@@ -16,10 +16,12 @@ struct Params {
     speakers: u32,
 }
 
+const PARAMS: &ParamsLayout = &params_layout!(Params { rows, width, speakers });
+
 const BINDINGS: &[Access] = &[Access::ReadWrite, Access::Read, Access::Read];
 
 fn spec() -> KernelSpec<'static> {
-    KernelSpec { shader: &SPEAKER_FUSION, entry: "speaker_fusion", constants: &[], bindings: BINDINGS }
+    KernelSpec { shader: &SPEAKER_FUSION, entry: "speaker_fusion", constants: &[], bindings: BINDINGS, params: PARAMS }
 }
 
 /// Every pipeline this launcher can build, for shader validation.
