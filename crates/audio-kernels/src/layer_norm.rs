@@ -91,3 +91,17 @@ pub fn residual_layer_norm(
     let params = Params { rows: rows as u32, width: width as u32, eps, slices: slices.max(1) as u32 };
     rec.dispatch(&kernel, &[x, weight, bias, y, partials, add_bias], &params, grid(rec, rows))
 }
+
+/// Row LayerNorm on the host in f64, with biased variance: `(x − mean)/sqrt(var + eps) · weight + bias`. The speaker
+/// fusion normalises its few activity values with it, and the kernel's tests take it as their f64 reference
+/// ([`crate::reference::layer_norm`]).
+pub fn layer_norm_f64(x: &[f64], weight: &[f64], bias: &[f64], width: usize, eps: f64) -> Vec<f64> {
+    let mut y = Vec::with_capacity(x.len());
+    for row in x.chunks(width) {
+        let mean = row.iter().sum::<f64>() / width as f64;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / width as f64;
+        let inv_std = 1.0 / (var + eps).sqrt();
+        y.extend(row.iter().enumerate().map(|(c, v)| (v - mean) * inv_std * weight[c] + bias[c]));
+    }
+    y
+}
