@@ -1,6 +1,9 @@
 //! Internals the test kit (`nemotron-testkit`) builds the f64 towers and the golden files from: the weight builders
 //! and name sets the GPU towers load through, the chunk schedule. Not part of the API: compiled only with the
 //! `test-support` feature, which only the test kit turns on.
+//!
+//! The modules re-exported from are private without the feature, so they allow missing docs with it (`lib.rs`):
+//! re-exporting them for the test kit does not make them documented API.
 
 /// The weight builders, generic over where the tensors come from (the checkpoint in f64, the GPU, random values).
 pub mod weights {

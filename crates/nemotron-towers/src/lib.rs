@@ -55,7 +55,7 @@ mod asr;
 pub mod audio;
 pub mod bench;
 pub mod checkpoint;
-#[cfg_attr(feature = "test-support", allow(missing_docs))] // private: `internals` re-exports it for the test kit, not as API
+#[cfg_attr(feature = "test-support", allow(missing_docs))]
 mod chunks;
 pub mod config;
 pub mod diarization;
@@ -70,7 +70,7 @@ pub mod hub;
 pub mod internals;
 pub mod manifest;
 mod mel;
-#[cfg_attr(feature = "test-support", allow(missing_docs))] // private: `internals` re-exports it for the test kit, not as API
+#[cfg_attr(feature = "test-support", allow(missing_docs))]
 mod names;
 mod pipeline;
 pub mod raw_pcm;
@@ -80,7 +80,7 @@ pub mod streaming;
 pub mod tensor_file;
 mod torch_top_k;
 pub mod tower;
-#[cfg_attr(feature = "test-support", allow(missing_docs))] // private: `internals` re-exports it for the test kit, not as API
+#[cfg_attr(feature = "test-support", allow(missing_docs))]
 mod weights;
 pub mod word_timestamps;
 mod workspace;
