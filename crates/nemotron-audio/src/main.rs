@@ -2,9 +2,12 @@
 //! library. Exit status: 0 on success, 1 on a runtime error (bad file, bad model, GPU failure), 2 on a usage error.
 //!
 //! Environment variables are read here and nowhere below: `WGPU_ADAPTER_NAME`, `WGPU_BACKEND`,
-//! `NEMOTRON_PIPELINE_CACHE` (through `GpuOptions::from_env`), `NEMOTRON_PRECISION`, `NEMOTRON_COOP_KERNEL`
+//! `NEMOTRON_PIPELINE_CACHE` (through `nemotron_towers::environment::gpu_options`: unset, the pipeline cache is
+//! `$XDG_CACHE_HOME/nemotron-audio/pipelines`, else `~/.cache/nemotron-audio/pipelines`; `off` or `0`: none), `NEMOTRON_PRECISION`, `NEMOTRON_COOP_KERNEL`
 //! (through `MatmulOptions::from_env`; `--precision` wins), the Hugging Face Hub's `HF_HOME`, `HF_HUB_CACHE`,
 //! `HF_HUB_OFFLINE`, `HF_ENDPOINT`, `HF_TOKEN`, `HF_TOKEN_PATH` (through `HubOptions::from_env`) and `RUST_LOG`.
+
+#![forbid(unsafe_code)]
 
 mod align;
 mod batch;
@@ -24,6 +27,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
+use nemotron_towers::environment;
 use nemotron_towers::hub::HubOptions;
 use nemotron_towers::{Channel, Gpu, GpuOptions, MatmulOptions, ModelOptions, Precision};
 
@@ -264,7 +268,7 @@ impl Settings {
             Some(_) => matmul.precision = Precision::Auto,
             None => {}
         }
-        let (gpu, hub) = (GpuOptions::from_env(), HubOptions::from_env());
+        let (gpu, hub) = (environment::gpu_options(), HubOptions::from_env());
         Ok(Self { gpu, model: ModelOptions { matmul }, hub, quiet: cli.quiet })
     }
 

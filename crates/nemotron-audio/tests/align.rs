@@ -245,7 +245,7 @@ fn encode_writes_word_timestamp_logits_only_when_asked() {
         if expected {
             let want = Checkpoint::open(&features).unwrap();
             assert_eq!(file.shape("word_timestamp_logits").unwrap(), want.shape("word_timestamp_logits").unwrap());
-            audio_kernels::testing::assert_close(
+            nemotron_testkit::assert_close(
                 "encode --word-timestamps",
                 &file.f32("word_timestamp_logits").unwrap(),
                 &want.f64("word_timestamp_logits").unwrap(),

@@ -5,8 +5,8 @@ mod cli_support;
 
 use std::process::{Command, Output, Stdio};
 
-use audio_kernels::testing::assert_close;
 use cli_support::{ok, path_str, run, testdata};
+use nemotron_testkit::assert_close;
 use nemotron_towers::Checkpoint;
 use nemotron_towers::diarization::formats::to_rttm;
 use nemotron_towers::diarization::{FrameGrid, PostProcessing, threshold_segments};

@@ -40,12 +40,13 @@
 //!   alignment of a transcript on its logits ([`AudioModel::align`]), with SRT/WebVTT subtitles.
 //! - [`diarization`]: segments from speaker activity (upstream's threshold rule, NeMo's post-processing), RTTM /
 //!   JSON / CSV, reading RTTM and UEM files, and the DER/JER scorer that matches pyannote.metrics.
-//! - [`reference`](mod@reference): the towers in f64 on the CPU, the standard the GPU is tested against.
-//! - [`bench`](mod@bench): release-sized timings with random weights; [`tensor_file`]: safetensors in and out;
-//!   [`golden`]: the generated test data's recipes (`cargo xtask golden`).
+//! - [`bench`](mod@bench): release-sized timings with random weights; [`tensor_file`]: safetensors in and out.
+//!
+//! The towers in f64 (the standard the GPU is tested against) and the golden files' recipes are test support: they
+//! live in the workspace's `nemotron-testkit` crate.
 //!
 //! Nothing here reads the environment: settings are typed values ([`ModelOptions`], [`GpuOptions`]); the CLI reads
-//! its environment variables through [`GpuOptions::from_env`] and [`MatmulOptions::from_env`].
+//! its environment variables through [`environment::gpu_options`] and [`MatmulOptions::from_env`].
 
 #![warn(missing_docs)]
 
@@ -54,27 +55,32 @@ mod asr;
 pub mod audio;
 pub mod bench;
 pub mod checkpoint;
+#[cfg_attr(feature = "test-support", allow(missing_docs))]
 mod chunks;
 pub mod config;
 pub mod diarization;
+pub mod environment;
 mod error;
 pub mod frontend;
 mod fusion;
-pub mod golden;
 #[cfg(feature = "hub")]
 pub mod hub;
+#[cfg(feature = "test-support")]
+#[doc(hidden)]
+pub mod internals;
 pub mod manifest;
 mod mel;
+#[cfg_attr(feature = "test-support", allow(missing_docs))]
 mod names;
 mod pipeline;
 pub mod raw_pcm;
-pub mod reference;
 pub mod sortformer;
 mod speaker_cache;
 pub mod streaming;
 pub mod tensor_file;
 mod torch_top_k;
 pub mod tower;
+#[cfg_attr(feature = "test-support", allow(missing_docs))]
 mod weights;
 pub mod word_timestamps;
 mod workspace;

@@ -7,8 +7,8 @@ mod strategies;
 
 use std::sync::OnceLock;
 
-use audio_kernels::testing::{Rng, f32_to_f64, rel_frobenius};
 use common::{case_dir, test_options};
+use nemotron_testkit::{Rng, f32_to_f64, rel_frobenius};
 use nemotron_towers::audio::AudioError;
 use nemotron_towers::diarization::segments::sort_segments;
 use nemotron_towers::diarization::{FrameGrid, PostProcessing, Segment, threshold_segments};
@@ -21,7 +21,7 @@ const TOLERANCE: f64 = 1e-5;
 fn model() -> &'static Model {
     static MODEL: OnceLock<Model> = OnceLock::new();
     MODEL.get_or_init(|| {
-        let gpu = audio_kernels::testing::test_gpu();
+        let gpu = nemotron_testkit::test_gpu();
         Model::load(gpu, &case_dir("diar-tiny"), &test_options()).expect("diar-tiny loads")
     })
 }

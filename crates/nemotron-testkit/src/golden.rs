@@ -6,15 +6,14 @@
 use std::collections::HashMap;
 
 use audio_kernels::random::Rng;
+use nemotron_towers::checkpoint::Checkpoint;
+use nemotron_towers::config::{DiarizationConfig, EncoderConfig, ModelConfig, TowerKind};
+use nemotron_towers::internals::names::{HeadNames, ModelNames};
+use nemotron_towers::internals::weights::{self, Expectations, HostStore};
+use nemotron_towers::tensor_file::{Tensor, serialize};
+use nemotron_towers::{Error, Result};
 
-use crate::checkpoint::Checkpoint;
-use crate::config::{DiarizationConfig, EncoderConfig, ModelConfig};
-use crate::error::{Error, Result};
-use crate::names::{HeadNames, ModelNames};
 use crate::reference::{self, TowerInput};
-use crate::tensor_file::{Tensor, serialize};
-use crate::tower::TowerKind;
-use crate::weights::{self, Expectations, HostStore};
 
 /// Which tower a golden case exercises.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,7 +131,8 @@ impl Golden {
     pub fn open(checkpoint: Checkpoint) -> Result<Self> {
         let meta = checkpoint.metadata();
         let (Some(config), Some(tower)) = (meta.get(META_CONFIG), meta.get(META_TOWER)) else {
-            return Err(Error::features(format!("{} is not a golden file (no metadata)", checkpoint.dir().display())));
+            let origin = checkpoint.dir().display().to_string();
+            return Err(Error::Features { origin, problem: "not a golden file (no golden.* metadata)".into() });
         };
         let config = ModelConfig::from_json(config)?;
         let tower = match tower.as_str() {

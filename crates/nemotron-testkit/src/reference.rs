@@ -3,15 +3,15 @@
 
 use audio_kernels::reference as k;
 
-use crate::checkpoint::Checkpoint;
-use crate::chunks::schedule;
-use crate::config::{ChunkConfig, DiarizationConfig, EncoderConfig, WordTimestampConfig};
-use crate::error::{Error, Result};
-use crate::names::ModelNames;
-use crate::tower::TowerKind;
-use crate::weights::{self, HostStore};
-pub use crate::weights::{EncoderWeights, HeadWeights, HostMatrix, Layer, Linear, Norm, WordTimestampWeights};
-use crate::word_timestamps::window_keys;
+use nemotron_towers::checkpoint::Checkpoint;
+use nemotron_towers::config::{ChunkConfig, DiarizationConfig, EncoderConfig, TowerKind, WordTimestampConfig};
+use nemotron_towers::internals::chunks::{schedule, window_keys};
+use nemotron_towers::internals::names::ModelNames;
+use nemotron_towers::internals::weights::{self, HostStore};
+pub use nemotron_towers::internals::weights::{
+    EncoderWeights, HeadWeights, HostMatrix, Layer, Linear, Norm, WordTimestampWeights,
+};
+use nemotron_towers::{Error, Result};
 
 /// f64 encoder weights.
 pub type HostEncoder = EncoderWeights<HostMatrix, Vec<f64>>;

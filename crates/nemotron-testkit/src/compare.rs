@@ -1,23 +1,5 @@
-//! Test support shared by this crate's tests and its dependants': seeds, bf16 helpers, the relative Frobenius error
-//! gates, and one GPU context per test binary with the matrix settings of the environment. Never used by
-//! production code.
-
-use std::sync::OnceLock;
-
-use gpu_core::{Gpu, GpuOptions};
-
-use crate::MatmulOptions;
-pub use crate::random::Rng;
-
-/// The seed for a test: `TEST_SEED` when set (to replay a failure), otherwise fresh each run.
-pub fn fresh_seed() -> u64 {
-    if let Some(seed) = std::env::var("TEST_SEED").ok().and_then(|s| s.parse().ok()) {
-        return seed;
-    }
-    let nanos =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
-    nanos ^ (std::process::id() as u64).rotate_left(32)
-}
+//! The error gates every GPU result is held to: relative Frobenius errors against an f64 reference, and the
+//! widening conversions that feed them.
 
 /// bf16 bit patterns widened to f64.
 pub fn bf16_to_f64(bits: &[u16]) -> Vec<f64> {
@@ -68,31 +50,4 @@ pub fn assert_close_to_scale(what: &str, got: &[f32], want: &[f64], scale: f64, 
 /// ‖values‖_F.
 pub fn frobenius(values: &[f64]) -> f64 {
     values.iter().map(|v| v * v).sum::<f64>().sqrt()
-}
-
-/// One context per test binary, from the environment ([`GpuOptions::from_env`]).
-/// Panics when no adapter exists: a GPU test must fail, never skip.
-pub fn test_gpu() -> &'static Gpu {
-    static GPU: OnceLock<Gpu> = OnceLock::new();
-    GPU.get_or_init(|| match Gpu::with_options(&GpuOptions::from_env()) {
-        Ok(gpu) => {
-            eprintln!("{}", gpu.describe());
-            gpu
-        }
-        Err(e) => panic!("GPU tests need an adapter (install mesa-vulkan-drivers for lavapipe): {e}"),
-    })
-}
-
-/// The matrix settings tests run with: [`MatmulOptions::from_env`] (`NEMOTRON_PRECISION=f32` tests the f32 path on
-/// an adapter with tensor cores).
-pub fn test_matmul() -> MatmulOptions {
-    MatmulOptions::from_env().unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// A buffer of `len` NaNs, so any element a kernel fails to write fails the comparison.
-pub fn poisoned(gpu: &Gpu, label: &str, len: usize) -> gpu_core::GpuBuffer {
-    match gpu.upload_f32(label, &vec![f32::NAN; len]) {
-        Ok(buffer) => buffer,
-        Err(e) => panic!("allocating poisoned `{label}`: {e}"),
-    }
 }
