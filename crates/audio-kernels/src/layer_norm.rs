@@ -83,3 +83,17 @@ pub fn residual_layer_norm(
     let params = Params { rows: rows as u32, width: width as u32, eps, slices: slices.max(1) as u32 };
     rec.dispatch(&kernel, &[x, weight, bias, y, partials, add_bias], &params, grid(rec, rows))
 }
+
+/// Row LayerNorm with biased variance on the host, in f64: `(x − mean)/sqrt(var + eps) · weight + bias` for the rows
+/// of `width` values in `x`. For rows too narrow to be worth a dispatch (the speaker fusion's 8-wide norm), and the
+/// reference the kernels above are tested against.
+pub fn host_layer_norm(x: &[f64], weight: &[f64], bias: &[f64], width: usize, eps: f64) -> Vec<f64> {
+    let mut y = Vec::with_capacity(x.len());
+    for row in x.chunks(width) {
+        let mean = row.iter().sum::<f64>() / width as f64;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / width as f64;
+        let inv_std = 1.0 / (var + eps).sqrt();
+        y.extend(row.iter().enumerate().map(|(c, v)| (v - mean) * inv_std * weight[c] + bias[c]));
+    }
+    y
+}

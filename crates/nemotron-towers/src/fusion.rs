@@ -4,9 +4,8 @@
 
 use std::sync::Mutex;
 
-use audio_kernels::MatmulOptions;
-use audio_kernels::reference::speaker_table;
-use audio_kernels::{Epilogue, LAYER_NORM_EPS, Weight, gemm, layer_norm, speaker_fusion};
+use audio_kernels::layer_norm::host_layer_norm;
+use audio_kernels::{Epilogue, LAYER_NORM_EPS, MatmulOptions, Weight, gemm, layer_norm, speaker_fusion, speaker_table};
 use gpu_core::{Gpu, GpuBuffer, Recorder};
 
 use crate::checkpoint::Checkpoint;
@@ -109,7 +108,7 @@ impl Fusion {
     pub fn speaker_features(&self, probabilities: &[f64]) -> Vec<f32> {
         let (weight, bias) = &self.speaker_norm;
         let active: Vec<f64> = probabilities.iter().map(|&p| if p > self.threshold { 1.0 } else { 0.0 }).collect();
-        audio_kernels::reference::layer_norm(&active, weight, bias, self.speakers, LAYER_NORM_EPS as f64)
+        host_layer_norm(&active, weight, bias, self.speakers, LAYER_NORM_EPS as f64)
             .into_iter()
             .map(|v| v as f32)
             .collect()

@@ -4,13 +4,14 @@
 mod attention;
 mod conv_im2col;
 mod gemm;
-mod layer_norm;
 mod qk_norm_rope;
 mod speaker_fusion;
 
 pub use attention::attention;
 pub use conv_im2col::{conv_im2col, conv1d_k3};
 pub use gemm::{gelu, linear, relu};
-pub use layer_norm::layer_norm;
+// LayerNorm's reference is production code too (the fusion's 8-wide speaker norm runs on the host), so it lives
+// with its kernel.
+pub use crate::layer_norm::host_layer_norm as layer_norm;
 pub use qk_norm_rope::{QkNormParams, qk_norm_rope};
-pub use speaker_fusion::{speaker_fusion, speaker_table};
+pub use speaker_fusion::speaker_fusion;
