@@ -4,8 +4,7 @@
 
 use std::path::Path;
 
-use nemotron_towers::AlignOptions;
-use nemotron_towers::alignment::subtitles;
+use nemotron_postprocess::alignment::{AlignOptions, subtitles};
 
 use crate::encode::{check_single, encode_source, single_source};
 use crate::failure::Failure;

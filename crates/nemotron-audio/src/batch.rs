@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use clap::Args;
-use nemotron_towers::diarization::SegmentFormat;
+use nemotron_postprocess::diarization::SegmentFormat;
 use nemotron_towers::manifest::{ManifestEntry, read_manifest};
 use nemotron_towers::{AudioOptions, Model};
 use serde_json::{Value, json};

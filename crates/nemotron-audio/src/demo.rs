@@ -1,6 +1,7 @@
 //! The built-in demo model: the tiny random-weight checkpoint of `testdata/reference/tiny-release-chunks`, compiled
 //! into the binary, so `--demo` works wherever the binary is installed.
 
+use nemotron_postprocess::alignment::{AlignmentTokenizer, TokenizerError};
 use nemotron_towers::{Checkpoint, ModelConfig};
 
 const CONFIG: &str = include_str!("../../../testdata/reference/tiny-release-chunks/config.json");
@@ -18,6 +19,6 @@ pub fn model() -> nemotron_towers::Result<(ModelConfig, Checkpoint)> {
 }
 
 /// The demo model's alignment tokenizer (its `unk_token` is `<unk>`, as its `tokenizer_config.json` says).
-pub fn tokenizer() -> Result<nemotron_towers::AlignmentTokenizer, nemotron_towers::alignment::TokenizerError> {
-    nemotron_towers::AlignmentTokenizer::from_json(LABEL, TOKENIZER, "<unk>")
+pub fn tokenizer() -> Result<AlignmentTokenizer, TokenizerError> {
+    AlignmentTokenizer::from_json(LABEL, TOKENIZER, "<unk>")
 }

@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use nemotron_towers::diarization::{FRAME_SECONDS, Segment};
+use nemotron_postprocess::diarization::Segment;
+use nemotron_postprocess::time::FRAME_SECONDS;
 use nemotron_towers::tensor_file;
 use nemotron_towers::{
     AudioError, AudioModel, AudioOptions, AudioOutputs, Diarization, DiarizationConfig, Diarizer, Features, Model,

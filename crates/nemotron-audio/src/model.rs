@@ -5,8 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use nemotron_postprocess::alignment::AlignmentTokenizer;
 use nemotron_towers::hub::{self, HubError, RepoId};
-use nemotron_towers::{AlignmentTokenizer, AudioModel, Error, Gpu, Model};
+use nemotron_towers::{AudioModel, Checkpoint, Error, Gpu, Model};
 
 use crate::failure::Failure;
 use crate::progress::DownloadBar;
@@ -62,7 +63,9 @@ pub fn load_for_alignment(
         None => None,
     };
     let tokenizer = match &folder {
-        Some(dir) => AlignmentTokenizer::for_checkpoint(dir)?,
+        Some(dir) => AlignmentTokenizer::for_checkpoint(dir, |tensor| {
+            Checkpoint::open(dir).is_ok_and(|checkpoint| checkpoint.contains(tensor))
+        })?,
         None => demo::tokenizer()?,
     };
     let (gpu, model) = load_folder(settings, folder)?;

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use nemotron_towers::diarization::{
+use nemotron_postprocess::diarization::{
     FrameGrid, PostProcessing, Segment, SegmentFormat, keep_most_active, threshold_segments,
 };
 use nemotron_towers::{Diarization, DiarizationConfig};

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use nemotron_towers::diarization::Segment;
-use nemotron_towers::diarization::segments::sort_segments;
+use nemotron_postprocess::diarization::Segment;
+use nemotron_postprocess::diarization::segments::sort_segments;
 use nemotron_towers::raw_pcm::{RawDecoder, RawFormat};
 use nemotron_towers::streaming::{LiveSegments, SegmentEvent, SegmentRule};
 use nemotron_towers::{AudioError, AudioOptions, Channel, StreamOutput, StreamingMode};

@@ -14,8 +14,7 @@ use realfft::{FftError, RealFftPlanner, RealToComplex};
 pub use crate::mel::{N_BINS, N_MELS, WIN_LENGTH, hann_window_bf16, slaney_filterbank_bf16};
 use crate::mel::{N_FFT, nonzero_spans};
 
-/// Samples between frames (10 ms at 16 kHz).
-pub const HOP_LENGTH: usize = 160;
+pub use nemotron_postprocess::time::HOP_LENGTH;
 /// Mel frames stacked into one encoder frame (one audio token).
 pub const FRAMES_PER_TOKEN: usize = 8;
 

@@ -5,9 +5,6 @@ use std::path::Path;
 
 use gpu_core::Gpu;
 
-use crate::alignment::{
-    self, AlignOptions, Alignment, AlignmentTokenizer, FrameLogProbs, Frames, SpeakerLogits, Stream,
-};
 use crate::asr::AsrEncoder;
 use crate::audio::{AudioError, MIN_SAMPLES};
 use crate::checkpoint::{Checkpoint, CheckpointError};
@@ -22,6 +19,9 @@ use crate::weights::{self, Expectations, GpuStore, GpuWeights, RandomStore};
 use crate::word_timestamps::{WordTimestampHead, WordTimestampOutputs};
 use audio_kernels::MatmulOptions;
 use audio_kernels::random::Rng;
+use nemotron_postprocess::alignment::{
+    self, AlignOptions, Alignment, AlignmentTokenizer, FrameLogProbs, Frames, SpeakerLogits, Stream,
+};
 
 /// Reports progress: (stage, steps done, steps in all).
 pub type Progress<'a> = &'a mut dyn FnMut(&str, usize, usize);

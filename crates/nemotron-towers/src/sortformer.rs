@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use audio_kernels::MatmulOptions;
 use audio_kernels::{Activation, Epilogue, Weight, conv_im2col, gemm};
 use gpu_core::{Gpu, GpuBuffer, Recorder, Timing};
+use nemotron_postprocess::math::sigmoid;
 
 use crate::checkpoint::Checkpoint;
 use crate::chunks::{MAX_CHUNKS_PER_BATCH, schedule};
@@ -283,8 +284,4 @@ pub(crate) fn mean_sigmoid(logits: &[f32], speakers: usize) -> Vec<f64> {
     (0..speakers)
         .map(|s| (0..rows).map(|j| sigmoid(logits[j * speakers + s] as f64)).sum::<f64>() / rows as f64)
         .collect()
-}
-
-pub(crate) fn sigmoid(x: f64) -> f64 {
-    1.0 / (1.0 + (-x).exp())
 }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use audio_kernels::Weight;
-use audio_kernels::testing::{test_gpu, test_matmul};
+use nemotron_testkit::{test_gpu, test_matmul};
 use gpu_core::GpuBuffer;
 
 use super::*;

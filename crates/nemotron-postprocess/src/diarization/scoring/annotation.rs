@@ -1,7 +1,7 @@
 //! pyannote's `Annotation` as the metrics use it: one track per RTTM line (two lines never merge, so a speaker
 //! overlapping itself counts twice), cropping, per-label timelines, co-occurrence, and the optimal mapping.
 
-use crate::alignment::linear_sum_assignment;
+use crate::math::linear_sum_assignment;
 
 use super::timeline::{Span, crop, intersecting, support, timeline};
 

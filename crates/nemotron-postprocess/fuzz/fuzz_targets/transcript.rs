@@ -5,8 +5,8 @@
 use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
-use nemotron_towers::alignment::subtitles::{cues, to_srt, to_vtt};
-use nemotron_towers::alignment::{Alignment, AlignmentTokenizer, WordChunk, tokenize_transcript};
+use nemotron_postprocess::alignment::subtitles::{cues, to_srt, to_vtt};
+use nemotron_postprocess::alignment::{Alignment, AlignmentTokenizer, WordChunk, tokenize_transcript};
 
 static TOKENIZER: LazyLock<AlignmentTokenizer> = LazyLock::new(|| {
     let json = include_bytes!("../../../../testdata/reference/tiny-chunks/alignment_tokenizer/tokenizer.json");

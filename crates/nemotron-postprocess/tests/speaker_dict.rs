@@ -5,21 +5,23 @@
 
 use std::path::{Path, PathBuf};
 
-use nemotron_towers::Checkpoint;
-use nemotron_towers::diarization::formats::{to_json, to_rttm};
-use nemotron_towers::diarization::threshold_segments;
-use nemotron_towers::tensor_file::read_features;
+use nemotron_postprocess::diarization::formats::{to_json, to_rttm};
+use nemotron_postprocess::diarization::threshold_segments;
+use safetensors::{Dtype, SafeTensors};
 use serde_json::Value;
 
 fn testdata(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata").join(path)
 }
 
-/// A reference case's f64 logits `[frames, 8]` and its valid frame count.
+/// A reference case's f64 logits `[frames, 8]` and its valid frame count (the leading ones of its feature mask).
 fn reference_logits(case: &str) -> (Vec<f64>, usize) {
-    let path = testdata(&format!("reference/{case}/reference.safetensors"));
-    let valid = read_features(&path, 128, 8).unwrap().valid;
-    (Checkpoint::open(&path).unwrap().f64("speaker_logits").unwrap(), valid)
+    let bytes = std::fs::read(testdata(&format!("reference/{case}/reference.safetensors"))).unwrap();
+    let file = SafeTensors::deserialize(&bytes).unwrap();
+    let (logits, mask) = (file.tensor("speaker_logits").unwrap(), file.tensor("input_features_mask").unwrap());
+    assert_eq!((logits.dtype(), mask.dtype()), (Dtype::F64, Dtype::I32), "{case}");
+    let valid = mask.data().chunks_exact(4).take_while(|b| b.iter().any(|&x| x != 0)).count();
+    (logits.data().chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect(), valid)
 }
 
 #[test]

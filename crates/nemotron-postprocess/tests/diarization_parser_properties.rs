@@ -5,9 +5,9 @@
 
 mod strategies;
 
-use nemotron_towers::diarization::formats::to_rttm;
-use nemotron_towers::diarization::rttm::{Turn, UemSegment, parse_rttm, parse_uem};
-use nemotron_towers::diarization::{DiarizationError, PostProcessing, Segment};
+use nemotron_postprocess::diarization::formats::to_rttm;
+use nemotron_postprocess::diarization::rttm::{Turn, UemSegment, parse_rttm, parse_uem};
+use nemotron_postprocess::diarization::{DiarizationError, PostProcessing, Segment};
 use proptest::prelude::*;
 
 fn config(cases: u32) -> ProptestConfig {

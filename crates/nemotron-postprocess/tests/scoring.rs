@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use nemotron_towers::diarization::rttm::{read_rttm, read_uem};
-use nemotron_towers::diarization::scoring::{Components, ScoreOptions, score};
+use nemotron_postprocess::diarization::rttm::{read_rttm, read_uem};
+use nemotron_postprocess::diarization::scoring::{Components, ScoreOptions, score};
 use serde_json::Value;
 
 const TOLERANCE: f64 = 1e-9;
@@ -97,7 +97,7 @@ fn every_case_matches_pyannote_metrics() {
 #[test]
 fn a_file_outside_the_uem_is_refused() {
     let reference = read_rttm(&scoring("cases/14-multi-file.ref.rttm")).unwrap();
-    let uem = nemotron_towers::diarization::rttm::parse_uem("rec_a 1 0 10\n", "part.uem").unwrap();
+    let uem = nemotron_postprocess::diarization::rttm::parse_uem("rec_a 1 0 10\n", "part.uem").unwrap();
     let error = score(&reference, &[], Some(&uem), &ScoreOptions::default()).unwrap_err().to_string();
     assert!(error.contains("the UEM has no line for file `rec_b`"), "{error}");
     let error = score(&[], &[], None, &ScoreOptions { collar: -1.0, skip_overlap: false }).unwrap_err();

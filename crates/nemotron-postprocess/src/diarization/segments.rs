@@ -3,6 +3,9 @@
 
 use std::collections::HashMap;
 
+use crate::math::sigmoid;
+use crate::time::frame_time;
+
 /// One speaker's continuous activity. Times are seconds on the 10 ms grid: every function of this module that
 /// makes segments gives the `f64` nearest to a multiple of 0.01.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -20,15 +23,6 @@ impl Segment {
     pub fn duration(&self) -> f64 {
         self.end - self.start
     }
-}
-
-/// Duration of one logit frame (the mel hop: 160 samples at 16 kHz).
-pub const FRAME_SECONDS: f64 = 0.01;
-
-/// Time of 10 ms frame `i`: `i / 100` rounded once, which is what upstream's `round(i * 0.01, 2)` gives
-/// (`i as f64 * 0.01` can be one ulp off).
-pub(crate) fn frame_time(i: usize) -> f64 {
-    i as f64 / 100.0
 }
 
 /// The `f64` nearest to `x` rounded to 0.01 s as Python's `round(x, 2)` does it: on the exact binary value, ties to
@@ -58,7 +52,7 @@ pub fn threshold_segments<T: Copy + Into<f64>>(
     for s in 0..speakers {
         let mut start = None;
         for f in 0..=frames {
-            let active = f < frames && crate::sortformer::sigmoid(logits[f * speakers + s].into()) > threshold;
+            let active = f < frames && sigmoid(logits[f * speakers + s].into()) > threshold;
             match (active, start) {
                 (true, None) => start = Some(f),
                 (false, Some(f0)) => {
@@ -115,13 +109,6 @@ mod tests {
         // 0.075 is 0.07500000298023224.
         for (x, want) in [(0.125, 0.12), (2.125, 2.12), (0.375, 0.38), (0.075, 0.07), (0.075f32 as f64, 0.08)] {
             assert_eq!(round_hundredths(x), want, "{x}");
-        }
-    }
-
-    #[test]
-    fn frame_times_are_the_nearest_hundredths() {
-        for i in 0..100_000 {
-            assert_eq!(frame_time(i), format!("{}.{:02}", i / 100, i % 100).parse::<f64>().unwrap());
         }
     }
 

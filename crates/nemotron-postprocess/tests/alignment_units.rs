@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use nemotron_towers::alignment::{AlignmentTokenizer, linear_sum_assignment, tokenize_transcript};
+use nemotron_postprocess::alignment::{AlignmentTokenizer, tokenize_transcript};
+use nemotron_postprocess::math::linear_sum_assignment;
 use proptest::prelude::*;
 use serde_json::Value;
 

@@ -4,9 +4,8 @@
 //! `MultiSpeakerSOTWordTimestampAligner`), including its f32 arithmetic, tie rules and edge cases, so the same
 //! inputs give the same words, speakers and times.
 //!
-//! [`align`] takes a transcript and the head's logits; `AudioModel::align` runs the towers and then this.
+//! [`align`] takes a transcript and the head's logits; `nemotron_towers::AudioModel::align` runs the towers and then this.
 
-mod assignment;
 mod ctc;
 mod logprobs;
 mod speakers;
@@ -19,13 +18,12 @@ mod words;
 
 use serde::ser::{SerializeMap, Serializer};
 
-pub use assignment::linear_sum_assignment;
 pub use ctc::{Span, forced_align, merge_tokens};
 pub use logprobs::FrameLogProbs;
-pub use tokenizer::{AlignmentTokenizer, TOKENIZER_DIR, TokenizerError};
+pub use tokenizer::{AlignmentTokenizer, PROTO_TENSOR, TOKENIZER_DIR, TokenizerError};
 pub use transcript::{Stream, Tag, Unit, tokenize_transcript};
 
-use crate::frontend::HOP_LENGTH;
+use crate::time::{HOP_LENGTH, SAMPLE_RATE};
 use speakers::{diarization_segments, head_rate_probabilities, match_tags_to_speakers};
 use words::{align_words, refine_word_timestamps};
 
@@ -216,9 +214,9 @@ pub fn align_streams(
             log_probs.frames()
         )));
     }
-    let seconds_per_mel = HOP_LENGTH as f64 / crate::audio::SAMPLE_RATE as f64;
+    let seconds_per_mel = HOP_LENGTH as f64 / SAMPLE_RATE as f64;
     // As upstream: the duration of the valid mel frames, one rounding (NeMo takes the samples instead).
-    let duration = (frames.valid_mel * HOP_LENGTH) as f64 / crate::audio::SAMPLE_RATE as f64;
+    let duration = (frames.valid_mel * HOP_LENGTH) as f64 / SAMPLE_RATE as f64;
     let frame_duration = duration / head_frames as f64;
     let threshold = options.speaker_activity_threshold as f32;
 

@@ -19,4 +19,4 @@ pub mod segments;
 pub use error::DiarizationError;
 pub use formats::SegmentFormat;
 pub use postprocessing::{FrameGrid, PostProcessing};
-pub use segments::{FRAME_SECONDS, Segment, keep_most_active, threshold_segments};
+pub use segments::{Segment, keep_most_active, threshold_segments};

@@ -83,7 +83,7 @@ impl FrameGrid {
     /// Sortformer's: its encoder-rate probabilities (one row per `subsampling` mel frames) repeated into 10 ms
     /// frames, as NeMo's `diarize` does (`unit_10ms_frame_count = subsampling`).
     pub fn sortformer(subsampling: usize) -> Self {
-        FrameGrid { repeat: subsampling, frame_seconds: super::segments::FRAME_SECONDS }
+        FrameGrid { repeat: subsampling, frame_seconds: crate::time::FRAME_SECONDS }
     }
 }
 

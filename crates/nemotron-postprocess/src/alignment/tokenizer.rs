@@ -10,8 +10,6 @@ use std::path::{Path, PathBuf};
 
 use tokenizers::Tokenizer;
 
-use crate::checkpoint::Checkpoint;
-
 /// A tokenizer that cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum TokenizerError {
@@ -51,7 +49,7 @@ pub const TOKENIZER_DIR: &str = "alignment_tokenizer";
 const TOKENIZER_FILE: &str = "tokenizer.json";
 const CONFIG_FILE: &str = "tokenizer_config.json";
 /// Where the release's NeMo weights keep the SentencePiece model.
-const PROTO_TENSOR: &str = "ctc_timestamp.tokenizer.model_proto";
+pub const PROTO_TENSOR: &str = "ctc_timestamp.tokenizer.model_proto";
 
 /// The word-timestamp head's tokenizer.
 pub struct AlignmentTokenizer {
@@ -86,11 +84,13 @@ impl AlignmentTokenizer {
     }
 
     /// The tokenizer of a checkpoint folder (`alignment_tokenizer/`), or why there is none (saying so when the
-    /// weights hold only the SentencePiece model).
-    pub fn for_checkpoint(dir: &Path) -> Result<Self, TokenizerError> {
+    /// weights hold only the SentencePiece model). `holds_tensor` says whether the folder's weights hold a tensor of
+    /// that name; it is asked (for [`PROTO_TENSOR`]) only when the folder has no tokenizer, and reading the weights
+    /// is the caller's business (`nemotron_towers::Checkpoint`).
+    pub fn for_checkpoint(dir: &Path, holds_tensor: impl FnOnce(&str) -> bool) -> Result<Self, TokenizerError> {
         let folder = dir.join(TOKENIZER_DIR);
         if !folder.join(TOKENIZER_FILE).is_file() {
-            let has_proto = Checkpoint::open(dir).is_ok_and(|checkpoint| checkpoint.contains(PROTO_TENSOR));
+            let has_proto = holds_tensor(PROTO_TENSOR);
             return Err(TokenizerError::Missing { dir: dir.display().to_string(), has_proto });
         }
         Self::from_dir(&folder)

@@ -2,15 +2,9 @@
 //! (sigmoid of the 10 ms logits, mean over each encoder frame's mel frames, linear resampling with torch's
 //! `linspace`), the diarization segments at 10 ms, and the one-to-one matching of speaker tags to diarizer speakers.
 
-use super::assignment::linear_sum_assignment;
 use super::logprobs::FrameLogProbs;
 use super::transcript::Stream;
-
-/// torch's f32 sigmoid, `1 / (1 + exp(−x))` with the exponential rounded to f32.
-pub fn sigmoid(x: f32) -> f32 {
-    let e = (-(x as f64)).exp() as f32;
-    1.0 / (1.0 + e)
-}
+use crate::math::{linear_sum_assignment, sigmoid_f32 as sigmoid};
 
 /// torch's f32 `mean` over a short axis: four interleaved accumulators, summed in order, then divided.
 fn mean(values: impl Iterator<Item = f32>, n: usize) -> f32 {

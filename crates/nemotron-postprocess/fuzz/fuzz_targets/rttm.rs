@@ -3,8 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use nemotron_towers::diarization::rttm::{Turn, parse_rttm, parse_uem};
-use nemotron_towers::diarization::scoring::{ScoreOptions, score};
+use nemotron_postprocess::diarization::rttm::{Turn, parse_rttm, parse_uem};
+use nemotron_postprocess::diarization::scoring::{ScoreOptions, score};
 
 /// Turns scored per input: the scorer is quadratic in the worst case, and more turns find nothing fewer do not.
 const MAX_TURNS: usize = 200;

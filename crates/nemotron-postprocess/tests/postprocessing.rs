@@ -4,8 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use nemotron_towers::diarization::postprocessing::{Interval, Probability, SpeakerPostProcessor};
-use nemotron_towers::diarization::{FrameGrid, PostProcessing, Segment};
+use nemotron_postprocess::diarization::postprocessing::{Interval, Probability, SpeakerPostProcessor};
+use nemotron_postprocess::diarization::{FrameGrid, PostProcessing, Segment};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use serde_json::Value;
 
 fn testdata(path: &str) -> PathBuf {
@@ -141,8 +143,8 @@ fn the_stream_gives_what_the_offline_function_gives_and_no_later() {
         min_duration_off: 0.296,
         ..PostProcessing::default()
     };
-    let mut rng = audio_kernels::random::Rng::new(11);
-    let column: Vec<f32> = (0..3000).map(|_| rng.uniform().powf(0.7) as f32).collect();
+    let mut rng = StdRng::seed_from_u64(11);
+    let column: Vec<f32> = (0..3000).map(|_| rng.random::<f64>().powf(0.7) as f32).collect();
     let grid = FrameGrid::sortformer(8);
     let mut stream = SpeakerPostProcessor::new(&settings, grid);
     let mut out = Vec::new();

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use nemotron_towers::diarization::{FrameGrid, PostProcessing};
+use nemotron_postprocess::diarization::{FrameGrid, PostProcessing};
 
 /// Two speakers × 40 rows of 80 ms.
 fn probabilities() -> Vec<f32> {

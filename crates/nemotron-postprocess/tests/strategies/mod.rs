@@ -1,6 +1,6 @@
 //! proptest strategies shared by the test files.
 
-use nemotron_towers::diarization::PostProcessing;
+use nemotron_postprocess::diarization::PostProcessing;
 use proptest::prelude::*;
 
 /// NeMo post-processing settings: onset and offset from `thresholds`, both pads from `pads`, both minimum durations
