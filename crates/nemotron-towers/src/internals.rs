@@ -21,5 +21,9 @@ pub mod names {
 /// The chunk schedule of the ASR tower and the word-timestamp head, and which frames of a window are keys.
 pub mod chunks {
     pub use crate::chunks::{Chunk, schedule};
-    pub use crate::word_timestamps::window_keys;
+
+    /// Which encoder frames of the chunk window `k` are keys, as the GPU head decides (`word_timestamps.rs`).
+    pub fn window_keys(k: &Chunk, valid_frames: usize) -> Vec<bool> {
+        crate::word_timestamps::window_keys(k, valid_frames)
+    }
 }

@@ -41,7 +41,7 @@ pub struct WordTimestampOutputs {
 /// Which encoder frames of a chunk's window are keys: the valid ones. A window without any (only a recording
 /// padded to a longer one's length has one) is run unmasked: upstream's eager attention gives NaN rows there and
 /// its sdpa attention garbage, rows the alignment never reads; unmasked, they do not depend on the batch.
-pub fn window_keys(k: &Chunk, valid_frames: usize) -> Vec<bool> {
+pub(crate) fn window_keys(k: &Chunk, valid_frames: usize) -> Vec<bool> {
     let keys: Vec<bool> = (k.context_start..k.context_end).map(|t| t < valid_frames).collect();
     if keys.contains(&true) { keys } else { vec![true; keys.len()] }
 }
