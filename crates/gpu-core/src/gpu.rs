@@ -25,9 +25,9 @@ const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP
 pub struct GpuOptions {
     /// Case-insensitive substring of the adapter name (`WGPU_ADAPTER_NAME` in [`GpuOptions::from_env`]).
     pub adapter_name: Option<String>,
-    /// Comma list of backends, e.g. `vulkan,metal` (`WGPU_BACKEND`); `None` means the native
-    /// ones (Vulkan, Metal, DX12). GL has to be asked for: its compute support is too limited.
-    pub backends: Option<String>,
+    /// The backends tried (`WGPU_BACKEND`, a comma list such as `vulkan,metal`); default: the native ones
+    /// (Vulkan, Metal, DX12). GL has to be asked for: its compute support is too limited.
+    pub backends: wgpu::Backends,
     /// Accept a software (CPU) adapter when no hardware one exists; a warning is logged.
     pub allow_software: bool,
     /// Where wgpu's driver pipeline cache is persisted; `None` keeps it in memory only.
@@ -44,7 +44,7 @@ impl Default for GpuOptions {
     fn default() -> Self {
         Self {
             adapter_name: None,
-            backends: None,
+            backends: wgpu::Backends::PRIMARY,
             allow_software: true,
             pipeline_cache_dir: None,
             disabled_features: wgpu::Features::empty(),
@@ -73,7 +73,8 @@ impl GpuOptions {
         };
         Self {
             adapter_name: var("WGPU_ADAPTER_NAME"),
-            backends: var("WGPU_BACKEND"),
+            backends: var("WGPU_BACKEND")
+                .map_or(wgpu::Backends::PRIMARY, |list| wgpu::Backends::from_comma_list(&list)),
             pipeline_cache_dir,
             ..Self::default()
         }
@@ -113,8 +114,7 @@ impl Gpu {
     pub fn with_options(options: &GpuOptions) -> Result<Self> {
         // Native backends unless asked: probing GL as well logs driver errors (EGL) on machines
         // without a GL stack, even though it would never be chosen over Vulkan.
-        let backends =
-            options.backends.as_deref().map(wgpu::Backends::from_comma_list).unwrap_or(wgpu::Backends::PRIMARY);
+        let backends = options.backends;
         let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
         descriptor.backends = backends;
         let instance = wgpu::Instance::new(descriptor);
