@@ -66,7 +66,7 @@ pub struct EngineOptions {
 
 impl Default for EngineOptions {
     /// Any adapter, automatic precision. The Hub settings are `huggingface_hub`'s, whose cache every Hub client on
-    /// the machine shares: they come from the `HF_*` variables as in [`HubOptions::from_env`], the one reading of
+    /// the machine shares: they come from the `HF_*` variables as in `HubOptions::from_env`, the one reading of
     /// the environment here.
     fn default() -> Self {
         Self {
