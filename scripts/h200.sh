@@ -2,8 +2,9 @@
 # Runs on the lent NVIDIA H200 (see docs/performance.md): unpacks the Vulkan loader (.gl) and the release binaries
 # built here (.dev/bin.tar.xz: `nemotron-audio`, `ceilings`, GPU test binaries under t/), then runs, each writing a
 # log to $OUT: the GPU tests through both matrix paths (tensor cores, then NEMOTRON_PRECISION=f32), the ceilings
-# example, `nemotron-audio bench` (both paths), and the PyTorch peers (.peer, `--compile` included; the
-# word-timestamp head's from scripts/bench). The binaries were compiled with this checkout at /work/main, so that path is linked to wherever the tree landed.
+# example, `nemotron-audio bench` (both paths), and the PyTorch peers of scripts/bench (`torch_peer.py --compile`,
+# `word_timestamps_peer.py`, `kernel_anchors.py`; `.peer/` carries only the transformers wheel they import, see
+# scripts/bench/README.md). The binaries were compiled with this checkout at /work/main, so that path is linked to wherever the tree landed.
 # Steps can be skipped: SKIP_TESTS=1, SKIP_CEILINGS=1, SKIP_BENCH=1, SKIP_PEER=1; BENCH_ARGS replaces `--profile`.
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -35,6 +36,7 @@ if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
 fi
 if [[ "${SKIP_PEER:-0}" != 1 ]]; then
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .peer/*.whl \
-        && PYTHONPATH=/tmp/site python3 .peer/torch_peer.py --compile 2>&1 | tee "$OUT/peer.txt" \
+        && PYTHONPATH=/tmp/site python3 scripts/bench/torch_peer.py --compile 2>&1 | tee "$OUT/peer.txt" \
         && PYTHONPATH=/tmp/site python3 scripts/bench/word_timestamps_peer.py 2>&1 | tee "$OUT/peer-wts.txt"
+    python3 scripts/bench/kernel_anchors.py 2>&1 | tee "$OUT/anchors.txt"
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Expected values of scipy's `linear_sum_assignment` on tie-heavy cost matrices, for the Rust port's test
-(crates/nemotron-towers/tests/alignment_units.rs). Upstream's processor matches speaker tags to diarizer speakers with
+(crates/nemotron-postprocess/tests/alignment_units.rs). Upstream's processor matches speaker tags to diarizer speakers with
 it, and speakers that never spoke have identical cost columns, so which of the tied solutions scipy picks matters.
 
 Installs scipy from PyPI into a private virtual environment, then writes testdata/alignment/assignment_cases.json:

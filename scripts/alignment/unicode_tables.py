@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes crates/nemotron-towers/src/alignment/unicode_tables.rs from Python's own `unicodedata`, the tables the
+"""Writes crates/nemotron-postprocess/src/alignment/unicode_tables.rs from Python's own `unicodedata`, the tables the
 upstream processor consults (Transformers 5.23 `align_word_timestamps` runs on CPython; this script pins the
 Unicode version of the Python it runs on, 3.11 = Unicode 14.0, into the generated file):
 
@@ -13,7 +13,7 @@ import os
 import sys
 import unicodedata
 
-OUT = os.path.join(os.path.dirname(__file__), "../../crates/nemotron-towers/src/alignment/unicode_tables.rs")
+OUT = os.path.join(os.path.dirname(__file__), "../../crates/nemotron-postprocess/src/alignment/unicode_tables.rs")
 PREFIXES = ["HANGUL", "HIRAGANA", "KATAKANA", "CJK UNIFIED", "CJK COMPATIBILITY", "THAI"]
 
 

@@ -1,12 +1,12 @@
 //! `cargo xtask golden` writes `testdata/golden/<case>.safetensors` from the recipes in
-//! `nemotron_towers::golden`; `--check` rebuilds them in memory and fails if a committed file
+//! `nemotron_testkit::golden`; `--check` rebuilds them in memory and fails if a committed file
 //! differs (weights and inputs byte for byte, f64 expected outputs to 1e-12 relative, so a
 //! different libm cannot fail it while any real change does).
 
 use std::path::{Path, PathBuf};
 
+use nemotron_testkit::golden::{build, cases};
 use nemotron_towers::Checkpoint;
-use nemotron_towers::golden::{build, cases};
 
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/golden")

@@ -1,6 +1,9 @@
 //! Project tasks: `cargo xtask validate-shaders`, `cargo xtask golden [--check]`.
 
+#![forbid(unsafe_code)]
+
 mod golden;
+mod shader_layout;
 mod validate_shaders;
 
 use std::process::ExitCode;

@@ -1,5 +1,5 @@
 //! Parses and validates every pipeline variant the launchers can build (the composed WGSL, override constants
-//! applied), then translates each to SPIR-V, MSL and HLSL so a shader that only one backend rejects is caught
+//! applied), checks the launcher's parameter struct and bindings against the WGSL (`shader_layout.rs`), then translates each to SPIR-V, MSL and HLSL so a shader that only one backend rejects is caught
 //! without that backend's hardware. Every file under `shaders/` must be a kernel some launcher builds or a part such
 //! a kernel includes.
 
@@ -10,6 +10,8 @@ use audio_kernels::variants::all_variants;
 use gpu_core::KernelVariant as Variant;
 use naga::back::PipelineConstants;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
+
+use crate::shader_layout;
 
 pub fn run() -> Result<(), String> {
     let variants = all_variants();
@@ -57,6 +59,7 @@ fn validate(variant: &Variant) -> Result<String, String> {
     let info = validator
         .validate(&module)
         .map_err(|e| e.emit_to_string_with_path(variant.shader.source, variant.shader.name))?;
+    shader_layout::check(&module, &info, variant.entry, &variant.layout(), variant.params)?;
     let constants: PipelineConstants = variant.constants.iter().map(|(n, v)| (n.to_string(), *v)).collect();
     let stage = naga::ShaderStage::Compute;
     let (module, info) =

@@ -3,8 +3,8 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 use audio_kernels::attention;
-use audio_kernels::testing::{Rng, test_gpu};
 use gpu_core::Recorder;
+use nemotron_testkit::{Rng, test_gpu};
 
 /// (seqs, seq_len, heads, head_dim).
 const SHAPES: [(usize, usize, usize, usize); 3] = [(1, 128, 2, 64), (1, 128, 2, 128), (2, 96, 4, 64)];

@@ -1,9 +1,9 @@
 //! Wall time of one `conv_im2col` submission at the Sortformer head's shape (828 rows of 192).
 
 use audio_kernels::conv_im2col;
-use audio_kernels::testing::{Rng, test_gpu};
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpu_core::Recorder;
+use nemotron_testkit::{Rng, test_gpu};
 
 fn benches(c: &mut Criterion) {
     let gpu = test_gpu();

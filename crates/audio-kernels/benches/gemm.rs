@@ -1,10 +1,10 @@
 //! Wall time of one `gemm` submission (record, submit, wait) at small shapes, with bias and GELU as in the MLP.
 //! Throughput is in FLOPs (2·n·m·k). Shapes stay small so the bench also runs on a software adapter.
 
-use audio_kernels::testing::{Rng, test_gpu, test_matmul};
 use audio_kernels::{Activation, Epilogue, Weight, gemm};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use gpu_core::Recorder;
+use nemotron_testkit::{Rng, test_gpu, test_matmul};
 
 const SHAPES: &[(usize, usize, usize)] = &[(64, 256, 256), (256, 256, 256), (100, 512, 512), (128, 192, 576)];
 

@@ -1,9 +1,9 @@
 //! Wall time of one `layer_norm` submission (record, submit, wait) at the towers' widths.
 
-use audio_kernels::testing::{Rng, test_gpu};
 use audio_kernels::{LAYER_NORM_EPS, layer_norm};
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpu_core::Recorder;
+use nemotron_testkit::{Rng, test_gpu};
 
 fn benches(c: &mut Criterion) {
     let gpu = test_gpu();

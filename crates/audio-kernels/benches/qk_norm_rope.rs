@@ -2,10 +2,10 @@
 //! and a Sortformer step (828 rows, 8 heads of 64, rot 64, no norm). Each iteration submits one dispatch and
 //! waits for it.
 
-use audio_kernels::testing::{Rng, test_gpu};
 use audio_kernels::{QkNorm, RopeTable, qk_norm_rope};
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpu_core::Recorder;
+use nemotron_testkit::{Rng, test_gpu};
 
 fn bench_shape(c: &mut Criterion, name: &str, rows: usize, heads: usize, head_dim: usize, with_norm: bool) {
     let gpu = test_gpu();

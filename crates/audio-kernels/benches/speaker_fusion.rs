@@ -1,10 +1,10 @@
 //! Wall time of one `speaker_fusion` submission: 600 s of audio's worth of encoder frames (7500 × 1280).
 
-use audio_kernels::reference::speaker_table;
 use audio_kernels::speaker_fusion;
-use audio_kernels::testing::{Rng, test_gpu};
+use audio_kernels::speaker_table;
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpu_core::Recorder;
+use nemotron_testkit::{Rng, test_gpu};
 
 fn benches(c: &mut Criterion) {
     let gpu = test_gpu();

@@ -4,13 +4,13 @@
 //! - the GEMM on the towers' exact shapes, on the f32 path and on the tensor cores with every tile configuration
 //!   and with the product split along k into partial products.
 //!
-//! `cargo run --release -p audio-kernels --example ceilings` (environment: `WGPU_ADAPTER_NAME` etc., see
-//! `GpuOptions::from_env`). On an adapter without f16 16×16×16 cooperative matrices only the rows that apply run.
+//! `cargo run --release -p audio-kernels --example ceilings` (environment: `WGPU_ADAPTER_NAME`,
+//! `WGPU_BACKEND`, as the tests read them). On an adapter without f16 16×16×16 cooperative matrices only the rows that apply run.
 
 use audio_kernels::gemm::{gemm_partials, tensor_cores_available};
 use audio_kernels::random::Rng;
 use audio_kernels::{Epilogue, MatmulOptions, Precision, TensorCoreKernel, Tiles, Weight, gemm};
-use gpu_core::{Access, Gpu, GpuOptions, KernelSpec, Recorder, Shader, Timing};
+use gpu_core::{Access, Gpu, KernelSpec, ParamsLayout, Recorder, Shader, Timing, params_layout};
 
 type Fallible<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -18,7 +18,7 @@ type Fallible<T> = Result<T, Box<dyn std::error::Error>>;
 const REPEATS: usize = 20;
 
 fn main() -> Fallible<()> {
-    let gpu = Gpu::with_options(&GpuOptions::from_env())?;
+    let gpu = Gpu::with_options(&nemotron_testkit::test_gpu_options())?;
     println!("{}", gpu.describe());
     if gpu.cooperative_matrix_shapes().iter().any(|s| (s.m_size, s.n_size, s.k_size) == (16, 16, 16)) {
         coop_loop(&gpu)?;
@@ -28,6 +28,15 @@ fn main() -> Fallible<()> {
     Ok(())
 }
 
+/// The parameters of both shaders here (the dispatch chain's kernel ignores them).
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    iterations: u32,
+}
+
+const PARAMS: &ParamsLayout = &params_layout!(Params { iterations });
+
 static COOP_LOOP: Shader = Shader {
     name: "ceiling_coop_loop",
     trusted: true,
@@ -36,7 +45,8 @@ enable f16;
 enable wgpu_cooperative_matrix;
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
 @group(0) @binding(1) var<storage, read> operands: array<f16>;
-@group(1) @binding(0) var<uniform> iterations: vec4<u32>;
+struct Params { iterations: u32 }
+@group(1) @binding(0) var<uniform> p: Params;
 // Eight independent accumulators per subgroup, so the products of one iteration do not wait on each other.
 @compute @workgroup_size(128)
 fn coop_loop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
@@ -50,7 +60,7 @@ fn coop_loop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     var c5 = coop_mat16x16<f32, C>();
     var c6 = coop_mat16x16<f32, C>();
     var c7 = coop_mat16x16<f32, C>();
-    for (var i = 0u; i < iterations.x; i++) {
+    for (var i = 0u; i < p.iterations; i++) {
         c0 = coopMultiplyAdd(a, b, c0);
         c1 = coopMultiplyAdd(a, b, c1);
         c2 = coopMultiplyAdd(a, b, c2);
@@ -78,11 +88,12 @@ fn coop_loop(gpu: &Gpu) -> Fallible<()> {
         entry: "coop_loop",
         constants: &[],
         bindings: &[Access::ReadWrite, Access::Read],
+        params: PARAMS,
     })?;
     let mut times = Vec::new();
     for _ in 0..5 {
         let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
-        rec.dispatch(&kernel, &[&out, &operands], &[iterations, 0, 0, 0], [workgroups as u32, 1, 1])?;
+        rec.dispatch(&kernel, &[&out, &operands], &Params { iterations }, [workgroups as u32, 1, 1])?;
         times.push(rec.submit_profiled()?.total_ns());
     }
     let ns = median(times);
@@ -100,7 +111,8 @@ static BUMP: Shader = Shader {
     trusted: true,
     source: r#"
 @group(0) @binding(0) var<storage, read_write> counter: array<u32>;
-@group(1) @binding(0) var<uniform> unused: vec4<u32>;
+struct Params { iterations: u32 }
+@group(1) @binding(0) var<uniform> p: Params;
 @compute @workgroup_size(1)
 fn bump() {
     counter[0] += 1u;
@@ -111,14 +123,19 @@ fn bump() {
 /// GPU time of a chain of dependent dispatches in one pass, per dispatch (the difference between 301 and 1).
 fn dispatch_chain(gpu: &Gpu) -> Fallible<()> {
     let counter = gpu.zeros("dispatch chain counter", 1)?;
-    let kernel =
-        gpu.kernel(&KernelSpec { shader: &BUMP, entry: "bump", constants: &[], bindings: &[Access::ReadWrite] })?;
+    let kernel = gpu.kernel(&KernelSpec {
+        shader: &BUMP,
+        entry: "bump",
+        constants: &[],
+        bindings: &[Access::ReadWrite],
+        params: PARAMS,
+    })?;
     let time = |count: usize| -> Fallible<f64> {
         let mut times = Vec::new();
         for _ in 0..5 {
             let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
             for _ in 0..count {
-                rec.dispatch(&kernel, &[&counter], &[0u32; 4], [1, 1, 1])?;
+                rec.dispatch(&kernel, &[&counter], &Params { iterations: 0 }, [1, 1, 1])?;
             }
             times.push(rec.submit_profiled()?.total_ns());
         }

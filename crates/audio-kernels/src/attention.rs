@@ -1,6 +1,8 @@
 //! Masked multi-head attention launcher (`shaders/attention.wgsl`), flash style.
 
-use gpu_core::{Access, GpuBuffer, GpuError, KernelSpec, KernelVariant, Recorder, Result, wgpu};
+use gpu_core::{
+    Access, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result, params_layout, wgpu,
+};
 
 use crate::launch::{grid, require};
 use crate::shaders::ATTENTION;
@@ -21,6 +23,8 @@ struct Params {
     workgroups: u32,
     scale: f32,
 }
+
+const PARAMS: &ParamsLayout = &params_layout!(Params { seq_len, heads, head_dim, query_blocks, workgroups, scale });
 
 const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::ReadWrite];
 
@@ -82,7 +86,7 @@ impl Tiling {
 }
 
 fn spec<'a>(constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
-    KernelSpec { shader: &ATTENTION, entry: "attention", constants, bindings: BINDINGS }
+    KernelSpec { shader: &ATTENTION, entry: "attention", constants, bindings: BINDINGS, params: PARAMS }
 }
 
 /// Every pipeline this launcher can build, for shader validation.

@@ -1,6 +1,6 @@
 //! im2col launcher for the kernel-3, padding-1 Conv1d (`shaders/conv_im2col.wgsl`).
 
-use gpu_core::{Access, GpuBuffer, KernelSpec, KernelVariant, Recorder, Result};
+use gpu_core::{Access, GpuBuffer, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result, params_layout};
 
 use crate::launch::{grid, require};
 use crate::shaders::CONV_IM2COL;
@@ -15,10 +15,12 @@ struct Params {
     channels: u32,
 }
 
+const PARAMS: &ParamsLayout = &params_layout!(Params { n, channels });
+
 const BINDINGS: &[Access] = &[Access::Read, Access::ReadWrite];
 
 fn spec() -> KernelSpec<'static> {
-    KernelSpec { shader: &CONV_IM2COL, entry: "conv_im2col", constants: &[], bindings: BINDINGS }
+    KernelSpec { shader: &CONV_IM2COL, entry: "conv_im2col", constants: &[], bindings: BINDINGS, params: PARAMS }
 }
 
 /// Every pipeline this launcher can build, for shader validation.

@@ -1,7 +1,7 @@
 //! Row LayerNorm launchers (`shaders/layer_norm.wgsl`): plain, and after adding a split product to the residual
 //! stream.
 
-use gpu_core::{Access, GpuBuffer, KernelSpec, KernelVariant, Recorder, Result};
+use gpu_core::{Access, GpuBuffer, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result, params_layout};
 
 use crate::launch::{grid, require};
 use crate::shaders::LAYER_NORM;
@@ -18,16 +18,24 @@ struct Params {
     slices: u32,
 }
 
+const PARAMS: &ParamsLayout = &params_layout!(Params { rows, width, eps, slices });
+
 const BINDINGS: &[Access] = &[Access::ReadWrite, Access::Read, Access::Read, Access::ReadWrite];
 const RESIDUAL_BINDINGS: &[Access] =
     &[Access::ReadWrite, Access::Read, Access::Read, Access::ReadWrite, Access::Read, Access::Read];
 
 fn spec() -> KernelSpec<'static> {
-    KernelSpec { shader: &LAYER_NORM, entry: "layer_norm", constants: &[], bindings: BINDINGS }
+    KernelSpec { shader: &LAYER_NORM, entry: "layer_norm", constants: &[], bindings: BINDINGS, params: PARAMS }
 }
 
 fn residual_spec() -> KernelSpec<'static> {
-    KernelSpec { shader: &LAYER_NORM, entry: "residual_layer_norm", constants: &[], bindings: RESIDUAL_BINDINGS }
+    KernelSpec {
+        shader: &LAYER_NORM,
+        entry: "residual_layer_norm",
+        constants: &[],
+        bindings: RESIDUAL_BINDINGS,
+        params: PARAMS,
+    }
 }
 
 /// Every pipeline these launchers can build, for shader validation.
@@ -82,4 +90,18 @@ pub fn residual_layer_norm(
     let kernel = rec.gpu().kernel(&residual_spec())?;
     let params = Params { rows: rows as u32, width: width as u32, eps, slices: slices.max(1) as u32 };
     rec.dispatch(&kernel, &[x, weight, bias, y, partials, add_bias], &params, grid(rec, rows))
+}
+
+/// Row LayerNorm on the host in f64, with biased variance: `(x − mean)/sqrt(var + eps) · weight + bias`. The speaker
+/// fusion normalises its few activity values with it, and the kernel's tests take it as their f64 reference
+/// ([`crate::reference::layer_norm`]).
+pub fn layer_norm_f64(x: &[f64], weight: &[f64], bias: &[f64], width: usize, eps: f64) -> Vec<f64> {
+    let mut y = Vec::with_capacity(x.len());
+    for row in x.chunks(width) {
+        let mean = row.iter().sum::<f64>() / width as f64;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / width as f64;
+        let inv_std = 1.0 / (var + eps).sqrt();
+        y.extend(row.iter().enumerate().map(|(c, v)| (v - mean) * inv_std * weight[c] + bias[c]));
+    }
+    y
 }

@@ -17,12 +17,11 @@ pub mod random;
 pub mod reference;
 pub mod shaders;
 pub mod speaker_fusion;
-pub mod testing;
 pub mod variants;
 
 pub use attention::attention;
 pub use conv_im2col::conv_im2col;
 pub use gemm::{Activation, Epilogue, MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Tiles, Weight, gemm};
-pub use layer_norm::{LAYER_NORM_EPS, layer_norm, residual_layer_norm};
+pub use layer_norm::{LAYER_NORM_EPS, layer_norm, layer_norm_f64, residual_layer_norm};
 pub use qk_norm_rope::{QK_NORM_ROPE_MAX_HEAD_DIM, QkNorm, RopeTable, qk_norm_rope};
-pub use speaker_fusion::speaker_fusion;
+pub use speaker_fusion::{speaker_fusion, speaker_table};

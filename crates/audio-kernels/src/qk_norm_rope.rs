@@ -1,7 +1,9 @@
 //! Per-head q/k LayerNorm + rotate-half RoPE launcher (`shaders/qk_norm_rope.wgsl`) and its host-built
 //! cos/sin table.
 
-use gpu_core::{Access, Gpu, GpuBuffer, GpuError, KernelSpec, KernelVariant, Recorder, Result};
+use gpu_core::{
+    Access, Gpu, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result, params_layout,
+};
 
 use crate::LAYER_NORM_EPS;
 use crate::launch::{grid, require};
@@ -83,11 +85,13 @@ struct Params {
     eps: f32,
 }
 
+const PARAMS: &ParamsLayout = &params_layout!(Params { rows, seq_len, heads, head_dim, rot, eps });
+
 const BINDINGS: &[Access] = &[Access::ReadWrite, Access::Read, Access::Read, Access::Read, Access::Read, Access::Read];
 
 fn spec(has_norm: bool) -> KernelSpec<'static> {
     let constants: &'static [(&'static str, f64)] = if has_norm { &[("HAS_NORM", 1.0)] } else { &[("HAS_NORM", 0.0)] };
-    KernelSpec { shader: &QK_NORM_ROPE, entry: "qk_norm_rope", constants, bindings: BINDINGS }
+    KernelSpec { shader: &QK_NORM_ROPE, entry: "qk_norm_rope", constants, bindings: BINDINGS, params: PARAMS }
 }
 
 /// Every pipeline this launcher can build, for shader validation.

@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use audio_kernels::attention;
 use audio_kernels::reference;
-use audio_kernels::testing::{Rng, assert_close, f32_to_f64, fresh_seed, poisoned, test_gpu};
 use gpu_core::Recorder;
+use nemotron_testkit::{Rng, assert_close, f32_to_f64, fresh_seed, poisoned, test_gpu};
 
 /// f32 softmax and accumulation against an f64 reference.
 const TOLERANCE: f64 = 1e-5;

@@ -3,8 +3,8 @@
 
 use audio_kernels::conv_im2col;
 use audio_kernels::reference;
-use audio_kernels::testing::{Rng, f32_to_f64, fresh_seed, poisoned, test_gpu};
 use gpu_core::Recorder;
+use nemotron_testkit::{Rng, f32_to_f64, fresh_seed, poisoned, test_gpu};
 
 fn check(n: usize, channels: usize, seed: u64) {
     let out = 40;

@@ -5,11 +5,11 @@
 use audio_kernels::gemm::gemm_partials;
 use audio_kernels::gemm::tensor_cores_available;
 use audio_kernels::reference;
-use audio_kernels::testing::{
-    Rng, assert_close_to_scale, bf16_to_f64, f32_to_f64, fresh_seed, frobenius, poisoned, test_gpu, test_matmul,
-};
 use audio_kernels::{Activation, Epilogue, MatmulOptions, MatmulPath, Precision, Weight, gemm};
 use gpu_core::{Gpu, GpuError, GpuOptions, Recorder};
+use nemotron_testkit::{
+    Rng, assert_close_to_scale, bf16_to_f64, f32_to_f64, fresh_seed, frobenius, poisoned, test_gpu, test_matmul,
+};
 
 /// (n, m, k): the first five have odd k, the rest even k; the last three have k a multiple of 16 but not of 32 (a
 /// partial last stage in the staged tensor-core kernel), with n and m off its 128-row and 128-column tiles.
@@ -192,7 +192,7 @@ fn two_contexts_with_different_precision_each_take_their_own_path() {
     let seed = fresh_seed();
     let case = Case { bias: true, activation: Activation::Gelu, accumulate: false };
     for precision in [Precision::F32, Precision::Auto] {
-        let gpu = Gpu::with_options(&GpuOptions::from_env()).unwrap();
+        let gpu = Gpu::with_options(&nemotron_testkit::test_gpu_options()).unwrap();
         let options = MatmulOptions { precision, ..test_matmul() };
         let path = Weight::upload(&gpu, "probe", &[0; 64 * 64], 64, 64, &options).unwrap().path();
         let tensor_cores = tensor_cores_available(&gpu, options.tensor_core_kernel);
@@ -212,7 +212,7 @@ fn two_contexts_with_different_precision_each_take_their_own_path() {
 /// product on either path: the tensor-core path splits X while staging it, so it needs no buffer larger than X.
 #[test]
 fn a_product_whose_input_barely_fits_a_binding_runs() {
-    let options = GpuOptions { max_storage_binding_size: Some(300 << 10), ..GpuOptions::from_env() };
+    let options = GpuOptions { max_storage_binding_size: Some(300 << 10), ..nemotron_testkit::test_gpu_options() };
     let small = Gpu::with_options(&options).unwrap();
     let case = Case { bias: true, activation: Activation::Gelu, accumulate: false };
     check_on(&small, &test_matmul(), case, 65, 64, 1024, fresh_seed());

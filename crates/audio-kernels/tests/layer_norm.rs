@@ -2,11 +2,11 @@
 //! workgroup size, odd widths, one row, and a row with a large mean.
 
 use audio_kernels::reference;
-use audio_kernels::testing::{
-    Rng, assert_close, assert_close_to_scale, f32_to_f64, fresh_seed, frobenius, poisoned, test_gpu,
-};
 use audio_kernels::{LAYER_NORM_EPS, layer_norm, residual_layer_norm};
 use gpu_core::Recorder;
+use nemotron_testkit::{
+    Rng, assert_close, assert_close_to_scale, f32_to_f64, fresh_seed, frobenius, poisoned, test_gpu,
+};
 
 fn check(rows: usize, width: usize, offset: f64, seed: u64) {
     let gpu = test_gpu();

@@ -4,9 +4,9 @@
 //! poisoning an output every element of q, k and v is compared.
 
 use audio_kernels::reference;
-use audio_kernels::testing::{Rng, assert_close, f32_to_f64, fresh_seed, test_gpu};
 use audio_kernels::{QkNorm, RopeTable, qk_norm_rope};
 use gpu_core::Recorder;
+use nemotron_testkit::{Rng, assert_close, f32_to_f64, fresh_seed, test_gpu};
 
 const THETA: f64 = 10000.0;
 

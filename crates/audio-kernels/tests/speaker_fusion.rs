@@ -1,10 +1,11 @@
 //! `speaker_fusion` on the GPU against the f64 reference with the model's speaker table (8 speakers) and other
 //! speaker counts, widths 1280, 64 and an odd one, 1 to 500 rows; and the table's defining values.
 
-use audio_kernels::reference::{self, speaker_table};
+use audio_kernels::reference;
 use audio_kernels::speaker_fusion;
-use audio_kernels::testing::{Rng, assert_close, f32_to_f64, fresh_seed, test_gpu};
+use audio_kernels::speaker_table;
 use gpu_core::Recorder;
+use nemotron_testkit::{Rng, assert_close, f32_to_f64, fresh_seed, test_gpu};
 
 fn check(rows: usize, width: usize, speakers: usize, seed: u64) {
     let gpu = test_gpu();

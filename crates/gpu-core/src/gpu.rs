@@ -19,11 +19,11 @@ const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP
     .union(wgpu::Features::PIPELINE_CACHE)
     .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
 
-/// How to choose and configure the device. [`GpuOptions::default`] reads nothing from the environment;
-/// [`GpuOptions::from_env`] is the one place this crate does.
+/// How to choose and configure the device: typed settings, none read from the environment (a program that wants
+/// environment variables reads them itself and fills these fields).
 #[derive(Clone, Debug)]
 pub struct GpuOptions {
-    /// Case-insensitive substring of the adapter name (`WGPU_ADAPTER_NAME` in [`GpuOptions::from_env`]).
+    /// Case-insensitive substring of the adapter name.
     pub adapter_name: Option<String>,
     /// The backends tried (`WGPU_BACKEND`, a comma list such as `vulkan,metal`); default: the native ones
     /// (Vulkan, Metal, DX12). GL has to be asked for: its compute support is too limited.
@@ -32,6 +32,8 @@ pub struct GpuOptions {
     pub allow_software: bool,
     /// Where wgpu's driver pipeline cache is persisted; `None` keeps it in memory only.
     pub pipeline_cache_dir: Option<PathBuf>,
+    /// The label of the device and of its pipeline cache, as driver tools and validation messages show them.
+    pub label: String,
     /// Optional features not to enable even when present.
     pub disabled_features: wgpu::Features,
     /// Caps `max_storage_buffer_binding_size` below the adapter's (rounded down to whole words):
@@ -40,43 +42,16 @@ pub struct GpuOptions {
 }
 
 impl Default for GpuOptions {
-    /// Any adapter (hardware first), native backends, no persisted pipeline cache.
+    /// Any adapter (hardware first), native backends, no persisted pipeline cache, the label `gpu-core`.
     fn default() -> Self {
         Self {
             adapter_name: None,
             backends: wgpu::Backends::PRIMARY,
             allow_software: true,
             pipeline_cache_dir: None,
+            label: "gpu-core".to_string(),
             disabled_features: wgpu::Features::empty(),
             max_storage_binding_size: None,
-        }
-    }
-}
-
-impl GpuOptions {
-    /// The defaults, overridden by the environment:
-    ///
-    /// | variable | sets |
-    /// |---|---|
-    /// | `WGPU_ADAPTER_NAME` | [`GpuOptions::adapter_name`] |
-    /// | `WGPU_BACKEND` | [`GpuOptions::backends`] |
-    /// | `NEMOTRON_PIPELINE_CACHE` | [`GpuOptions::pipeline_cache_dir`] (`off` or `0`: none); unset: `$XDG_CACHE_HOME/nemotron-audio/pipelines`, else `~/.cache/nemotron-audio/pipelines` |
-    pub fn from_env() -> Self {
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        let pipeline_cache_dir = match var("NEMOTRON_PIPELINE_CACHE").as_deref() {
-            Some("off") | Some("0") => None,
-            Some(dir) => Some(PathBuf::from(dir)),
-            None => var("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| var("HOME").map(|home| PathBuf::from(home).join(".cache")))
-                .map(|base| base.join("nemotron-audio").join("pipelines")),
-        };
-        Self {
-            adapter_name: var("WGPU_ADAPTER_NAME"),
-            backends: var("WGPU_BACKEND")
-                .map_or(wgpu::Backends::PRIMARY, |list| wgpu::Backends::from_comma_list(&list)),
-            pipeline_cache_dir,
-            ..Self::default()
         }
     }
 }
@@ -104,7 +79,7 @@ pub(crate) struct GpuInner {
 }
 
 impl Gpu {
-    /// Opens an adapter with [`GpuOptions::default`] (nothing read from the environment).
+    /// Opens an adapter with [`GpuOptions::default`].
     pub fn new() -> Result<Self> {
         Self::with_options(&GpuOptions::default())
     }
@@ -136,7 +111,7 @@ impl Gpu {
             wgpu::ExperimentalFeatures::disabled()
         };
         let request = wgpu::DeviceDescriptor {
-            label: Some("nemotron-audio"),
+            label: Some(&options.label),
             required_features: features,
             required_limits: limits.clone(),
             experimental_features: experimental,
@@ -151,7 +126,7 @@ impl Gpu {
         } else {
             Vec::new()
         };
-        let pipelines = PipelineStore::new(&device, &info, features, options.pipeline_cache_dir.as_deref());
+        let pipelines = PipelineStore::new(&device, &info, features, options);
         Ok(Self {
             inner: Arc::new(GpuInner {
                 device,
@@ -346,7 +321,7 @@ fn choose_adapter(instance: &wgpu::Instance, backends: wgpu::Backends, options: 
     candidates.into_iter().next().ok_or_else(|| {
         let seen = if names.is_empty() { "none".to_string() } else { names.join(", ") };
         let wanted = match &options.adapter_name {
-            Some(n) => format!(" matching WGPU_ADAPTER_NAME=`{n}`"),
+            Some(n) => format!(" named like `{n}`"),
             None => String::new(),
         };
         GpuError::NoAdapter(format!(

@@ -3,12 +3,13 @@
 //! adapter supports it, so a second process start skips shader compilation.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{GpuError, Result};
-use crate::gpu::Gpu;
+use crate::gpu::{Gpu, GpuOptions};
+use crate::layout::{self, Binding, PARAMS_GROUP, ParamsLayout, STORAGE_GROUP};
 
 /// Largest per-dispatch parameter block (bytes), bound as `@group(1) @binding(0) var<uniform>`.
 pub const MAX_PARAMS_BYTES: u64 = 256;
@@ -36,8 +37,8 @@ pub enum Access {
     ReadWrite,
 }
 
-/// Everything needed to build one pipeline: the shader, entry point, override constants, and
-/// the access mode of each `@group(0)` storage binding in binding order.
+/// Everything needed to build one pipeline: the shader, entry point, override constants, the access mode of each
+/// `@group(0)` storage binding in binding order, and the layout of the parameters at `@group(1) @binding(0)`.
 #[derive(Clone, Debug)]
 pub struct KernelSpec<'a> {
     /// The WGSL module holding the entry point.
@@ -48,6 +49,8 @@ pub struct KernelSpec<'a> {
     pub constants: &'a [(&'static str, f64)],
     /// Access mode of each `@group(0)` storage binding, in binding order.
     pub bindings: &'static [Access],
+    /// The parameter struct every dispatch of this kernel uploads (its size is checked at each dispatch).
+    pub params: &'static ParamsLayout,
 }
 
 impl KernelSpec<'_> {
@@ -79,11 +82,28 @@ pub struct KernelVariant {
     pub entry: &'static str,
     /// Override constants, by name.
     pub constants: Vec<(&'static str, f64)>,
+    /// Access mode of each `@group(0)` storage binding, in binding order.
+    pub bindings: &'static [Access],
+    /// The parameter struct's layout.
+    pub params: &'static ParamsLayout,
+}
+
+impl KernelVariant {
+    /// Every entry of the pipeline layout, as the device builds it: [`layout::bindings`].
+    pub fn layout(&self) -> Vec<Binding> {
+        layout::bindings(self.bindings)
+    }
 }
 
 impl From<&KernelSpec<'_>> for KernelVariant {
     fn from(spec: &KernelSpec<'_>) -> Self {
-        Self { shader: spec.shader, entry: spec.entry, constants: spec.constants.to_vec() }
+        Self {
+            shader: spec.shader,
+            entry: spec.entry,
+            constants: spec.constants.to_vec(),
+            bindings: spec.bindings,
+            params: spec.params,
+        }
     }
 }
 
@@ -98,6 +118,7 @@ struct PipelineKey {
 pub struct Kernel {
     pub(crate) pipeline: wgpu::ComputePipeline,
     pub(crate) storage_layout: Arc<StorageLayout>,
+    pub(crate) params: &'static ParamsLayout,
     pub(crate) label: String,
 }
 
@@ -134,30 +155,21 @@ impl PipelineStore {
         device: &wgpu::Device,
         info: &wgpu::AdapterInfo,
         features: wgpu::Features,
-        dir: Option<&Path>,
+        options: &GpuOptions,
     ) -> Self {
-        let params_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("params"),
-            entries: &[wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: true,
-                    min_binding_size: wgpu::BufferSize::new(MAX_PARAMS_BYTES),
-                },
-                count: None,
-            }],
-        });
+        let entries: Vec<wgpu::BindGroupLayoutEntry> =
+            layout::bindings(&[]).iter().filter(|b| b.group == PARAMS_GROUP).map(Binding::layout_entry).collect();
+        let params_layout = device
+            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("params"), entries: &entries });
         let driver_cache = if features.contains(wgpu::Features::PIPELINE_CACHE) {
-            dir.zip(wgpu::util::pipeline_cache_key(info)).map(|(dir, key)| {
+            options.pipeline_cache_dir.as_deref().zip(wgpu::util::pipeline_cache_key(info)).map(|(dir, key)| {
                 let path = dir.join(key);
                 let data = std::fs::read(&path).ok();
                 // SAFETY: the data was written by `PipelineCache::get_data` under a key that
                 // identifies the adapter and driver; `fallback` makes wgpu ignore stale data.
                 let cache = unsafe {
                     device.create_pipeline_cache(&wgpu::PipelineCacheDescriptor {
-                        label: Some("nemotron-audio"),
+                        label: Some(&options.label),
                         data: data.as_deref(),
                         fallback: true,
                     })
@@ -273,25 +285,16 @@ impl Gpu {
         if let Some(error) = pollster::block_on(scope.pop()) {
             return Err(compile_error(error.to_string()));
         }
-        Ok(Kernel { pipeline, storage_layout, label })
+        Ok(Kernel { pipeline, storage_layout, params: spec.params, label })
     }
 
     fn storage_layout(&self, bindings: &'static [Access]) -> Arc<StorageLayout> {
         let mut layouts = lock(&self.inner.pipelines.storage_layouts);
         let layout = layouts.entry(bindings).or_insert_with(|| {
-            let entries: Vec<wgpu::BindGroupLayoutEntry> = bindings
+            let entries: Vec<wgpu::BindGroupLayoutEntry> = layout::bindings(bindings)
                 .iter()
-                .enumerate()
-                .map(|(i, access)| wgpu::BindGroupLayoutEntry {
-                    binding: i as u32,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Storage { read_only: *access == Access::Read },
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                })
+                .filter(|b| b.group == STORAGE_GROUP)
+                .map(Binding::layout_entry)
                 .collect();
             let layout = self.inner.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                 label: Some("storage"),

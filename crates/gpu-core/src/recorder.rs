@@ -68,7 +68,8 @@ impl<'g> Recorder<'g> {
     }
 
     /// Records one launch of `kernel` with `buffers` bound in order to `@group(0)` and `params`
-    /// (a `#[repr(C)]` struct of at most 256 bytes) at `@group(1) @binding(0)`.
+    /// (a `#[repr(C)]` struct of at most 256 bytes, the size its [`KernelSpec::params`](crate::KernelSpec::params) declares) at
+    /// `@group(1) @binding(0)`.
     pub fn dispatch<P: bytemuck::Pod>(
         &mut self,
         kernel: &Arc<Kernel>,
@@ -85,6 +86,15 @@ impl<'g> Recorder<'g> {
             )));
         }
         let bytes = bytemuck::bytes_of(params);
+        if bytes.len() != kernel.params.size {
+            return Err(GpuError::Validation(format!(
+                "kernel `{}` declares parameters `{}` of {} bytes, {} given",
+                kernel.label,
+                kernel.params.name,
+                kernel.params.size,
+                bytes.len()
+            )));
+        }
         if bytes.len() as u64 > MAX_PARAMS_BYTES {
             return Err(GpuError::LimitExceeded {
                 what: format!("parameters of `{}`", kernel.label),

@@ -3,7 +3,9 @@
 
 use std::sync::OnceLock;
 
-use gpu_core::{Access, Gpu, GpuError, GpuOptions, KernelSpec, Recorder, Shader, Timing, pack_bf16};
+use gpu_core::{
+    Access, Gpu, GpuError, GpuOptions, KernelSpec, ParamsLayout, Recorder, Shader, Timing, pack_bf16, params_layout,
+};
 
 fn gpu() -> &'static Gpu {
     static GPU: OnceLock<Gpu> = OnceLock::new();
@@ -35,10 +37,12 @@ struct Params {
     offset: f32,
 }
 
+const PARAMS: &ParamsLayout = &params_layout!(Params { n, scale, offset });
+
 const BINDINGS: &[Access] = &[Access::Read, Access::ReadWrite];
 
 fn spec<'a>(bias: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
-    KernelSpec { shader: &AXPB, entry: "axpb", constants: bias, bindings: BINDINGS }
+    KernelSpec { shader: &AXPB, entry: "axpb", constants: bias, bindings: BINDINGS, params: PARAMS }
 }
 
 #[test]
@@ -96,7 +100,7 @@ fn empty_readbacks_are_empty() {
 
 #[test]
 fn a_smaller_binding_limit_can_be_asked_for() {
-    let options = GpuOptions { max_storage_binding_size: Some((1 << 20) + 3), ..GpuOptions::from_env() };
+    let options = GpuOptions { max_storage_binding_size: Some((1 << 20) + 3), ..GpuOptions::default() };
     let small = Gpu::with_options(&options).unwrap();
     assert_eq!(small.limits().max_storage_buffer_binding_size, 1 << 20, "rounded down to whole words");
     small.zeros("fits", 1 << 18).unwrap();
@@ -155,9 +159,20 @@ fn dispatches_use_params_constants_and_cached_pipelines() {
 }
 
 #[test]
+fn parameters_of_another_size_than_declared_are_refused() {
+    let gpu = gpu();
+    let (x, y) = (gpu.zeros("x", 4).unwrap(), gpu.zeros("y", 4).unwrap());
+    let kernel = gpu.kernel(&spec(&[])).unwrap();
+    match Recorder::new(gpu).dispatch(&kernel, &[&x, &y], &[4u32, 0], [1, 1, 1]) {
+        Err(GpuError::Validation(message)) => assert!(message.contains("`Params` of 12 bytes, 8 given"), "{message}"),
+        other => panic!("expected a validation error, got {other:?}"),
+    }
+}
+
+#[test]
 fn bad_wgsl_is_a_compile_error_naming_the_shader() {
     static BROKEN: Shader = Shader { name: "broken", source: "fn main( {", trusted: false };
-    let spec = KernelSpec { shader: &BROKEN, entry: "main", constants: &[], bindings: &[] };
+    let spec = KernelSpec { shader: &BROKEN, entry: "main", constants: &[], bindings: &[], params: PARAMS };
     match gpu().kernel(&spec) {
         Err(GpuError::ShaderCompile { shader, .. }) => assert_eq!(shader, "broken"),
         other => panic!("expected ShaderCompile, got {:?}", other.map(|k| k.label().to_string())),

@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::Args;
-use nemotron_towers::diarization::rttm::{read_rttm, read_uem};
-use nemotron_towers::diarization::scoring::{Components, FileScore, Score, ScoreOptions, score};
+use nemotron_postprocess::diarization::rttm::{read_rttm, read_uem};
+use nemotron_postprocess::diarization::scoring::{Components, FileScore, Score, ScoreOptions, score};
 use serde_json::{Value, json};
 
 use crate::failure::Failure;

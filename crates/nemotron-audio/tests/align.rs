@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::{edited_weights, model_dir};
+use nemotron_postprocess::alignment::subtitles::{Cue, cues};
+use nemotron_postprocess::alignment::{Alignment, DiarizationSegment, WordChunk};
 use nemotron_towers::Checkpoint;
-use nemotron_towers::alignment::subtitles::{Cue, cues};
-use nemotron_towers::alignment::{Alignment, DiarizationSegment, WordChunk};
 use serde_json::Value;
 
 fn testdata(path: &str) -> PathBuf {
@@ -245,7 +245,7 @@ fn encode_writes_word_timestamp_logits_only_when_asked() {
         if expected {
             let want = Checkpoint::open(&features).unwrap();
             assert_eq!(file.shape("word_timestamp_logits").unwrap(), want.shape("word_timestamp_logits").unwrap());
-            audio_kernels::testing::assert_close(
+            nemotron_testkit::assert_close(
                 "encode --word-timestamps",
                 &file.f32("word_timestamp_logits").unwrap(),
                 &want.f64("word_timestamp_logits").unwrap(),

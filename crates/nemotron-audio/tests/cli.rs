@@ -7,13 +7,13 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use audio_kernels::testing::assert_close;
 use cli_support::{fails, ok, path_str, run, testdata};
 use common::{edited_weights, model_dir};
 use hound::{SampleFormat, WavSpec};
+use nemotron_testkit::assert_close;
+use nemotron_postprocess::diarization::rttm::parse_rttm;
+use nemotron_postprocess::diarization::threshold_segments;
 use nemotron_towers::Checkpoint;
-use nemotron_towers::diarization::rttm::parse_rttm;
-use nemotron_towers::diarization::threshold_segments;
 use nemotron_towers::tensor_file::Tensor;
 
 #[test]

@@ -5,11 +5,11 @@ mod cli_support;
 
 use std::process::{Command, Output, Stdio};
 
-use audio_kernels::testing::assert_close;
 use cli_support::{ok, path_str, run, testdata};
+use nemotron_testkit::assert_close;
+use nemotron_postprocess::diarization::formats::to_rttm;
+use nemotron_postprocess::diarization::{FrameGrid, PostProcessing, threshold_segments};
 use nemotron_towers::Checkpoint;
-use nemotron_towers::diarization::formats::to_rttm;
-use nemotron_towers::diarization::{FrameGrid, PostProcessing, threshold_segments};
 
 /// `nemotron-audio args` with `stdin` written to its standard input (from another thread: the binary prints
 /// while it reads).

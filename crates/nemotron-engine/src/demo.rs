@@ -1,8 +1,8 @@
 //! The built-in demo model: the tiny random-weight checkpoint of `testdata/reference/tiny-release-chunks`, compiled
 //! in (cargo feature `demo`), so a program built with it runs wherever it is installed.
 
-use nemotron_towers::alignment::TokenizerError;
-use nemotron_towers::{AlignmentTokenizer, Checkpoint, ModelConfig};
+use nemotron_postprocess::alignment::{AlignmentTokenizer, TokenizerError};
+use nemotron_towers::{Checkpoint, ModelConfig};
 
 const CONFIG: &str = include_str!("../../../testdata/reference/tiny-release-chunks/config.json");
 static WEIGHTS: &[u8] = include_bytes!("../../../testdata/reference/tiny-release-chunks/model.safetensors");

@@ -85,7 +85,7 @@ impl EngineOptions {
     pub fn from_env() -> Result<Self, EngineError> {
         let matmul = MatmulOptions::from_env()?;
         Ok(Self {
-            gpu: GpuOptions::from_env(),
+            gpu: nemotron_towers::environment::gpu_options(),
             model: ModelOptions { matmul },
             #[cfg(feature = "hub")]
             hub: HubOptions::from_env(),

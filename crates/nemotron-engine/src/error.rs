@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use nemotron_towers::alignment::TokenizerError;
-use nemotron_towers::diarization::DiarizationError;
+use nemotron_postprocess::alignment::TokenizerError;
+use nemotron_postprocess::diarization::DiarizationError;
 use nemotron_towers::{AudioError, CheckpointError};
 
 /// Errors of `nemotron-engine`.

@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::Path;
 
 use nemotron_towers::audio::{self, SAMPLE_RATE};
-use nemotron_towers::diarization::FRAME_SECONDS;
+use nemotron_postprocess::diarization::FRAME_SECONDS;
 use nemotron_towers::{AudioError, AudioOptions, Channel, Features, tensor_file};
 
 use crate::error::EngineError;

@@ -1,8 +1,8 @@
 //! Streaming diarization: a [`LiveSession`] takes audio in pieces of any size and gives segment events as soon as
 //! the frames that decide them are final; at its end, the segments and the speaker tensors of the whole stream.
 
-use nemotron_towers::diarization::Segment;
-use nemotron_towers::diarization::segments::sort_segments;
+use nemotron_postprocess::diarization::Segment;
+use nemotron_postprocess::diarization::segments::sort_segments;
 use nemotron_towers::streaming::{LiveSegments, SegmentEvent};
 use nemotron_towers::{DiarizerSession, StreamOutput, StreamingMode};
 

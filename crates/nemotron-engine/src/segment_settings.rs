@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use nemotron_towers::diarization::{FrameGrid, PostProcessing, Segment, keep_most_active, threshold_segments};
+use nemotron_postprocess::diarization::{FrameGrid, PostProcessing, Segment, keep_most_active, threshold_segments};
 use nemotron_towers::streaming::SegmentRule;
 use serde::Deserialize;
 

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use nemotron_towers::alignment::{WordChunk, subtitles};
-use nemotron_towers::diarization::{Segment, SegmentFormat};
+use nemotron_postprocess::alignment::{WordChunk, subtitles};
+use nemotron_postprocess::diarization::{Segment, SegmentFormat};
 use nemotron_towers::{
     AlignOptions, Alignment, AudioModel, AudioOutputs, Diarization, Diarizer, Model, Progress, TranscribeConfig,
     tensor_file,

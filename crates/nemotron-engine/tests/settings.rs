@@ -1,7 +1,7 @@
 //! Segment settings as the front ends hand them over (serde, as the server's form fields and Python dicts map onto
 //! them): the rule each resolves to, and the field each refusal names.
 
-use nemotron_engine::nemotron_towers::diarization::PostProcessing;
+use nemotron_postprocess::diarization::PostProcessing;
 use nemotron_engine::{EngineError, ErrorKind, SegmentSettings, Segmenter};
 
 fn from_json(json: &str) -> SegmentSettings {

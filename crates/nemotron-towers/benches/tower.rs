@@ -1,8 +1,8 @@
 //! Criterion benches of the towers at small shapes (they run on any adapter, lavapipe included;
 //! release-sized timings are `nemotron-audio bench`).
 
-use audio_kernels::testing::{Rng, test_gpu, test_matmul};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use nemotron_testkit::{Rng, test_gpu, test_matmul};
 use nemotron_towers::bench::tower_flops;
 use nemotron_towers::tower::{InputKind, Sequence};
 use nemotron_towers::{Model, ModelConfig, ModelOptions};

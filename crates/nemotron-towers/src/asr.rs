@@ -2,15 +2,10 @@
 //! independent, so they run as batches of sequences, up to [`MAX_CHUNKS_PER_BATCH`] per
 //! submission (fewer when the device's storage-binding limit says so).
 
-use audio_kernels::MatmulOptions;
-use gpu_core::Gpu;
-
-use crate::checkpoint::Checkpoint;
 use crate::chunks::{MAX_CHUNKS_PER_BATCH, schedule};
-use crate::config::{ChunkConfig, EncoderConfig};
+use crate::config::ChunkConfig;
 use crate::error::{Error, Result};
 use crate::frontend::Features;
-use crate::names::EncoderNames;
 use crate::tower::{InputKind, Sequence, Tower};
 
 /// The ASR encoder with its chunk schedule.
@@ -20,17 +15,6 @@ pub struct AsrEncoder {
 }
 
 impl AsrEncoder {
-    pub fn load(
-        gpu: &Gpu,
-        checkpoint: &Checkpoint,
-        names: &EncoderNames,
-        config: &EncoderConfig,
-        chunks: ChunkConfig,
-        matmul: &MatmulOptions,
-    ) -> Result<Self> {
-        Ok(Self::new(Tower::load_named(gpu, checkpoint, names, config, matmul)?, chunks))
-    }
-
     pub fn new(tower: Tower, chunks: ChunkConfig) -> Self {
         Self { tower, chunks }
     }
@@ -54,7 +38,7 @@ impl AsrEncoder {
         }
         let frames = features.frames / sub;
         let normalization = features.normalization();
-        // Spec §4.2: an encoder frame is a valid key when its first mel frame is.
+        // docs/model.md §4: an encoder frame is a valid key when its first mel frame is.
         let valid: Vec<bool> = (0..frames).map(|t| t * sub < features.valid).collect();
         let chunks = schedule(frames, &self.chunks);
         let per_batch = self.chunks_per_batch();

@@ -75,7 +75,7 @@ pub(crate) const INDEX_FILE: &str = "model.safetensors.index.json";
 /// One tensor as stored: dtype, shape, little-endian bytes.
 #[derive(Clone, Copy, Debug)]
 pub struct TensorRef<'a> {
-    /// Element type as stored (BF16 for the release's audio matrices; see spec §2.4).
+    /// Element type as stored (BF16 for the release's audio matrices; see docs/model.md §11).
     pub dtype: Dtype,
     /// Dimensions as stored, PyTorch order (`[out, in]` for linear weights).
     pub shape: &'a [usize],

@@ -1,4 +1,4 @@
-//! The chunk schedule shared by the ASR tower and the Sortformer (spec §4.1): chunks of
+//! The chunk schedule shared by the ASR tower and the Sortformer (docs/model.md §4): chunks of
 //! `length` encoder frames, each run with up to `left`/`right` frames of context as an
 //! independent sequence whose positions restart at 0.
 

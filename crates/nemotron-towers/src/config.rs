@@ -1,6 +1,6 @@
 //! `config.json` of a Transcribe checkpoint (`model_type` `nemo_speechlm`) or of a standalone
 //! diarization checkpoint (`nemotron3_diarization`). Missing fields take the upstream defaults
-//! (spec §1, §5.1); everything the towers need is derived here and validated once.
+//! (docs/model.md §3.2, §6.6); everything the towers need is derived here and validated once.
 
 use std::path::Path;
 
@@ -88,7 +88,7 @@ impl EncoderConfig {
     }
 }
 
-/// Chunked inference schedule (spec §4.1), in encoder frames.
+/// Chunked inference schedule (docs/model.md §4), in encoder frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChunkConfig {
     /// Frames each chunk contributes to the output (`chunk_length`, default 500 in Transcribe, 340 standalone).
@@ -99,7 +99,7 @@ pub struct ChunkConfig {
     pub right_context: usize,
 }
 
-/// Arrival-order speaker cache + FIFO (spec §5.1).
+/// Arrival-order speaker cache + FIFO (docs/model.md §6.3, §6.6).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SpeakerCacheConfig {
     /// FIFO capacity in encoder frames; beyond it frames pop into the cache (`fifo_length`, default 40).
@@ -347,7 +347,7 @@ struct RawTranscribe {
     word_timestamp_config: Option<RawWordTimestamps>,
 }
 
-/// Upstream defaults of one tower (spec §1.1, §1.2).
+/// Upstream defaults of one tower (docs/model.md §3.2).
 struct EncoderDefaults {
     name: &'static str,
     hidden: usize,
@@ -469,7 +469,7 @@ struct ScheduleDefaults {
     cache_length: usize,
 }
 
-/// A Transcribe checkpoint's `diarization_config` (spec §5.1).
+/// A Transcribe checkpoint's `diarization_config` (docs/model.md §6.6).
 const TRANSCRIBE_SCHEDULE: ScheduleDefaults = ScheduleDefaults {
     chunks: ChunkConfig { length: 500, left_context: 50, right_context: 50 },
     fifo_length: 40,

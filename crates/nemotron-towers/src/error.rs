@@ -40,7 +40,7 @@ pub enum Error {
     },
     /// A transcript, tokenizer or set of logits the word alignment cannot use.
     #[error(transparent)]
-    Alignment(#[from] crate::alignment::AlignmentError),
+    Alignment(#[from] nemotron_postprocess::alignment::AlignmentError),
     /// An output file could not be written.
     #[error("cannot write {}: {source}", path.display())]
     Output {

@@ -1,4 +1,4 @@
-//! The log-mel front end (spec §3): 16 kHz mono PCM → `[F8, 128]` log-mel frames shared by both towers,
+//! The log-mel front end (docs/model.md §2): 16 kHz mono PCM → `[F8, 128]` log-mel frames shared by both towers,
 //! plus the per-feature normalisation the ASR tower applies on top.
 //!
 //! Recipe: pre-emphasis 0.97 → centred 512-point STFT (hop 160, 256 zeros each end) with the 400-tap
@@ -14,8 +14,7 @@ use realfft::{FftError, RealFftPlanner, RealToComplex};
 pub use crate::mel::{N_BINS, N_MELS, WIN_LENGTH, hann_window_bf16, slaney_filterbank_bf16};
 use crate::mel::{N_FFT, nonzero_spans};
 
-/// Samples between frames (10 ms at 16 kHz).
-pub const HOP_LENGTH: usize = 160;
+pub use nemotron_postprocess::time::HOP_LENGTH;
 /// Mel frames stacked into one encoder frame (one audio token).
 pub const FRAMES_PER_TOKEN: usize = 8;
 
@@ -223,7 +222,7 @@ impl Features {
         self.data.len() / self.frames.max(1)
     }
 
-    /// Per-feature normalisation for the ASR tower (§3 step 9): each mel bin shifted by its mean and divided
+    /// Per-feature normalisation for the ASR tower (docs/model.md §2): each mel bin shifted by its mean and divided
     /// by `√(Σ(x − mean)² / max(V − 1, 1)) + 1e-5`, statistics over the whole utterance's valid frames
     /// (in f64); padding rows stay zero.
     pub fn normalized(&self) -> Vec<f32> {

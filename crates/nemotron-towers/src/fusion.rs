@@ -1,19 +1,18 @@
-//! Speaker fusion and the projector (spec §6): binarised speaker activity → LayerNorm(8) →
+//! Speaker fusion and the projector (docs/model.md §7): binarised speaker activity → LayerNorm(8) →
 //! sinusoidal speaker table, added to LayerNorm(ASR states), then the Linear projector to the
 //! language model's width. The 8-wide part runs on the host; the wide part on the GPU.
 
 use std::sync::Mutex;
 
-use audio_kernels::MatmulOptions;
-use audio_kernels::reference::speaker_table;
-use audio_kernels::{Epilogue, LAYER_NORM_EPS, Weight, gemm, layer_norm, speaker_fusion};
+use audio_kernels::{
+    Epilogue, LAYER_NORM_EPS, Weight, gemm, layer_norm, layer_norm_f64, speaker_fusion, speaker_table,
+};
 use gpu_core::{Gpu, GpuBuffer, Recorder};
 
-use crate::checkpoint::Checkpoint;
 use crate::config::TranscribeConfig;
 use crate::error::{Error, Result};
 use crate::names::FusionNames;
-use crate::weights::{self, Expectations, FusionWeights, GpuStore};
+use crate::weights::{self, FusionWeights, GpuWeights};
 use crate::workspace::reuse_or_make;
 
 /// Fused states and projected rows of one recording.
@@ -64,27 +63,10 @@ pub struct Fusion {
 }
 
 impl Fusion {
-    /// Lists the fusion tensors for a one-pass checkpoint check.
-    pub fn expect(expected: &mut Expectations, names: &FusionNames, c: &TranscribeConfig) -> Result<()> {
-        weights::fusion(expected, names, c.asr.hidden, c.diarization.speakers, c.text_hidden)?;
-        Ok(())
-    }
-
-    pub fn load(
-        gpu: &Gpu,
-        checkpoint: &Checkpoint,
-        names: &FusionNames,
-        c: &TranscribeConfig,
-        matmul: &MatmulOptions,
-    ) -> Result<Self> {
-        let (hidden, speakers) = (c.asr.hidden, c.diarization.speakers);
-        let weights =
-            weights::fusion(&mut GpuStore { checkpoint, gpu, matmul }, names, hidden, speakers, c.text_hidden)?;
-        Self::new(gpu, weights, c)
-    }
-
-    /// Fusion from uploaded weights.
-    pub fn new(gpu: &Gpu, weights: FusionWeights<Weight, GpuBuffer>, c: &TranscribeConfig) -> Result<Self> {
+    /// The fusion norms and the projector from a checked (or random) store.
+    pub fn build(store: &mut impl GpuWeights, names: &FusionNames, c: &TranscribeConfig) -> Result<Self> {
+        let weights = weights::fusion(store, names, c.asr.hidden, c.diarization.speakers, c.text_hidden)?;
+        let gpu = store.gpu();
         let (hidden, speakers) = (c.asr.hidden, c.diarization.speakers);
         // The 8-wide speaker norm runs on the host.
         let widen = |b: &GpuBuffer| -> Result<Vec<f64>> {
@@ -109,7 +91,7 @@ impl Fusion {
     pub fn speaker_features(&self, probabilities: &[f64]) -> Vec<f32> {
         let (weight, bias) = &self.speaker_norm;
         let active: Vec<f64> = probabilities.iter().map(|&p| if p > self.threshold { 1.0 } else { 0.0 }).collect();
-        audio_kernels::reference::layer_norm(&active, weight, bias, self.speakers, LAYER_NORM_EPS as f64)
+        layer_norm_f64(&active, weight, bias, self.speakers, LAYER_NORM_EPS as f64)
             .into_iter()
             .map(|v| v as f32)
             .collect()

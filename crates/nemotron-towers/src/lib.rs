@@ -36,50 +36,55 @@
 //!   is final) and segment events.
 //! - `hub` (cargo feature `hub`, off by default): models by Hugging Face Hub id, fetched through the standard cache.
 //! - [`manifest`]: NeMo-style JSON-lines manifests of recordings, for batch runs.
-//! - [`word_timestamps`], [`alignment`]: the word-timestamp head on the GPU, and the speaker-attributed forced
-//!   alignment of a transcript on its logits ([`AudioModel::align`]), with SRT/WebVTT subtitles.
-//! - [`diarization`]: segments from speaker activity (upstream's threshold rule, NeMo's post-processing), RTTM /
-//!   JSON / CSV, reading RTTM and UEM files, and the DER/JER scorer that matches pyannote.metrics.
-//! - [`reference`](mod@reference): the towers in f64 on the CPU, the standard the GPU is tested against.
-//! - [`bench`](mod@bench): release-sized timings with random weights; [`tensor_file`]: safetensors in and out;
-//!   [`golden`]: the generated test data's recipes (`cargo xtask golden`).
+//! - [`word_timestamps`]: the word-timestamp head on the GPU, and the speaker-attributed forced alignment of a
+//!   transcript on its logits ([`AudioModel::align`]).
+//! - [`bench`](mod@bench): release-sized timings with random weights; [`tensor_file`]: safetensors in and out.
+//!
+//! The towers in f64 (the standard the GPU is tested against) and the golden files' recipes are test support: they
+//! live in the workspace's `nemotron-testkit` crate.
+//!
+//! What needs no GPU is in the `nemotron-postprocess` crate, which this one builds on: segments from speaker
+//! activity (upstream's threshold rule, NeMo's post-processing), RTTM / JSON / CSV, the DER/JER scorer, the forced
+//! alignment itself and SRT/WebVTT subtitles.
 //!
 //! Nothing here reads the environment: settings are typed values ([`ModelOptions`], [`GpuOptions`]); the CLI reads
-//! its environment variables through [`GpuOptions::from_env`] and [`MatmulOptions::from_env`].
+//! its environment variables through [`environment::gpu_options`] and [`MatmulOptions::from_env`].
 
 #![warn(missing_docs)]
 
-pub mod alignment;
 mod asr;
 pub mod audio;
 pub mod bench;
 pub mod checkpoint;
+#[cfg_attr(feature = "test-support", allow(missing_docs))]
 mod chunks;
 pub mod config;
-pub mod diarization;
+pub mod environment;
 mod error;
 pub mod frontend;
 mod fusion;
-pub mod golden;
 #[cfg(feature = "hub")]
 pub mod hub;
+#[cfg(feature = "test-support")]
+#[doc(hidden)]
+pub mod internals;
 pub mod manifest;
 mod mel;
+#[cfg_attr(feature = "test-support", allow(missing_docs))]
 mod names;
 mod pipeline;
 pub mod raw_pcm;
-pub mod reference;
 pub mod sortformer;
 mod speaker_cache;
 pub mod streaming;
 pub mod tensor_file;
 mod torch_top_k;
 pub mod tower;
+#[cfg_attr(feature = "test-support", allow(missing_docs))]
 mod weights;
 pub mod word_timestamps;
 mod workspace;
 
-pub use alignment::{AlignOptions, Alignment, AlignmentError, AlignmentTokenizer};
 pub use audio::{AudioError, AudioOptions, Channel, read_audio};
 pub use audio_kernels::{MatmulOptions, Precision, TensorCoreKernel};
 pub use checkpoint::{Checkpoint, CheckpointError};
@@ -87,5 +92,7 @@ pub use config::{ConfigError, DiarizationConfig, EncoderConfig, ModelConfig, Tra
 pub use error::{Error, Result};
 pub use frontend::Features;
 pub use gpu_core::{Gpu, GpuOptions};
+/// The alignment types of [`AudioModel::align`]'s signature; the rest of the alignment is in `nemotron_postprocess`.
+pub use nemotron_postprocess::alignment::{AlignOptions, Alignment, AlignmentError, AlignmentTokenizer};
 pub use pipeline::{AudioModel, AudioOutputs, Diarization, Diarizer, Model, ModelOptions, Progress};
 pub use streaming::{DiarizerSession, StreamOutput, StreamingMode};

@@ -1,4 +1,4 @@
-//! Tensor names of the three checkpoint layouts (spec §2): the release's NeMo names, the
+//! Tensor names of the three checkpoint layouts (docs/model.md §11): the release's NeMo names, the
 //! Transformers names of a Transcribe checkpoint, and a standalone diarization checkpoint
 //! (Transformers names without the `model.audio_tower.diarization_model.` prefix).
 

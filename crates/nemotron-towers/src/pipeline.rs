@@ -1,32 +1,32 @@
-//! The audio module end to end (spec §0): PCM → log-mel → ASR tower and Sortformer → fusion →
+//! The audio module end to end (docs/model.md §1): PCM → log-mel → ASR tower and Sortformer → fusion →
 //! projector, for a Transcribe checkpoint; PCM → log-mel → Sortformer for a diarizer alone.
 
 use std::path::Path;
 
 use gpu_core::Gpu;
 
-use crate::alignment::{
-    self, AlignOptions, Alignment, AlignmentTokenizer, FrameLogProbs, Frames, SpeakerLogits, Stream,
-};
 use crate::asr::AsrEncoder;
 use crate::audio::{AudioError, MIN_SAMPLES};
 use crate::checkpoint::{Checkpoint, CheckpointError};
-use crate::config::{DiarizationConfig, ModelConfig, TranscribeConfig};
+use crate::config::{DiarizationConfig, ModelConfig, TranscribeConfig, check_word_timestamp_width};
 use crate::error::{Error, Result};
 use crate::frontend::{Features, LogMel};
 use crate::fusion::Fusion;
-use crate::names::ModelNames;
+use crate::names::{ModelNames, WordTimestampNames};
 use crate::sortformer::{Sortformer, encoder_rate_probabilities};
 use crate::tower::Tower;
-use crate::weights::{self, Expectations, RandomStore};
+use crate::weights::{self, Expectations, GpuStore, GpuWeights, RandomStore};
 use crate::word_timestamps::{WordTimestampHead, WordTimestampOutputs};
 use audio_kernels::MatmulOptions;
 use audio_kernels::random::Rng;
+use nemotron_postprocess::alignment::{
+    self, AlignOptions, Alignment, AlignmentTokenizer, FrameLogProbs, Frames, SpeakerLogits, Stream,
+};
 
 /// Reports progress: (stage, steps done, steps in all).
 pub type Progress<'a> = &'a mut dyn FnMut(&str, usize, usize);
 
-/// Everything the audio module computes for one recording (spec §7's parity checkpoints).
+/// Everything the audio module computes for one recording (docs/model.md §12's parity checkpoints).
 #[derive(Clone, Debug)]
 pub struct AudioOutputs {
     /// The raw log-mel frames both towers started from (`[F8, mel]`, before the ASR normalisation).
@@ -240,74 +240,60 @@ impl Model {
         Self::from_checkpoint(gpu, config, &checkpoint, options)
     }
 
-    /// A model from a parsed config and an open checkpoint (e.g. one held in memory).
+    /// A model from a parsed config and an open checkpoint (e.g. one held in memory): every audio tensor is checked
+    /// once (all problems reported at once), then the layers are built from the checked checkpoint.
     pub fn from_checkpoint(
         gpu: &Gpu,
         config: ModelConfig,
         checkpoint: &Checkpoint,
         options: &ModelOptions,
     ) -> Result<Self> {
-        let matmul = &options.matmul;
         let names = ModelNames::detect(checkpoint)?;
-        checkpoint.check(&expected_tensors(&config, &names, checkpoint)?)?;
-        let head_names = names.word_timestamp_names(checkpoint).ok();
-        let diarizer = Diarizer {
-            frontend: frontend(checkpoint, &names)?,
-            sortformer: Sortformer::load_named(gpu, checkpoint, &names, config.diarization(), matmul)?,
-        };
-        match (config, names.asr.as_ref(), names.fusion.as_ref()) {
-            (ModelConfig::Transcribe(t), Some(asr), Some(fusion)) => Ok(Model::Transcribe(Box::new(AudioModel {
-                asr: AsrEncoder::load(gpu, checkpoint, asr, &t.asr, t.diarization.chunks, matmul)?,
-                fusion: Fusion::load(gpu, checkpoint, fusion, &t, matmul)?,
-                word_timestamps: match head_names {
-                    Some(names) => Some(WordTimestampHead::load_named(
-                        gpu,
-                        checkpoint,
-                        names,
-                        &t.word_timestamps,
-                        &t.asr,
-                        t.diarization.chunks,
-                        matmul,
-                    )?),
-                    None => None,
-                },
-                source: checkpoint.dir().display().to_string(),
-                diarizer,
-                config: t,
-            }))),
-            (ModelConfig::Diarization(_), _, _) => Ok(Model::Diarization(Box::new(diarizer))),
-            (ModelConfig::Transcribe(_), _, _) => {
-                Err(CheckpointError::DiarizerOnly { dir: checkpoint.dir().display().to_string() }.into())
-            }
-        }
+        // The word-timestamp head is optional: checked (and fetched) only where the checkpoint has it.
+        let head = names.word_timestamp_names(checkpoint).ok();
+        let expected = expected_tensors(&config, &names, head)?;
+        let mut store = GpuStore::checked(gpu, checkpoint, &options.matmul, &expected)?;
+        let parts = Parts { names: &names, head, frontend: frontend(checkpoint, &names)?, source: checkpoint.dir() };
+        Self::build(&mut store, config, parts)
     }
 
-    /// A model of `config`'s shapes with random weights (for benchmarks: no checkpoint needed).
+    /// A model of `config`'s shapes with random weights (for benchmarks: no checkpoint needed), built as
+    /// [`Model::from_checkpoint`] builds one, in the release's names.
     pub fn random(gpu: &Gpu, config: &ModelConfig, seed: u64, options: &ModelOptions) -> Result<Self> {
-        let mut store = RandomStore { gpu, rng: Rng::new(seed), matmul: &options.matmul };
+        if let ModelConfig::Transcribe(t) = config {
+            check_word_timestamp_width(&t.word_timestamps, &t.asr)?;
+        }
         let names = ModelNames::nemo();
-        let c = config.diarization();
-        let tower = Tower::new(gpu, c.encoder.clone(), weights::encoder(&mut store, &names.diarization, &c.encoder)?)?;
-        let head = weights::head(&mut store, &names.head, c)?;
-        let diarizer = Diarizer { frontend: LogMel::new(None, None)?, sortformer: Sortformer::new(tower, head, c)? };
-        let ModelConfig::Transcribe(t) = config else { return Ok(Model::Diarization(Box::new(diarizer))) };
-        let (Some(asr_names), Some(fusion_names), Some(head_names)) =
-            (&names.asr, &names.fusion, &names.word_timestamps)
-        else {
-            return Err(Error::Internal("the NeMo name set lacks the ASR tower or the word-timestamp head".into()));
+        let mut store = RandomStore { gpu, rng: Rng::new(seed), matmul: &options.matmul };
+        let parts = Parts {
+            names: &names,
+            head: names.word_timestamps.as_ref(),
+            frontend: LogMel::new(None, None)?,
+            source: Path::new("random weights"),
         };
-        let asr = Tower::new(gpu, t.asr.clone(), weights::encoder(&mut store, asr_names, &t.asr)?)?;
-        let fusion = weights::fusion(&mut store, fusion_names, t.asr.hidden, c.speakers, t.text_hidden)?;
-        crate::config::check_word_timestamp_width(&t.word_timestamps, &t.asr)?;
-        let head = weights::word_timestamps(&mut store, head_names, &t.word_timestamps)?;
-        Ok(Model::Transcribe(Box::new(AudioModel {
-            asr: AsrEncoder::new(asr, t.diarization.chunks),
-            fusion: Fusion::new(gpu, fusion, t)?,
-            word_timestamps: Some(WordTimestampHead::new(gpu, head, &t.word_timestamps, t.diarization.chunks)?),
-            source: "random weights".into(),
-            diarizer,
-            config: t.clone(),
-        })))
+        Self::build(&mut store, config.clone(), parts)
+    }
+
+    /// The one way a model is put together: each layer from `store` (checked already), in the order of
+    /// [`expected_tensors`].
+    fn build(store: &mut impl GpuWeights, config: ModelConfig, parts: Parts<'_>) -> Result<Self> {
+        let Parts { names, head, frontend, source } = parts;
+        let diarizer = Diarizer { frontend, sortformer: Sortformer::build(store, names, config.diarization())? };
+        let t = match config {
+            ModelConfig::Transcribe(t) => t,
+            ModelConfig::Diarization(_) => return Ok(Model::Diarization(Box::new(diarizer))),
+        };
+        let source = source.display().to_string();
+        let (Some(asr), Some(fusion)) = (&names.asr, &names.fusion) else {
+            return Err(CheckpointError::DiarizerOnly { dir: source }.into());
+        };
+        let asr = AsrEncoder::new(Tower::build(store, asr, &t.asr)?, t.diarization.chunks);
+        let fusion = Fusion::build(store, fusion, &t)?;
+        let word_timestamps = match head {
+            Some(names) => Some(WordTimestampHead::build(store, names, &t.word_timestamps, t.diarization.chunks)?),
+            None => None,
+        };
+        Ok(Model::Transcribe(Box::new(AudioModel { config: t, diarizer, asr, fusion, word_timestamps, source })))
     }
 
     /// The diarizer of either kind of checkpoint.
@@ -319,21 +305,32 @@ impl Model {
     }
 }
 
-/// Every `(name, shape)` the audio module of `config` reads from a checkpoint named as `names` says.
+/// What a model is built from besides its store and config.
+struct Parts<'a> {
+    /// The names of the store's tensors.
+    names: &'a ModelNames,
+    /// The word-timestamp head's names, when the store holds the head.
+    head: Option<&'a WordTimestampNames>,
+    frontend: LogMel,
+    /// Where the weights come from, for errors.
+    source: &'a Path,
+}
+
+/// Every `(name, shape)` the audio module of `config` reads from a checkpoint named as `names` says, the
+/// word-timestamp head's when `head` names it; the width of the head is checked against the ASR tower's first.
 fn expected_tensors(
     config: &ModelConfig,
     names: &ModelNames,
-    checkpoint: &Checkpoint,
+    head: Option<&WordTimestampNames>,
 ) -> Result<Vec<(String, Vec<usize>)>> {
     let mut expected = Expectations::default();
     weights::encoder(&mut expected, &names.diarization, &config.diarization().encoder)?;
     weights::head(&mut expected, &names.head, config.diarization())?;
     if let (ModelConfig::Transcribe(t), Some(asr), Some(fusion)) = (config, &names.asr, &names.fusion) {
         weights::encoder(&mut expected, asr, &t.asr)?;
-        Fusion::expect(&mut expected, fusion, t)?;
-        // The word-timestamp head is optional: checked (and fetched) only where the checkpoint has it.
-        if let Ok(head) = names.word_timestamp_names(checkpoint) {
-            crate::config::check_word_timestamp_width(&t.word_timestamps, &t.asr)?;
+        weights::fusion(&mut expected, fusion, t.asr.hidden, t.diarization.speakers, t.text_hidden)?;
+        if let Some(head) = head {
+            check_word_timestamp_width(&t.word_timestamps, &t.asr)?;
             weights::word_timestamps(&mut expected, head, &t.word_timestamps)?;
         }
     }
@@ -345,7 +342,8 @@ fn expected_tensors(
 #[cfg(feature = "hub")]
 pub(crate) fn audio_shards(config: &ModelConfig, checkpoint: &Checkpoint) -> Result<Vec<String>> {
     let names = ModelNames::detect(checkpoint)?;
-    let expected = expected_tensors(config, &names, checkpoint)?.into_iter().map(|(name, _)| name);
+    let head = names.word_timestamp_names(checkpoint).ok();
+    let expected = expected_tensors(config, &names, head)?.into_iter().map(|(name, _)| name);
     let front_end = [&names.window, &names.filterbank].into_iter().flatten().cloned();
     let mut shards: Vec<String> = expected
         .chain(front_end)
@@ -404,3 +402,6 @@ fn check_features(features: &Features, mel_bins: usize, subsampling: usize) -> R
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod load_tests;

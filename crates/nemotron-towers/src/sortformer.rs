@@ -1,4 +1,4 @@
-//! The Sortformer diarizer in offline mode (spec §5): the input projection a block of frames at a
+//! The Sortformer diarizer in offline mode (docs/model.md §6): the input projection a block of frames at a
 //! time, then per chunk `[speaker cache ; FIFO ; chunk with context]` through the encoder and
 //! the head on the GPU (one submission per step), and the cache update on the host.
 
@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use audio_kernels::MatmulOptions;
 use audio_kernels::{Activation, Epilogue, Weight, conv_im2col, gemm};
 use gpu_core::{Gpu, GpuBuffer, Recorder, Timing};
+use nemotron_postprocess::math::sigmoid;
 
 use crate::checkpoint::Checkpoint;
 use crate::chunks::{MAX_CHUNKS_PER_BATCH, schedule};
@@ -15,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::names::ModelNames;
 use crate::speaker_cache::{SpeakerCache, StepLayout};
 use crate::tower::{InputKind, Sequence, Tower};
-use crate::weights::{self, Expectations, GpuStore, HeadWeights, Linear};
+use crate::weights::{self, Expectations, GpuStore, GpuWeights, HeadWeights, Linear};
 use crate::workspace::reuse_or_make;
 
 fn epilogue(l: &Linear<Weight, GpuBuffer>, activation: Activation) -> Epilogue<'_> {
@@ -57,35 +58,24 @@ pub struct Sortformer {
 
 impl Sortformer {
     /// Checks every tensor of the encoder and the head of any checkpoint that has them (all problems at once), then
-    /// uploads.
+    /// builds the diarizer as a model's load does: for a checkpoint of the diarizer alone, such as a golden file.
     pub fn load(
         gpu: &Gpu,
         checkpoint: &Checkpoint,
         config: &DiarizationConfig,
         matmul: &MatmulOptions,
     ) -> Result<Self> {
-        Self::load_named(gpu, checkpoint, &ModelNames::detect(checkpoint)?, config, matmul)
-    }
-
-    /// [`Sortformer::load`] with the names already known.
-    pub(crate) fn load_named(
-        gpu: &Gpu,
-        checkpoint: &Checkpoint,
-        names: &ModelNames,
-        config: &DiarizationConfig,
-        matmul: &MatmulOptions,
-    ) -> Result<Self> {
+        let names = ModelNames::detect(checkpoint)?;
         let mut expected = Expectations::default();
         weights::encoder(&mut expected, &names.diarization, &config.encoder)?;
         weights::head(&mut expected, &names.head, config)?;
-        checkpoint.check(&expected.0)?;
-        let tower = Tower::load_named(gpu, checkpoint, &names.diarization, &config.encoder, matmul)?;
-        let head = weights::head(&mut GpuStore { checkpoint, gpu, matmul }, &names.head, config)?;
-        Self::new(tower, head, config)
+        Self::build(&mut GpuStore::checked(gpu, checkpoint, matmul, &expected.0)?, &names, config)
     }
 
-    /// A diarizer from an encoder tower and uploaded head weights.
-    pub fn new(tower: Tower, head: HeadWeights<Weight, GpuBuffer>, config: &DiarizationConfig) -> Result<Self> {
+    /// The encoder and the head from a checked (or random) store.
+    pub(crate) fn build(store: &mut impl GpuWeights, names: &ModelNames, config: &DiarizationConfig) -> Result<Self> {
+        let tower = Tower::build(store, &names.diarization, &config.encoder)?;
+        let head = weights::head(store, &names.head, config)?;
         // The cache update runs on the host, so the silence embedding lives there too.
         let silence = tower.gpu().read_f32_range(&head.silence, 0, config.encoder.hidden)?;
         Ok(Self { tower, head, silence, config: config.clone(), workspace: Mutex::new(None) })
@@ -278,7 +268,7 @@ pub(crate) struct StepOutput {
     pub gpu_ms: Option<f64>,
 }
 
-/// `P[r, s] = mean_j sigmoid(logits[r·sub + j, s])`, 0 on rows that are not valid (spec §5.4).
+/// `P[r, s] = mean_j sigmoid(logits[r·sub + j, s])`, 0 on rows that are not valid (docs/model.md §6.3).
 pub fn encoder_rate_probabilities(logits: &[f32], valid: &[bool], sub: usize, speakers: usize) -> Vec<f64> {
     let mut probs = vec![0.0; valid.len() * speakers];
     for (r, _) in valid.iter().enumerate().filter(|(_, v)| **v) {
@@ -294,8 +284,4 @@ pub(crate) fn mean_sigmoid(logits: &[f32], speakers: usize) -> Vec<f64> {
     (0..speakers)
         .map(|s| (0..rows).map(|j| sigmoid(logits[j * speakers + s] as f64)).sum::<f64>() / rows as f64)
         .collect()
-}
-
-pub(crate) fn sigmoid(x: f64) -> f64 {
-    1.0 / (1.0 + (-x).exp())
 }

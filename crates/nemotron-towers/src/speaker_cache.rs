@@ -1,4 +1,4 @@
-//! The Sortformer's arrival-order speaker cache and FIFO (spec §5.2–§5.5): which pre-encoder
+//! The Sortformer's arrival-order speaker cache and FIFO (docs/model.md §6.2–§6.5): which pre-encoder
 //! embeddings each step sees before its chunk, and how the cache is compressed to the frames
 //! that best represent each speaker.
 
@@ -108,7 +108,7 @@ impl SpeakerCache {
     }
 }
 
-/// Per-(frame, speaker) scores of spec §5.5 steps 1–5, `[frames, speakers]`.
+/// Per-(frame, speaker) scores of docs/model.md §6.4 steps 1–4, `[frames, speakers]`.
 fn frame_scores(c: &SpeakerCacheConfig, speakers: usize, probs: &[f64]) -> Vec<f64> {
     let frames = probs.len() / speakers;
     let tau = c.score_threshold;
@@ -151,7 +151,7 @@ fn frame_scores(c: &SpeakerCacheConfig, speakers: usize, probs: &[f64]) -> Vec<f
 
 /// Compresses `embeds [N, width]` / `probs [N, speakers]` (N > cache_length) to
 /// `cache_length` rows grouped by speaker in arrival order, each group ending with its silence
-/// slots (spec §5.5).
+/// slots (docs/model.md §6.4).
 pub fn compress(
     c: &SpeakerCacheConfig,
     speakers: usize,

@@ -17,11 +17,11 @@ use crate::config::EncoderConfig;
 pub use crate::config::TowerKind;
 use crate::error::{Error, Result};
 use crate::names::{EncoderNames, ModelNames};
-use crate::weights::{self, EncoderWeights, Expectations, GpuStore, Linear, Norm};
+use crate::weights::{self, EncoderWeights, Expectations, GpuStore, GpuWeights, Linear, Norm};
 use crate::workspace::reuse_or_make;
 
 /// GPU-resident encoder weights.
-pub type GpuEncoder = EncoderWeights<Weight, GpuBuffer>;
+pub(crate) type GpuEncoder = EncoderWeights<Weight, GpuBuffer>;
 
 /// What the rows of a call are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,7 +99,8 @@ struct TowerState {
 
 impl Tower {
     /// Checks the checkpoint for every tensor of the `kind` tower (any of the three name sets; all problems reported
-    /// at once), then uploads the weights.
+    /// at once), then builds it as a model's load does (one check, then the tower from the checked checkpoint): for a
+    /// checkpoint of one tower, such as a golden file.
     pub fn load(
         gpu: &Gpu,
         checkpoint: &Checkpoint,
@@ -108,26 +109,20 @@ impl Tower {
         matmul: &MatmulOptions,
     ) -> Result<Self> {
         let names = ModelNames::detect(checkpoint)?;
-        Self::load_named(gpu, checkpoint, names.encoder(kind, checkpoint)?, config, matmul)
-    }
-
-    /// [`Tower::load`] with the names already known.
-    pub(crate) fn load_named(
-        gpu: &Gpu,
-        checkpoint: &Checkpoint,
-        names: &EncoderNames,
-        config: &EncoderConfig,
-        matmul: &MatmulOptions,
-    ) -> Result<Self> {
+        let names = names.encoder(kind, checkpoint)?;
         let mut expected = Expectations::default();
         weights::encoder(&mut expected, names, config)?;
-        checkpoint.check(&expected.0)?;
-        let weights = weights::encoder(&mut GpuStore { checkpoint, gpu, matmul }, names, config)?;
-        Self::new(gpu, config.clone(), weights)
+        Self::build(&mut GpuStore::checked(gpu, checkpoint, matmul, &expected.0)?, names, config)
+    }
+
+    /// The tower whose tensors `names` names, from a checked (or random) store.
+    pub(crate) fn build(store: &mut impl GpuWeights, names: &EncoderNames, config: &EncoderConfig) -> Result<Self> {
+        let weights = weights::encoder(store, names, config)?;
+        Self::new(store.gpu(), config.clone(), weights)
     }
 
     /// A tower from already uploaded weights.
-    pub fn new(gpu: &Gpu, config: EncoderConfig, weights: GpuEncoder) -> Result<Self> {
+    pub(crate) fn new(gpu: &Gpu, config: EncoderConfig, weights: GpuEncoder) -> Result<Self> {
         let zero_bias = gpu.zeros("tower zero bias", config.hidden)?;
         let state = Mutex::new(TowerState { workspace: None, rope: None });
         Ok(Self { gpu: gpu.clone(), config, weights, zero_bias, state })

@@ -2,6 +2,13 @@
 //! tensors into matrices and vectors of its own kind. The same traversal lists the expected
 //! tensors ([`Expectations`]), loads f64 copies for the CPU reference ([`HostStore`]) and uploads
 //! bf16/f32 buffers for the GPU ([`GpuStore`]), or makes random ones ([`RandomStore`]).
+//!
+//! One load path, after candle's `VarBuilder`: a source of weights is checked once against the
+//! config (a checkpoint by [`GpuStore::checked`], every tensor's name, shape and dtype with all
+//! problems reported at once), then each GPU layer is built from a [`GpuWeights`] store and the
+//! names of its tensors (`names.rs`, which plays the part of the builder's prefix: the two layouts
+//! differ by more than a prefix), and its config. The random model is built the same way from a
+//! [`RandomStore`].
 
 use audio_kernels::random::Rng;
 use audio_kernels::{MatmulOptions, Weight};
@@ -282,11 +289,38 @@ impl WeightStore for HostStore<'_> {
     }
 }
 
-/// Uploads bf16 matrices (packed two per word, see [`Weight`]) and f32 vectors.
+/// A store that uploads to a GPU: what the GPU layers (towers, heads, fusion) are built from.
+pub trait GpuWeights: WeightStore<Matrix = Weight, Vector = GpuBuffer> {
+    /// The GPU the weights go to.
+    fn gpu(&self) -> &Gpu;
+}
+
+/// Uploads bf16 matrices (packed two per word, see [`Weight`]) and f32 vectors of a checked checkpoint.
 pub struct GpuStore<'a> {
-    pub checkpoint: &'a Checkpoint,
-    pub gpu: &'a Gpu,
-    pub matmul: &'a MatmulOptions,
+    checkpoint: &'a Checkpoint,
+    gpu: &'a Gpu,
+    matmul: &'a MatmulOptions,
+}
+
+impl<'a> GpuStore<'a> {
+    /// Checks every `(name, shape)` of `expected` (what a traversal with [`Expectations`] listed) for presence,
+    /// shape and a supported dtype, all problems at once: the one check of a load. The tensors are then uploaded
+    /// as the layers ask for them, without another check.
+    pub fn checked(
+        gpu: &'a Gpu,
+        checkpoint: &'a Checkpoint,
+        matmul: &'a MatmulOptions,
+        expected: &[(String, Vec<usize>)],
+    ) -> Result<Self> {
+        checkpoint.check(expected)?;
+        Ok(Self { checkpoint, gpu, matmul })
+    }
+}
+
+impl GpuWeights for GpuStore<'_> {
+    fn gpu(&self) -> &Gpu {
+        self.gpu
+    }
 }
 
 impl WeightStore for GpuStore<'_> {
@@ -331,6 +365,12 @@ pub struct RandomStore<'a> {
     pub gpu: &'a Gpu,
     pub rng: Rng,
     pub matmul: &'a MatmulOptions,
+}
+
+impl GpuWeights for RandomStore<'_> {
+    fn gpu(&self) -> &Gpu {
+        self.gpu
+    }
 }
 
 impl WeightStore for RandomStore<'_> {

@@ -11,11 +11,11 @@ use gpu_core::{Gpu, GpuBuffer, Profile, Recorder, Timing};
 
 use crate::checkpoint::Checkpoint;
 use crate::chunks::{Chunk, MAX_CHUNKS_PER_BATCH, schedule};
-use crate::config::{ChunkConfig, EncoderConfig, TranscribeConfig, WordTimestampConfig, check_word_timestamp_width};
+use crate::config::{ChunkConfig, TranscribeConfig, WordTimestampConfig, check_word_timestamp_width};
 use crate::error::{Error, Result};
 use crate::names::{ModelNames, WordTimestampNames};
 use crate::tower::Tower;
-use crate::weights::{self, Expectations, GpuStore, Linear, Norm, WordTimestampWeights};
+use crate::weights::{self, Expectations, GpuStore, GpuWeights, Linear, Norm, WordTimestampWeights};
 use crate::workspace::reuse_or_make;
 
 /// Consecutive head frames of one batch of chunks, in time order.
@@ -41,7 +41,7 @@ pub struct WordTimestampOutputs {
 /// Which encoder frames of a chunk's window are keys: the valid ones. A window without any (only a recording
 /// padded to a longer one's length has one) is run unmasked: upstream's eager attention gives NaN rows there and
 /// its sdpa attention garbage, rows the alignment never reads; unmasked, they do not depend on the batch.
-pub(crate) fn window_keys(k: &Chunk, valid_frames: usize) -> Vec<bool> {
+pub fn window_keys(k: &Chunk, valid_frames: usize) -> Vec<bool> {
     let keys: Vec<bool> = (k.context_start..k.context_end).map(|t| t < valid_frames).collect();
     if keys.contains(&true) { keys } else { vec![true; keys.len()] }
 }
@@ -81,47 +81,28 @@ pub struct WordTimestampHead {
 
 impl WordTimestampHead {
     /// The head of a Transcribe checkpoint (either name set; all tensor problems reported at once), reading the ASR
-    /// tower's states in its chunk schedule.
+    /// tower's states in its chunk schedule, built as a model's load builds it: for a checkpoint of the head alone,
+    /// such as a golden file.
     pub fn load(gpu: &Gpu, checkpoint: &Checkpoint, config: &TranscribeConfig, matmul: &MatmulOptions) -> Result<Self> {
         let names = ModelNames::detect(checkpoint)?;
         let names = names.word_timestamp_names(checkpoint)?;
-        Self::load_named(
-            gpu,
-            checkpoint,
-            names,
-            &config.word_timestamps,
-            &config.asr,
-            config.diarization.chunks,
-            matmul,
-        )
+        check_word_timestamp_width(&config.word_timestamps, &config.asr)?;
+        let mut expected = Expectations::default();
+        weights::word_timestamps(&mut expected, names, &config.word_timestamps)?;
+        let mut store = GpuStore::checked(gpu, checkpoint, matmul, &expected.0)?;
+        Self::build(&mut store, names, &config.word_timestamps, config.diarization.chunks)
     }
 
-    /// Checks every tensor of the head (all problems at once), then uploads. `asr` is the tower whose states the
-    /// head reads; `chunks` its schedule.
-    pub(crate) fn load_named(
-        gpu: &Gpu,
-        checkpoint: &Checkpoint,
+    /// The head from a checked (or random) store; `chunks` is the schedule of the ASR tower whose states it reads
+    /// (the width of which the caller has checked against the head's).
+    pub(crate) fn build(
+        store: &mut impl GpuWeights,
         names: &WordTimestampNames,
         config: &WordTimestampConfig,
-        asr: &EncoderConfig,
-        chunks: ChunkConfig,
-        matmul: &MatmulOptions,
-    ) -> Result<Self> {
-        check_word_timestamp_width(config, asr)?;
-        let mut expected = Expectations::default();
-        weights::word_timestamps(&mut expected, names, config)?;
-        checkpoint.check(&expected.0)?;
-        let weights = weights::word_timestamps(&mut GpuStore { checkpoint, gpu, matmul }, names, config)?;
-        Self::new(gpu, weights, config, chunks)
-    }
-
-    /// The head from uploaded weights (the upsampler already as its `[f·d, d]` matrix).
-    pub fn new(
-        gpu: &Gpu,
-        weights: WordTimestampWeights<Weight, GpuBuffer>,
-        config: &WordTimestampConfig,
         chunks: ChunkConfig,
     ) -> Result<Self> {
+        let weights = weights::word_timestamps(store, names, config)?;
+        let gpu = store.gpu();
         let (d, f) = (config.encoder.hidden, config.upsampling_factor);
         let WordTimestampWeights { upsampler, mut encoder, classifier } = weights;
         let read = |buffer: &GpuBuffer| gpu.read_f32_range(buffer, 0, d);

@@ -23,8 +23,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use audio_kernels::testing::Rng;
 use gpu_core::Gpu;
+use nemotron_testkit::Rng;
 use nemotron_towers::bench::synthetic_audio;
 use nemotron_towers::{AudioModel, AudioOutputs, Model};
 

@@ -1,5 +1,5 @@
 //! The whole audio module against the upstream implementation's f64 outputs on the reference
-//! cases in `testdata/reference/` (spec §7's parity checkpoints), from the cases' own features.
+//! cases in `testdata/reference/` (docs/model.md §12), from the cases' own features.
 
 mod common;
 
@@ -7,14 +7,14 @@ use common::test_options;
 
 use std::path::{Path, PathBuf};
 
-use audio_kernels::testing::{assert_close, rel_frobenius};
+use nemotron_testkit::{assert_close, rel_frobenius};
 use nemotron_towers::Checkpoint;
 use nemotron_towers::Model;
 use nemotron_towers::tensor_file::read_features;
 
 const TOLERANCE: f64 = 1e-5;
 /// Frames whose reference probability is this close to the threshold may flip a speaker bit
-/// through f32 noise (spec §7), so the fused outputs skip them.
+/// through f32 noise (docs/model.md §12), so the fused outputs skip them.
 const THRESHOLD_MARGIN: f64 = 1e-4;
 
 fn case(name: &str) -> PathBuf {
@@ -46,7 +46,7 @@ fn clear_rows(
 }
 
 fn transcribe_case(name: &str) {
-    let gpu = audio_kernels::testing::test_gpu();
+    let gpu = nemotron_testkit::test_gpu();
     let Model::Transcribe(model) = Model::load(gpu, &case(name), &test_options()).unwrap() else {
         panic!("{name} is a Transcribe checkpoint")
     };
@@ -81,7 +81,7 @@ fn tiny_release_chunks_matches_upstream() {
 
 #[test]
 fn standalone_diarizer_matches_upstream() {
-    let gpu = audio_kernels::testing::test_gpu();
+    let gpu = nemotron_testkit::test_gpu();
     let Model::Diarization(diarizer) = Model::load(gpu, &case("diar-tiny"), &test_options()).unwrap() else {
         panic!("diar-tiny is a diarization checkpoint")
     };
@@ -100,7 +100,7 @@ fn standalone_diarizer_matches_upstream() {
 fn from_the_waveform_the_whole_module_stays_close() {
     // Features from our front end differ from upstream's by ~5e-5 (f32 FFT noise); the towers
     // must not amplify that into a different answer.
-    let gpu = audio_kernels::testing::test_gpu();
+    let gpu = nemotron_testkit::test_gpu();
     let Model::Transcribe(model) = Model::load(gpu, &case("tiny-chunks"), &test_options()).unwrap() else { panic!() };
     let r = reference("tiny-chunks");
     let samples = r.f32("waveform").unwrap();

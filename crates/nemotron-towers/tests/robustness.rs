@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use audio_kernels::testing::{Rng, rel_frobenius, test_gpu};
 use common::{edited_weights, model_dir, test_options};
 use gpu_core::{Gpu, GpuError, GpuOptions};
+use nemotron_testkit::{Rng, rel_frobenius, test_gpu};
 use nemotron_towers::audio::AudioError;
 use nemotron_towers::bench::synthetic_audio;
 use nemotron_towers::frontend::Features;
@@ -239,7 +239,7 @@ fn a_tower_batch_beyond_one_binding_is_refused_naming_the_limit() {
 fn a_small_device_splits_the_recording_and_gets_the_same_answer() {
     // 256 KiB bindings hold 64 rows of the tiny towers: two 30-row ASR chunks per batch, the
     // input projection in blocks of 64 rows.
-    let options = GpuOptions { max_storage_binding_size: Some(256 << 10), ..GpuOptions::from_env() };
+    let options = GpuOptions { max_storage_binding_size: Some(256 << 10), ..nemotron_testkit::test_gpu_options() };
     let small = Gpu::with_options(&options).unwrap();
     let model = load_transcribe(&small, "tiny-chunks");
     assert_eq!(model.asr_tower().max_rows(), 64);

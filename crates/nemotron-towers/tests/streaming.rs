@@ -3,15 +3,17 @@
 //! fed, the threads it runs on and the length of the stream.
 
 mod common;
+// The post-processing strategy the CPU crate's property tests use, shared rather than copied.
+#[path = "../../nemotron-postprocess/tests/strategies/mod.rs"]
 mod strategies;
 
 use std::sync::OnceLock;
 
-use audio_kernels::testing::{Rng, f32_to_f64, rel_frobenius};
 use common::{case_dir, test_options};
+use nemotron_testkit::{Rng, f32_to_f64, rel_frobenius};
+use nemotron_postprocess::diarization::segments::sort_segments;
+use nemotron_postprocess::diarization::{FrameGrid, PostProcessing, Segment, threshold_segments};
 use nemotron_towers::audio::AudioError;
-use nemotron_towers::diarization::segments::sort_segments;
-use nemotron_towers::diarization::{FrameGrid, PostProcessing, Segment, threshold_segments};
 use nemotron_towers::streaming::{ChunkReport, LiveSegments, SegmentEvent, SegmentRule, StreamOutput};
 use nemotron_towers::{Checkpoint, Diarizer, DiarizerSession, Error, Model, ModelConfig, StreamingMode, read_audio};
 use proptest::prelude::*;
@@ -21,7 +23,7 @@ const TOLERANCE: f64 = 1e-5;
 fn model() -> &'static Model {
     static MODEL: OnceLock<Model> = OnceLock::new();
     MODEL.get_or_init(|| {
-        let gpu = audio_kernels::testing::test_gpu();
+        let gpu = nemotron_testkit::test_gpu();
         Model::load(gpu, &case_dir("diar-tiny"), &test_options()).expect("diar-tiny loads")
     })
 }

@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use audio_kernels::testing::{Rng, assert_close, fresh_seed, rel_frobenius, test_gpu, test_matmul};
-use nemotron_towers::golden::{Golden, GoldenTower, keys};
-use nemotron_towers::reference::{self, TowerInput};
+use nemotron_testkit::golden::{Golden, GoldenTower, keys};
+use nemotron_testkit::reference::{self, TowerInput};
+use nemotron_testkit::{Rng, assert_close, fresh_seed, rel_frobenius, test_gpu, test_matmul};
 use nemotron_towers::sortformer::Sortformer;
 use nemotron_towers::tensor_file::{Tensor, serialize};
 use nemotron_towers::tower::{InputKind, Sequence, Tower, TowerKind};

@@ -6,9 +6,9 @@ mod common;
 
 use common::{case_dir, edited_weights, model_dir, test_options};
 
-use audio_kernels::testing::{Rng, assert_close, fresh_seed, rel_frobenius, test_gpu};
-use nemotron_towers::golden::{Golden, GoldenTower, keys};
-use nemotron_towers::reference;
+use nemotron_testkit::golden::{Golden, GoldenTower, keys};
+use nemotron_testkit::reference;
+use nemotron_testkit::{Rng, assert_close, fresh_seed, rel_frobenius, test_gpu};
 use nemotron_towers::tensor_file::read_features;
 use nemotron_towers::word_timestamps::WordTimestampHead;
 use nemotron_towers::{AudioModel, Checkpoint, Model, ModelConfig};

@@ -1,7 +1,7 @@
 //! The f32 GEMM (`shaders/gemm.wgsl`): register-tiled, bf16 weights widened on their way into workgroup memory, f32
 //! accumulation; any shape.
 
-use gpu_core::{Access, GpuBuffer, GpuError, KernelSpec, KernelVariant, Recorder, Result};
+use gpu_core::{Access, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result, params_layout};
 
 use super::epilogue::{Epilogue, EpilogueKind};
 use crate::shaders::GEMM;
@@ -21,6 +21,8 @@ struct Params {
     k: u32,
 }
 
+const PARAMS: &ParamsLayout = &params_layout!(Params { n, m, k });
+
 const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite];
 
 /// `EVEN_K` (every row of W starts on a word boundary) and the epilogue's constants.
@@ -31,7 +33,7 @@ fn constants(even_k: bool, epilogue: EpilogueKind) -> Vec<(&'static str, f64)> {
 }
 
 fn spec<'a>(constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
-    KernelSpec { shader: &GEMM, entry: "gemm", constants, bindings: BINDINGS }
+    KernelSpec { shader: &GEMM, entry: "gemm", constants, bindings: BINDINGS, params: PARAMS }
 }
 
 /// Every pipeline this launcher can build.

@@ -4,7 +4,9 @@
 //! ([`TensorCoreKernel::Auto`]) or fixed ([`TensorCoreKernel::Tiles`]); a product can also be split along k into
 //! partial sums that its consumer adds in order ([`record_partials`]).
 
-use gpu_core::{Access, Gpu, GpuBuffer, GpuError, KernelSpec, KernelVariant, Recorder, Result, Shader};
+use gpu_core::{
+    Access, Gpu, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result, Shader, params_layout,
+};
 
 use super::epilogue::{Epilogue, EpilogueKind};
 use super::options::{TensorCoreKernel, Tiles};
@@ -141,10 +143,12 @@ struct Params {
     w_unscale: f32,
 }
 
+const PARAMS: &ParamsLayout = &params_layout!(Params { n, m, k, k_split, w_unscale });
+
 const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite, Access::ReadWrite];
 
 fn spec<'a>(shader: &'static Shader, entry: &'static str, constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
-    KernelSpec { shader, entry, constants, bindings: BINDINGS }
+    KernelSpec { shader, entry, constants, bindings: BINDINGS, params: PARAMS }
 }
 
 /// Every pipeline this launcher can build: both matrix sizes (at their usual subgroup sizes), every candidate tiling,

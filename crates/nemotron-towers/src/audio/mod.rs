@@ -14,8 +14,7 @@ use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 
-/// The only rate the model takes.
-pub const SAMPLE_RATE: u32 = 16_000;
+pub use nemotron_postprocess::time::SAMPLE_RATE;
 /// Input rates accepted. The resampler's FFT sizes grow with the rate's ratio to 16 kHz (1 Hz audio
 /// would need a 16-million-point FFT per sample), so absurd rates are refused, not resampled.
 pub const MIN_SAMPLE_RATE: u32 = 1_000;

@@ -6,10 +6,10 @@ use hf_hub::api::sync::{Api, ApiBuilder, ApiError};
 use hf_hub::{Cache, Repo, RepoType};
 
 use super::{HubError, HubOptions, RepoId};
-use crate::alignment::TOKENIZER_DIR;
 use crate::checkpoint::{Checkpoint, INDEX_FILE};
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
+use nemotron_postprocess::alignment::TOKENIZER_DIR;
 
 /// Reports download progress: (file, bytes done, bytes in all).
 pub type DownloadProgress<'a> = &'a mut dyn FnMut(&str, u64, u64);

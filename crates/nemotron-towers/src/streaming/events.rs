@@ -14,13 +14,16 @@
 //! Either way, the end events' segments are exactly the offline rule's segments of the whole stream
 //! ([`threshold_segments`] of the logits, [`PostProcessing::segments`] of the probabilities).
 //!
-//! [`threshold_segments`]: crate::diarization::threshold_segments
+//! [`threshold_segments`]: nemotron_postprocess::diarization::threshold_segments
+
+use nemotron_postprocess::diarization::postprocessing::{
+    FrameGrid, Interval, PostProcessing, Probability, SpeakerPostProcessor,
+};
+use nemotron_postprocess::diarization::{DiarizationError, Segment};
+use nemotron_postprocess::math::sigmoid;
+use nemotron_postprocess::time::frame_time;
 
 use crate::config::DiarizationConfig;
-use crate::diarization::postprocessing::{FrameGrid, Interval, PostProcessing, Probability, SpeakerPostProcessor};
-use crate::diarization::segments::frame_time;
-use crate::diarization::{DiarizationError, Segment};
-use crate::sortformer::sigmoid;
 use crate::streaming::StreamOutput;
 
 /// A segment of one speaker opened or closed, in 10 ms frames of the stream.

@@ -95,5 +95,5 @@ pub fn edited_weights(
 /// The model settings tests run with: the matrix path of the environment (`NEMOTRON_PRECISION=f32` tests the f32
 /// path on an adapter with tensor cores).
 pub fn test_options() -> nemotron_towers::ModelOptions {
-    nemotron_towers::ModelOptions { matmul: audio_kernels::testing::test_matmul() }
+    nemotron_towers::ModelOptions { matmul: nemotron_testkit::test_matmul() }
 }

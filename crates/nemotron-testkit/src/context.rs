@@ -1,0 +1,49 @@
+//! The GPU context, matrix settings and seeds tests run with, and poisoned outputs.
+
+use std::sync::OnceLock;
+
+use audio_kernels::MatmulOptions;
+use gpu_core::{Gpu, GpuOptions};
+
+/// The seed for a test: `TEST_SEED` when set (to replay a failure), otherwise fresh each run.
+pub fn fresh_seed() -> u64 {
+    if let Some(seed) = std::env::var("TEST_SEED").ok().and_then(|s| s.parse().ok()) {
+        return seed;
+    }
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    nanos ^ (std::process::id() as u64).rotate_left(32)
+}
+
+/// The adapter tests run on: the CLI's settings ([`nemotron_towers::environment::gpu_options`]), so that
+/// `WGPU_ADAPTER_NAME`, `WGPU_BACKEND` and `NEMOTRON_PIPELINE_CACHE` steer the tests as they steer the program.
+pub fn test_gpu_options() -> GpuOptions {
+    nemotron_towers::environment::gpu_options()
+}
+
+/// One context per test binary, on [`test_gpu_options`]'s adapter.
+/// Panics when no adapter exists: a GPU test must fail, never skip.
+pub fn test_gpu() -> &'static Gpu {
+    static GPU: OnceLock<Gpu> = OnceLock::new();
+    GPU.get_or_init(|| match Gpu::with_options(&test_gpu_options()) {
+        Ok(gpu) => {
+            eprintln!("{}", gpu.describe());
+            gpu
+        }
+        Err(e) => panic!("GPU tests need an adapter (install mesa-vulkan-drivers for lavapipe): {e}"),
+    })
+}
+
+/// The matrix settings tests run with: [`MatmulOptions::from_env`] (`NEMOTRON_PRECISION=f32` tests the f32 path on
+/// an adapter with tensor cores).
+pub fn test_matmul() -> MatmulOptions {
+    MatmulOptions::from_env().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A buffer of `len` NaNs, so any element a kernel fails to write fails the comparison.
+pub fn poisoned(gpu: &Gpu, label: &str, len: usize) -> gpu_core::GpuBuffer {
+    match gpu.upload_f32(label, &vec![f32::NAN; len]) {
+        Ok(buffer) => buffer,
+        Err(e) => panic!("allocating poisoned `{label}`: {e}"),
+    }
+}
