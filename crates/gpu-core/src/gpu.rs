@@ -25,9 +25,9 @@ const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP
 pub struct GpuOptions {
     /// Case-insensitive substring of the adapter name.
     pub adapter_name: Option<String>,
-    /// Comma list of backends, e.g. `vulkan,metal`; `None` means the native ones (Vulkan, Metal, DX12). GL has to be
-    /// asked for: its compute support is too limited.
-    pub backends: Option<String>,
+    /// The backends tried (`WGPU_BACKEND`, a comma list such as `vulkan,metal`); default: the native ones
+    /// (Vulkan, Metal, DX12). GL has to be asked for: its compute support is too limited.
+    pub backends: wgpu::Backends,
     /// Accept a software (CPU) adapter when no hardware one exists; a warning is logged.
     pub allow_software: bool,
     /// Where wgpu's driver pipeline cache is persisted; `None` keeps it in memory only.
@@ -46,7 +46,7 @@ impl Default for GpuOptions {
     fn default() -> Self {
         Self {
             adapter_name: None,
-            backends: None,
+            backends: wgpu::Backends::PRIMARY,
             allow_software: true,
             pipeline_cache_dir: None,
             label: "gpu-core".to_string(),
@@ -89,8 +89,7 @@ impl Gpu {
     pub fn with_options(options: &GpuOptions) -> Result<Self> {
         // Native backends unless asked: probing GL as well logs driver errors (EGL) on machines
         // without a GL stack, even though it would never be chosen over Vulkan.
-        let backends =
-            options.backends.as_deref().map(wgpu::Backends::from_comma_list).unwrap_or(wgpu::Backends::PRIMARY);
+        let backends = options.backends;
         let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
         descriptor.backends = backends;
         let instance = wgpu::Instance::new(descriptor);

@@ -4,11 +4,11 @@
 
 use std::path::Path;
 
-use nemotron_postprocess::alignment::{AlignOptions, subtitles};
+use nemotron_engine::output;
 
-use crate::encode::{check_single, encode_source, single_source};
+use crate::encode::{check_single, single_source};
 use crate::failure::Failure;
-use crate::output::{self, Done};
+use crate::output::{Done, write_stdout};
 use crate::progress::Bar;
 use crate::{Input, Settings, model};
 
@@ -31,34 +31,24 @@ pub fn align(settings: &Settings, input: &Input, request: &AlignRequest<'_>) -> 
     };
     let done = Done::start();
     check_single(input)?;
-    let files: Vec<&Path> = [request.out, request.srt, request.vtt].into_iter().flatten().collect();
+    let (out, srt, vtt) = (request.out, request.srt, request.vtt);
+    let files: Vec<&Path> = [out, srt, vtt].into_iter().flatten().collect();
     output::check_files(&files)?;
-    let (_gpu, model, tokenizer) = model::load_for_alignment(settings, input)?;
-    let Some(model) = model else {
-        return Err(Failure::Message(
-            "this checkpoint is a diarizer alone; `align` needs a Transcribe checkpoint with the word-timestamp head"
-                .into(),
-        ));
-    };
-    // Before the towers run: a checkpoint without the head fails at once.
-    model.word_timestamp_head()?;
-    let c = model.config();
-    let source = single_source(input, c.asr.mel_bins, c.asr.subsampling)?;
+    let engine = model::load(settings, input)?;
+    // Before the towers run: a diarizer alone, a checkpoint without the head or without a tokenizer fails at once.
+    engine.check_word_timestamps("align")?;
+    engine.alignment_tokenizer()?;
+    let source = single_source(&engine, input)?;
     let seconds = source.seconds();
-    let outputs = encode_source(&model, source, &mut Bar::new(settings.quiet, seconds))?;
-    let options = AlignOptions { language: request.language.map(str::to_string), ..AlignOptions::default() };
-    let alignment = model.align(&outputs, &tokenizer, &transcript, &options)?;
-    if !alignment.failed_speakers.is_empty() {
-        log::warn!("speaker tags whose words could not be placed: {:?}", alignment.failed_speakers);
+    let mut bar = Bar::new(settings.quiet, seconds);
+    let request = nemotron_engine::AlignRequest { transcript, language: request.language.map(str::to_string) };
+    let aligned = engine.align(source, &request, &mut |stage, done, total| bar.update(stage, done, total))?;
+    let failed = &aligned.alignment().failed_speakers;
+    if !failed.is_empty() {
+        log::warn!("speaker tags whose words could not be placed: {failed:?}");
     }
-    let json = serde_json::to_string_pretty(&alignment)
-        .map_err(|e| Failure::Message(format!("cannot serialise the alignment: {e}")))?;
-    let cues = subtitles::cues(&alignment);
-    let writes = [
-        (request.out, json.clone() + "\n"),
-        (request.srt, subtitles::to_srt(&cues)),
-        (request.vtt, subtitles::to_vtt(&cues)),
-    ];
+    let json = aligned.to_json()?;
+    let writes = [(out, json.clone()), (srt, aligned.to_srt()), (vtt, aligned.to_vtt())];
     for (path, text) in &writes {
         if let Some(path) = path {
             output::write_bytes(path, text.as_bytes())?;
@@ -66,9 +56,9 @@ pub fn align(settings: &Settings, input: &Input, request: &AlignRequest<'_>) -> 
     }
     let written: Vec<&Path> = writes.iter().filter_map(|(path, _)| *path).collect();
     if written.is_empty() {
-        println!("{json}");
+        write_stdout(&json, "the alignment")?;
     } else {
-        done.report(settings.quiet, &written, seconds, &[format!("{} words", alignment.chunks.len())]);
+        done.report(settings.quiet, &written, seconds, &[format!("{} words", aligned.words().len())]);
     }
     Ok(())
 }

@@ -17,16 +17,14 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use clap::Args;
-use nemotron_postprocess::diarization::SegmentFormat;
+use nemotron_engine::{Engine, SegmentFormat, Segmenter, output, write_segments};
+use nemotron_towers::AudioOptions;
 use nemotron_towers::manifest::{ManifestEntry, read_manifest};
-use nemotron_towers::{AudioOptions, Model};
 use serde_json::{Value, json};
 
-use crate::encode::{self, Source};
 use crate::failure::Failure;
-use crate::output::{self, Done};
+use crate::output::Done;
 use crate::progress::Bar;
-use crate::segment_options::Rule;
 use crate::{Input, Settings, model};
 
 /// Batch options of `encode` and `diarize`.
@@ -84,7 +82,7 @@ impl FromStr for Shard {
 #[derive(Clone, Copy)]
 pub enum Job {
     Encode,
-    Diarize { rule: Rule, format: SegmentFormat },
+    Diarize { segmenter: Segmenter, format: SegmentFormat },
 }
 
 impl Job {
@@ -121,9 +119,9 @@ pub fn run(settings: &Settings, input: &Input, batch: &BatchArgs, job: Job) -> R
         .open(&manifest_path)
         .map_err(|e| Failure::Message(format!("cannot write {}: {e}", manifest_path.display())))?;
     log::info!("{} of {total} entries in this run", mine.len());
-    let (_gpu, model) = model::load(settings, input)?;
-    if let (Job::Encode, Model::Diarization(_)) = (job, &model) {
-        return Err(encode::needs_transcribe());
+    let engine = model::load(settings, input)?;
+    if let Job::Encode = job {
+        engine.transcribe("encode")?;
     }
     let mut bar = Bar::new(settings.quiet, 0.0);
     let (mut failed, mut skipped, mut seconds) = (0usize, 0usize, 0.0f64);
@@ -135,7 +133,7 @@ pub fn run(settings: &Settings, input: &Input, batch: &BatchArgs, job: Job) -> R
             Ok(None)
         } else {
             let entry_done = Done::start();
-            process(&model, job, entry, input, &outputs).map(|seconds| Some((seconds, entry_done)))
+            process(&engine, job, entry, input, &outputs).map(|seconds| Some((seconds, entry_done)))
         };
         let line = match &result {
             Ok(Some((audio_seconds, entry_done))) => {
@@ -172,7 +170,7 @@ pub fn run(settings: &Settings, input: &Input, batch: &BatchArgs, job: Job) -> R
 /// Every entry of the job, in order: the manifest's, or the --audio paths' (folders listed, sorted).
 fn entries(input: &Input, batch: &BatchArgs) -> Result<Vec<ManifestEntry>, Failure> {
     if let Some(path) = &batch.manifest {
-        return Ok(read_manifest(path)?);
+        return read_manifest(path).map_err(|e| Failure::Runtime(Box::new(e)));
     }
     if input.features.is_some() {
         return Err(Failure::Usage("--out-dir takes audio (--audio or --manifest), not --features".into()));
@@ -231,24 +229,24 @@ fn list(dir: &Path, recursive: bool, found: &mut Vec<PathBuf>) -> Result<(), Fai
 }
 
 /// Reads, runs and writes one entry; the seconds of audio it covered.
-fn process(model: &Model, job: Job, entry: &ManifestEntry, input: &Input, outputs: &[PathBuf]) -> Result<f64, Failure> {
+fn process(
+    engine: &Engine,
+    job: Job,
+    entry: &ManifestEntry,
+    input: &Input,
+    outputs: &[PathBuf],
+) -> Result<f64, Failure> {
     let options = AudioOptions { channel: input.channel, offset: entry.offset, duration: entry.duration };
-    let source = Source::Samples(nemotron_towers::audio::read_audio_with(&entry.audio, &options)?);
+    let source = nemotron_engine::Input::read_path(&entry.audio, &options)?;
     let seconds = source.seconds();
-    let mut bar = Bar::new(true, seconds);
-    match (job, model) {
-        (Job::Encode, Model::Transcribe(model)) => {
-            let result = encode::encode_source(model, source, &mut bar)?;
-            encode::write_encoding(&outputs[0], &result, model, None)?;
-        }
-        (Job::Encode, Model::Diarization(_)) => return Err(encode::needs_transcribe()),
-        (Job::Diarize { rule, format }, model) => {
-            let diarizer = model.diarizer();
-            let result = encode::diarize_source(diarizer, source, &mut bar)?;
-            let segments = rule.segments(&result, diarizer.config());
-            output::write_bytes(&outputs[0], format.write(&entry.id, &segments).as_bytes())?;
-            let (logits, probabilities) = (&result.speaker_logits, &result.speaker_probabilities);
-            encode::write_speaker_tensors(&outputs[1], logits, probabilities, diarizer.config().speakers)?;
+    let mut quiet = |_: &str, _: usize, _: usize| {};
+    match job {
+        Job::Encode => engine.encode(source, false, &mut quiet)?.write(&outputs[0])?,
+        Job::Diarize { segmenter, format } => {
+            let result = engine.diarize(source, &mut quiet)?;
+            let segments = segmenter.segments(&result);
+            output::write_bytes(&outputs[0], write_segments(&segments, format, &entry.id).as_bytes())?;
+            result.write_speaker_tensors(&outputs[1])?;
         }
     }
     Ok(seconds)

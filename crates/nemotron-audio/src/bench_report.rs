@@ -17,11 +17,11 @@ pub fn bench(
     profile: bool,
     config: Option<&Path>,
 ) -> Result<(), Failure> {
-    let config = config.map(ModelConfig::from_file).transpose()?;
+    let config = config.map(ModelConfig::from_file).transpose().map_err(nemotron_towers::Error::from)?;
     let gpu = settings.gpu()?;
     let info = gpu.adapter_info();
     println!("nemotron-audio bench on {} ({:?}, driver {} {})", info.name, info.backend, info.driver, info.driver_info);
-    let options = BenchOptions { seconds: seconds.to_vec(), repeats, profile, config, model: settings.model };
+    let options = BenchOptions { seconds: seconds.to_vec(), repeats, profile, config, model: settings.engine.model };
     bench::run(&gpu, &options, &mut |event| println!("{}", line(&event)))?;
     Ok(())
 }
@@ -45,7 +45,7 @@ pub fn bench_stream(
     args: &StreamBenchArgs,
     config: Option<&Path>,
 ) -> Result<(), Failure> {
-    let config = config.map(ModelConfig::from_file).transpose()?;
+    let config = config.map(ModelConfig::from_file).transpose().map_err(nemotron_towers::Error::from)?;
     let gpu = settings.gpu()?;
     let info = gpu.adapter_info();
     println!(
@@ -63,7 +63,7 @@ pub fn bench_stream(
         load_seconds: defaults.load_seconds.min(seconds),
         max_sessions: args.max_sessions as usize,
         config,
-        model: settings.model,
+        model: settings.engine.model,
         ..defaults
     };
     bench::stream::run(&gpu, &options, &mut |event| println!("{}", line(&event)))?;

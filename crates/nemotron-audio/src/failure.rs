@@ -1,7 +1,10 @@
 //! How the CLI fails: a usage error (exit status 2, printed by clap with the usage line) or a runtime error (exit
-//! status 1), printed as one `error:` line from `Display`, with each cause its message does not already say.
+//! status 1), printed as one `error:` line from `Display`, with each cause its message does not already say. An
+//! [`EngineError`] is one or the other by its kind.
 
 use std::fmt;
+
+use nemotron_engine::{EngineError, ErrorKind};
 
 /// A failed command.
 pub enum Failure {
@@ -13,9 +16,13 @@ pub enum Failure {
     Message(String),
 }
 
-impl<E: std::error::Error + 'static> From<E> for Failure {
+impl<E: Into<EngineError>> From<E> for Failure {
     fn from(error: E) -> Self {
-        Failure::Runtime(Box::new(error))
+        let error: EngineError = error.into();
+        match error.kind() {
+            ErrorKind::Usage => Failure::Usage(Failure::Runtime(Box::new(error)).to_string()),
+            _ => Failure::Runtime(Box::new(error)),
+        }
     }
 }
 

@@ -2,17 +2,13 @@
 //! library. Exit status: 0 on success, 1 on a runtime error (bad file, bad model, GPU failure), 2 on a usage error.
 //!
 //! Environment variables are read here and nowhere below: `WGPU_ADAPTER_NAME`, `WGPU_BACKEND`,
-//! `NEMOTRON_PIPELINE_CACHE` (through `nemotron_towers::environment::gpu_options`: unset, the pipeline cache is
-//! `$XDG_CACHE_HOME/nemotron-audio/pipelines`, else `~/.cache/nemotron-audio/pipelines`; `off` or `0`: none), `NEMOTRON_PRECISION`, `NEMOTRON_COOP_KERNEL`
+//! `NEMOTRON_PIPELINE_CACHE` (through `GpuOptions::from_env`), `NEMOTRON_PRECISION`, `NEMOTRON_COOP_KERNEL`
 //! (through `MatmulOptions::from_env`; `--precision` wins), the Hugging Face Hub's `HF_HOME`, `HF_HUB_CACHE`,
 //! `HF_HUB_OFFLINE`, `HF_ENDPOINT`, `HF_TOKEN`, `HF_TOKEN_PATH` (through `HubOptions::from_env`) and `RUST_LOG`.
-
-#![forbid(unsafe_code)]
 
 mod align;
 mod batch;
 mod bench_report;
-mod demo;
 mod encode;
 mod failure;
 mod model;
@@ -26,10 +22,9 @@ mod timeline;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, CommandFactory, Parser, Subcommand};
-use nemotron_towers::environment;
-use nemotron_towers::hub::HubOptions;
-use nemotron_towers::{Channel, Gpu, GpuOptions, MatmulOptions, ModelOptions, Precision};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use nemotron_engine::EngineOptions;
+use nemotron_towers::{Channel, Gpu, Precision};
 
 use crate::failure::Failure;
 
@@ -43,8 +38,24 @@ struct Cli {
     quiet: bool,
     /// `auto`: tensor cores where the adapter has f16 cooperative matrices (f32-accurate split
     /// products), `f32`: plain f32 kernels everywhere. Default: `NEMOTRON_PRECISION`, else `auto`.
-    #[arg(long, global = true, value_parser = ["auto", "f32"])]
-    precision: Option<String>,
+    #[arg(long, global = true, value_enum)]
+    precision: Option<PrecisionFlag>,
+}
+
+/// `--precision`.
+#[derive(Clone, Copy, ValueEnum)]
+enum PrecisionFlag {
+    Auto,
+    F32,
+}
+
+impl From<PrecisionFlag> for Precision {
+    fn from(flag: PrecisionFlag) -> Self {
+        match flag {
+            PrecisionFlag::Auto => Precision::Auto,
+            PrecisionFlag::F32 => Precision::F32,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -230,7 +241,8 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             align::align(&settings, input, &request)
         }
         Command::Diarize { input, segments, batch, .. } if batch.out_dir.is_some() => {
-            let job = batch::Job::Diarize { rule: segments.rule()?, format: segments.batch_format() };
+            let job =
+                batch::Job::Diarize { segmenter: segments.settings().segmenter()?, format: segments.batch_format() };
             batch::run(&settings, input, batch, job)
         }
         Command::Diarize { input, out, plot, segments, stream, .. } => {
@@ -254,26 +266,21 @@ fn run(cli: &Cli) -> Result<(), Failure> {
 
 /// What the environment and the global flags decide, read once.
 struct Settings {
-    gpu: GpuOptions,
-    model: ModelOptions,
-    hub: HubOptions,
+    engine: EngineOptions,
     quiet: bool,
 }
 
 impl Settings {
     fn from_env(cli: &Cli) -> Result<Self, Failure> {
-        let mut matmul = MatmulOptions::from_env().map_err(|e| Failure::Usage(e.to_string()))?;
-        match cli.precision.as_deref() {
-            Some("f32") => matmul.precision = Precision::F32,
-            Some(_) => matmul.precision = Precision::Auto,
-            None => {}
+        let mut engine = EngineOptions::from_env()?;
+        if let Some(precision) = cli.precision {
+            engine.model.matmul.precision = precision.into();
         }
-        let (gpu, hub) = (environment::gpu_options(), HubOptions::from_env());
-        Ok(Self { gpu, model: ModelOptions { matmul }, hub, quiet: cli.quiet })
+        Ok(Self { engine, quiet: cli.quiet })
     }
 
     fn gpu(&self) -> Result<Gpu, Failure> {
-        Ok(Gpu::with_options(&self.gpu)?)
+        Gpu::with_options(&self.engine.gpu).map_err(|e| nemotron_towers::Error::from(e).into())
     }
 }
 

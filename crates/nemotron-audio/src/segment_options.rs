@@ -3,14 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::Args;
-use nemotron_postprocess::diarization::{
-    FrameGrid, PostProcessing, Segment, SegmentFormat, keep_most_active, threshold_segments,
-};
-use nemotron_towers::{Diarization, DiarizationConfig};
+use clap::{Args, ValueEnum};
+use nemotron_engine::{Segment, SegmentFormat, SegmentSettings, output, write_segments};
 
 use crate::failure::Failure;
-use crate::output;
+use crate::output::write_stdout;
 
 /// How segments are made and written.
 #[derive(Args)]
@@ -23,8 +20,8 @@ pub struct SegmentOptions {
     rttm: Option<PathBuf>,
     /// Segment format; default: from the --segments file's extension (`.json`, `.csv`), RTTM otherwise. With
     /// --out-dir: the format of each entry's `<id>.rttm`, `<id>.json` or `<id>.csv`.
-    #[arg(long, value_parser = ["rttm", "json", "csv"])]
-    format: Option<String>,
+    #[arg(long, value_enum)]
+    format: Option<FormatFlag>,
     /// RTTM file id (whitespace becomes `_`); default: the input file's name without its extension (with
     /// --out-dir: each entry's id).
     #[arg(long, value_parser = file_id, conflicts_with = "out_dir")]
@@ -59,47 +56,39 @@ pub struct SegmentOptions {
     max_speakers: Option<u32>,
 }
 
-/// How segments are made.
-#[derive(Clone, Copy)]
-pub enum Rule {
-    /// Upstream's `extract_speaker_dict`: `sigmoid(logit) > threshold` on each valid 10 ms frame.
-    Threshold { threshold: f64, max_speakers: Option<usize> },
-    /// NeMo's post-processing on the encoder-rate probabilities.
-    PostProcessing(PostProcessing),
+/// `--format`.
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatFlag {
+    Rttm,
+    Json,
+    Csv,
+}
+
+impl From<FormatFlag> for SegmentFormat {
+    fn from(flag: FormatFlag) -> Self {
+        match flag {
+            FormatFlag::Rttm => SegmentFormat::Rttm,
+            FormatFlag::Json => SegmentFormat::Json,
+            FormatFlag::Csv => SegmentFormat::Csv,
+        }
+    }
 }
 
 impl SegmentOptions {
-    /// The rule the flags ask for: NeMo's post-processing as soon as one of its options or a file is given (even at
-    /// NeMo's default values, whose results differ slightly from the one-threshold rule's), else the threshold.
-    pub fn rule(&self) -> Result<Rule, Failure> {
-        let max_speakers = self.max_speakers.map(|n| n as usize);
-        let tuned =
-            [self.onset, self.offset, self.pad_onset, self.pad_offset, self.min_duration_on, self.min_duration_off]
-                .iter()
-                .any(Option::is_some);
-        if !tuned && self.postprocessing.is_none() {
-            return Ok(Rule::Threshold { threshold: self.threshold.unwrap_or(0.5), max_speakers });
+    /// The segment settings of the flags (checked when the rule is made: [`SegmentSettings::segmenter`]).
+    pub fn settings(&self) -> SegmentSettings {
+        SegmentSettings {
+            threshold: self.threshold,
+            onset: self.onset,
+            offset: self.offset,
+            pad_onset: self.pad_onset,
+            pad_offset: self.pad_offset,
+            min_duration_on: self.min_duration_on,
+            min_duration_off: self.min_duration_off,
+            postprocessing: self.postprocessing.clone(),
+            postprocessing_yaml: None,
+            max_speakers: self.max_speakers.map(|n| n as usize),
         }
-        let mut settings = match &self.postprocessing {
-            Some(path) => PostProcessing::read_nemo_yaml(path)?,
-            None => PostProcessing::default(),
-        };
-        let overrides = [
-            (&mut settings.onset, self.onset.or(self.threshold)),
-            (&mut settings.offset, self.offset.or(self.threshold)),
-            (&mut settings.pad_onset, self.pad_onset),
-            (&mut settings.pad_offset, self.pad_offset),
-            (&mut settings.min_duration_on, self.min_duration_on),
-            (&mut settings.min_duration_off, self.min_duration_off),
-        ];
-        for (slot, value) in overrides {
-            if let Some(value) = value {
-                *slot = value;
-            }
-        }
-        settings.max_speakers = max_speakers;
-        settings.validate().map_err(|e| Failure::Usage(e.to_string()))?;
-        Ok(Rule::PostProcessing(settings))
     }
 
     /// The file the segments go to, if any (`-`, standard output, is not a file): one of the outputs checked
@@ -121,10 +110,10 @@ impl SegmentOptions {
             (None, Some(path)) => (true, self.format(path)),
             (None, None) => (false, self.batch_format()),
         };
-        let text = format.write(self.uri.as_deref().unwrap_or(uri), segments);
+        let text = write_segments(segments, format, self.uri.as_deref().unwrap_or(uri));
         match self.file() {
-            Some(path) => output::write_bytes(path, text.as_bytes()),
-            None if named || stdout_by_default => output::write_stdout(&text, "the segments"),
+            Some(path) => Ok(output::write_bytes(path, text.as_bytes())?),
+            None if named || stdout_by_default => write_stdout(&text, "the segments"),
             None => Ok(()),
         }
     }
@@ -135,51 +124,23 @@ impl SegmentOptions {
     }
 
     fn format(&self, path: &Path) -> SegmentFormat {
-        match self.format.as_deref().map(str::parse) {
-            Some(Ok(format)) => format,
-            _ => SegmentFormat::from_extension(path),
+        match self.format {
+            Some(format) => format.into(),
+            None => SegmentFormat::from_extension(path),
         }
     }
 }
 
-impl Rule {
-    /// The segments of one recording, ordered by start then speaker.
-    pub fn segments(&self, result: &Diarization, config: &DiarizationConfig) -> Vec<Segment> {
-        let (speakers, subsampling) = (config.speakers, config.encoder.subsampling);
-        match self {
-            Rule::Threshold { threshold, max_speakers } => {
-                let mut segments =
-                    threshold_segments(&result.speaker_logits, speakers, result.features.valid, *threshold);
-                if let Some(n) = max_speakers {
-                    keep_most_active(&mut segments, *n);
-                }
-                segments
-            }
-            Rule::PostProcessing(settings) => {
-                // The encoder rows that hold valid frames: NeMo's encoder length, ⌈valid / subsampling⌉.
-                let rows = result.features.valid.div_ceil(subsampling);
-                settings.segments(&result.speaker_probabilities, speakers, rows, FrameGrid::sortformer(subsampling))
-            }
-        }
-    }
-
-    /// The thresholds to draw: `(name, value)`.
-    pub fn thresholds(&self) -> Vec<(&'static str, f64)> {
-        match self {
-            Rule::Threshold { threshold, .. } => vec![("threshold", *threshold)],
-            Rule::PostProcessing(p) if p.onset == p.offset => vec![("onset = offset", p.onset)],
-            Rule::PostProcessing(p) => vec![("onset", p.onset), ("offset", p.offset)],
-        }
-    }
+/// A number for the setting `field`, checked as the library checks it (a usage error otherwise, exit status 2).
+fn setting(field: &str, text: &str) -> Result<f64, String> {
+    let value = text.parse::<f64>().map_err(|e| e.to_string())?;
+    SegmentSettings::check(field, value)?;
+    Ok(value)
 }
 
-/// `--threshold`: a probability in [0, 1) (a usage error otherwise, exit status 2).
+/// `--threshold`: a probability in [0, 1).
 fn threshold(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(t) if (0.0..1.0).contains(&t) => Ok(t),
-        Ok(t) => Err(format!("{t} is not in [0, 1)")),
-        Err(e) => Err(e.to_string()),
-    }
+    setting("threshold", text)
 }
 
 /// `--uri`: some text besides whitespace.
@@ -192,26 +153,15 @@ fn file_id(text: &str) -> Result<String, String> {
 
 /// `--onset`, `--offset`: a probability in [0, 1].
 fn probability(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
-        Ok(p) => Err(format!("{p} is not in [0, 1]")),
-        Err(e) => Err(e.to_string()),
-    }
+    setting("onset", text)
 }
 
 /// `--pad-*`: finite seconds (NeMo allows negative pads).
 fn finite_seconds(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(s) if s.is_finite() => Ok(s),
-        Ok(s) => Err(format!("{s} is not a finite number of seconds")),
-        Err(e) => Err(e.to_string()),
-    }
+    setting("pad_onset", text)
 }
 
 /// `--min-duration-*`: seconds ≥ 0.
 fn duration(text: &str) -> Result<f64, String> {
-    match finite_seconds(text)? {
-        s if s >= 0.0 => Ok(s),
-        s => Err(format!("{s} is negative")),
-    }
+    setting("min_duration_on", text)
 }

@@ -8,16 +8,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use nemotron_postprocess::diarization::Segment;
-use nemotron_postprocess::diarization::segments::sort_segments;
+use nemotron_engine::{LiveRecording, LiveSession, SegmentEvent, event_json_line, output};
 use nemotron_towers::raw_pcm::{RawDecoder, RawFormat};
-use nemotron_towers::streaming::{LiveSegments, SegmentEvent, SegmentRule};
-use nemotron_towers::{AudioError, AudioOptions, Channel, StreamOutput, StreamingMode};
+use nemotron_towers::{AudioOptions, Channel, StreamingMode, audio};
 
-use crate::encode::{DiarizeOutputs, Recording, file_id, speakers_found, write_plot, write_speaker_tensors};
+use crate::encode::{DiarizeOutputs, file_id, speakers_found, write_plot};
 use crate::failure::Failure;
-use crate::output::{self, Done};
-use crate::segment_options::{Rule, SegmentOptions};
+use crate::output::Done;
+use crate::segment_options::SegmentOptions;
 use crate::{Input, Settings, model};
 
 /// The flags of `diarize --stream`.
@@ -37,8 +35,24 @@ pub struct StreamArgs {
     #[arg(long, requires = "stream")]
     pub raw_rate: Option<u32>,
     /// Sample format of the raw PCM on standard input (`--audio -`), mono.
-    #[arg(long, requires = "stream", value_parser = ["s16le", "f32le"])]
-    pub raw_format: Option<String>,
+    #[arg(long, requires = "stream", value_enum)]
+    pub raw_format: Option<RawFormatFlag>,
+}
+
+/// `--raw-format`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum RawFormatFlag {
+    S16le,
+    F32le,
+}
+
+impl From<RawFormatFlag> for RawFormat {
+    fn from(flag: RawFormatFlag) -> Self {
+        match flag {
+            RawFormatFlag::S16le => RawFormat::S16le,
+            RawFormatFlag::F32le => RawFormat::F32le,
+        }
+    }
 }
 
 /// `--latency`: upstream's named streaming modes.
@@ -101,7 +115,7 @@ fn source(input: &Input, args: &StreamArgs) -> Result<Source, Failure> {
         Some(rate) => return usage(&format!("--raw-rate {rate}: raw input must be 16000 Hz (resample it first)")),
         None => return usage("raw input needs --raw-rate 16000"),
     }
-    let Some(format) = args.raw_format.as_deref().and_then(RawFormat::from_name) else {
+    let Some(format) = args.raw_format.map(RawFormat::from) else {
         return usage("raw input needs --raw-format s16le|f32le");
     };
     Ok(Source::Raw(format))
@@ -111,16 +125,13 @@ fn source(input: &Input, args: &StreamArgs) -> Result<Source, Failure> {
 fn read_file(path: &Path, input: &Input) -> Result<Vec<f32>, Failure> {
     let options = AudioOptions { channel: input.channel, ..AudioOptions::default() };
     let samples = match path.as_os_str() == "-" {
-        true => nemotron_towers::audio::read_audio_from(std::io::stdin().lock(), "standard input", &options),
-        false => nemotron_towers::audio::read_audio_with(path, &options),
+        true => audio::read_audio_from(std::io::stdin().lock(), "standard input", &options),
+        false => audio::read_audio_with(path, &options),
     };
-    // A channel the recording lacks is a usage error, as offline.
-    samples.map_err(|e| match e {
-        AudioError::NoSuchChannel { .. } => Failure::Usage(e.to_string()),
-        other => other.into(),
-    })
+    Ok(samples?)
 }
 
+/// `diarize --stream`.
 pub fn diarize(
     settings: &Settings,
     input: &Input,
@@ -133,24 +144,15 @@ pub fn diarize(
     if options.to_standard_output() {
         return Err(Failure::Usage("--stream prints its events on standard output: give --segments a file".into()));
     }
-    let rule = options.rule()?;
-    let live_rule = live_rule(rule)?;
+    let segmenter = options.settings().segmenter()?;
+    segmenter.live()?;
     model::require(input)?;
     let written: Vec<&Path> = [outputs.out, options.file(), outputs.plot].into_iter().flatten().collect();
     output::check_files(&written)?;
-    let (_gpu, model) = model::load(settings, input)?;
-    let diarizer = model.diarizer();
-    let c = diarizer.config();
+    let engine = model::load(settings, input)?;
     let mode = args.latency.unwrap_or(Latency::Low).mode();
-    let mut session = diarizer.session(mode)?;
-    let mut live = Live {
-        events: LiveSegments::new(live_rule, c).map_err(|e| Failure::Usage(e.to_string()))?,
-        stdout: std::io::stdout().lock(),
-        closed: false,
-        logits: Vec::new(),
-        probabilities: Vec::new(),
-        segments: Vec::new(),
-    };
+    let mut live =
+        Live { session: engine.stream(mode, &options.settings())?, stdout: std::io::stdout().lock(), closed: false };
     let started = Instant::now();
     match source {
         Source::File { path, realtime } => {
@@ -165,7 +167,7 @@ pub fn diarize(
                     let due = Duration::from_secs_f64(((i + 1) * piece) as f64 / 16_000.0);
                     std::thread::sleep(due.saturating_sub(started.elapsed()));
                 }
-                live.show(session.push(samples)?)?;
+                live.push(samples)?;
             }
         }
         Source::Raw(format) => {
@@ -179,27 +181,24 @@ pub fn diarize(
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                     Err(e) => return Err(Failure::Message(format!("reading standard input: {e}"))),
                 };
-                live.show(session.push(&decoder.decode(&buffer[..read]))?)?;
+                live.push(&decoder.decode(&buffer[..read]))?;
             }
             if !live.closed {
-                decoder.finish()?;
+                decoder.finish().map_err(|e| Failure::Runtime(Box::new(e)))?;
             }
         }
     }
-    let seconds = session.samples_received() as f64 / 16_000.0;
-    live.show(session.finish()?)?;
-    let last = live.events.finish();
-    live.print(&last)?;
+    let seconds = live.session.processed_seconds();
+    let Live { session, mut stdout, mut closed } = live;
+    let LiveRecording { events, segments, diarized } = session.finish_recording()?;
+    print(&mut stdout, &mut closed, &events)?;
     log::info!("{}: {seconds:.2} s of audio in {:.2} s", mode.name(), started.elapsed().as_secs_f64());
-    let Live { mut segments, logits, probabilities, .. } = live;
-    sort_segments(&mut segments);
     if let Some(path) = outputs.out {
-        write_speaker_tensors(path, &logits, &probabilities, c.speakers)?;
+        diarized.write_speaker_tensors(path)?;
     }
     options.write(&segments, &file_id(input), false)?;
     if let Some(path) = outputs.plot {
-        let recording = Recording { probabilities: &probabilities, frames: logits.len() / c.speakers.max(1) };
-        write_plot(path, input, &recording, &segments, &rule, c)?;
+        write_plot(path, input, &diarized, &segments, &segmenter)?;
     }
     if !written.is_empty() {
         done.report(settings.quiet, &written, seconds, &[speakers_found(&segments)]);
@@ -207,65 +206,33 @@ pub fn diarize(
     Ok(())
 }
 
-/// The events' rule for the segment flags: the offline rule's, but not `--max-speakers` (which speakers are the most
-/// active is known only at the end).
-fn live_rule(rule: Rule) -> Result<SegmentRule, Failure> {
-    match rule {
-        Rule::Threshold { threshold, max_speakers: None } => Ok(SegmentRule::Threshold(threshold)),
-        Rule::PostProcessing(settings) if settings.max_speakers.is_none() => Ok(SegmentRule::PostProcessing(settings)),
-        _ => Err(Failure::Usage(
-            "--max-speakers needs the whole recording (the most active speakers are known only at its end): not with \
-             --stream"
-                .into(),
-        )),
-    }
-}
-
-/// The stream's events on standard output, and what the output files need at the end.
-struct Live<'o> {
-    events: LiveSegments,
+/// A live session whose events go to standard output.
+struct Live<'e, 'o> {
+    session: LiveSession<'e>,
     stdout: std::io::StdoutLock<'o>,
     /// Standard output's reader has gone (e.g. `| head`): the stream stops early, as a pipeline expects.
     closed: bool,
-    logits: Vec<f32>,
-    probabilities: Vec<f32>,
-    segments: Vec<Segment>,
 }
 
-impl Live<'_> {
-    fn show(&mut self, output: StreamOutput) -> Result<(), Failure> {
-        let events = self.events.push(&output);
-        self.logits.extend(output.speaker_logits);
-        self.probabilities.extend(output.speaker_probabilities);
-        self.print(&events)
-    }
-
-    /// One JSON line per event, flushed; the segments of the end events kept for the segment file.
-    fn print(&mut self, events: &[SegmentEvent]) -> Result<(), Failure> {
-        self.segments.extend(events.iter().filter_map(SegmentEvent::segment));
-        if self.closed {
-            return Ok(());
-        }
-        let written = events.iter().try_for_each(|event| writeln!(self.stdout, "{}", json_line(event)));
-        match written.and_then(|()| self.stdout.flush()) {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                log::info!("standard output closed: the stream stops here");
-                self.closed = true;
-                Ok(())
-            }
-            written => written.map_err(|e| Failure::Message(format!("writing events: {e}"))),
-        }
+impl Live<'_, '_> {
+    fn push(&mut self, samples: &[f32]) -> Result<(), Failure> {
+        let events = self.session.push(samples)?;
+        print(&mut self.stdout, &mut self.closed, &events)
     }
 }
 
-/// `{"event":"start","speaker":2,"time":12.48}` or
-/// `{"event":"end","speaker":2,"time":13.10,"start":12.48,"end":13.10}` (times in seconds, 10 ms steps).
-fn json_line(event: &SegmentEvent) -> String {
-    match (*event, event.segment()) {
-        (SegmentEvent::End { speaker, .. }, Some(segment)) => format!(
-            r#"{{"event":"end","speaker":{speaker},"time":{:.2},"start":{:.2},"end":{:.2}}}"#,
-            segment.end, segment.start, segment.end
-        ),
-        _ => format!(r#"{{"event":"start","speaker":{},"time":{:.2}}}"#, event.speaker(), event.seconds()),
+/// One JSON line per event, flushed, unless standard output has closed (which closes it here for good).
+fn print(stdout: &mut impl Write, closed: &mut bool, events: &[SegmentEvent]) -> Result<(), Failure> {
+    if *closed {
+        return Ok(());
+    }
+    let written = events.iter().try_for_each(|event| writeln!(stdout, "{}", event_json_line(event)));
+    match written.and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            log::info!("standard output closed: the stream stops here");
+            *closed = true;
+            Ok(())
+        }
+        written => written.map_err(|e| Failure::Message(format!("writing events: {e}"))),
     }
 }

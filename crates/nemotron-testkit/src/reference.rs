@@ -62,7 +62,7 @@ fn layer_norm(norm: &Norm<Vec<f64>>, x: &[f64]) -> Vec<f64> {
 /// The input projection alone: stacked features → `[n, d]` (the Sortformer's cached embeddings). A tower without
 /// one (the word-timestamp encoder) is refused.
 pub fn embed(w: &HostEncoder, features: &[f64], rows: usize) -> Result<Vec<f64>> {
-    let p = w.input_projection.as_ref().ok_or_else(|| Error::Shape("this tower has no input projection".into()))?;
+    let p = w.input_projection.as_ref().ok_or(Error::NoInputProjection)?;
     Ok(k::linear(features, &p.data, None, rows, p.rows, p.cols))
 }
 

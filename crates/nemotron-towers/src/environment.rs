@@ -29,7 +29,7 @@ pub fn gpu_options() -> GpuOptions {
     };
     GpuOptions {
         adapter_name: var("WGPU_ADAPTER_NAME"),
-        backends: var("WGPU_BACKEND"),
+        backends: var("WGPU_BACKEND").map_or(wgpu::Backends::PRIMARY, |list| wgpu::Backends::from_comma_list(&list)),
         pipeline_cache_dir,
         label: APPLICATION.to_string(),
         ..GpuOptions::default()

@@ -42,16 +42,72 @@ pub enum Error {
     #[error(transparent)]
     Alignment(#[from] nemotron_postprocess::alignment::AlignmentError),
     /// An output file could not be written.
-    #[error("cannot write {}: {reason}", path.display())]
+    #[error("cannot write {}: {source}", path.display())]
     Output {
         /// The file.
         path: PathBuf,
         /// Why.
-        reason: String,
+        source: std::io::Error,
     },
-    /// A call whose arguments do not fit the model or each other (row counts, widths).
-    #[error("{0}")]
-    Shape(String),
+    /// Values handed to a call whose count does not fit the shape it needs.
+    #[error("{what}: {found} values, expected {expected}")]
+    Length {
+        /// The buffer, with the shape it must have.
+        what: String,
+        /// Values expected.
+        expected: usize,
+        /// Values given.
+        found: usize,
+    },
+    /// Values handed to a call that are not whole rows of the width it needs.
+    #[error("{what}: {found} values are not whole rows of {width}")]
+    Width {
+        /// The buffer.
+        what: &'static str,
+        /// The row width.
+        width: usize,
+        /// Values given.
+        found: usize,
+    },
+    /// A count of frames (valid ones, tokens, projected rows) larger than the frames there are.
+    #[error("{what}: {found} of {frames} frames")]
+    Frames {
+        /// What is counted.
+        what: &'static str,
+        /// The count given.
+        found: usize,
+        /// The frames there are.
+        frames: usize,
+    },
+    /// Features handed to a tower without an input projection (it takes embedded rows).
+    #[error("this tower has no input projection: it takes embedded rows, not features")]
+    NoInputProjection,
+    /// A streaming step is one sequence.
+    #[error("a streaming step is one sequence, not {0}")]
+    StreamingBatch(usize),
+    /// A streaming mode the diarizer cannot run.
+    #[error(
+        "streaming mode {mode}: a chunk of {chunk} and a look-ahead of {lookahead} encoder frames (the chunk needs at \
+         least one, both together at most {max})"
+    )]
+    StreamingMode {
+        /// The mode's name.
+        mode: String,
+        /// Encoder frames per chunk.
+        chunk: usize,
+        /// Encoder frames of look-ahead.
+        lookahead: usize,
+        /// The most both may be together.
+        max: usize,
+    },
+    /// A model whose mel bins differ from the audio front end's (streaming takes audio only).
+    #[error("streaming takes audio, whose front end makes {front_end} mel bins; the model reads {model}")]
+    MelBins {
+        /// The front end's.
+        front_end: usize,
+        /// The model's.
+        model: usize,
+    },
     /// An internal invariant broke: a bug in this crate, not a problem with the input.
     #[error("internal error (please report): {0}")]
     Internal(String),

@@ -103,13 +103,15 @@ impl Fusion {
     pub fn run(&self, asr_hidden: &[f32], probabilities: &[f32], tokens: usize) -> Result<FusionOutput> {
         let (d, text, speakers) = (self.hidden, self.text_hidden, self.speakers);
         let frames = asr_hidden.len() / d;
-        if asr_hidden.len() != frames * d || probabilities.len() != frames * speakers || tokens > frames {
-            return Err(Error::Shape(format!(
-                "fusion: {} ASR values, {} speaker probabilities and {tokens} tokens do not describe \
-                 frames of {d} and {speakers} values",
-                asr_hidden.len(),
-                probabilities.len()
-            )));
+        if asr_hidden.len() != frames * d {
+            return Err(Error::Width { what: "fusion: ASR states", width: d, found: asr_hidden.len() });
+        }
+        if probabilities.len() != frames * speakers {
+            let what = format!("fusion: speaker probabilities [{frames}, {speakers}]");
+            return Err(Error::Length { what, expected: frames * speakers, found: probabilities.len() });
+        }
+        if tokens > frames {
+            return Err(Error::Frames { what: "fusion: tokens", found: tokens, frames });
         }
         let limit = self.gpu.limits().max_storage_buffer_binding_size as usize;
         let block = (limit / (4 * d.max(text))).clamp(1, MAX_BLOCK_ROWS).min(frames.max(1));

@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use safetensors::Dtype;
 use safetensors::tensor::TensorView;
+use safetensors::{Dtype, SafeTensorError};
 
 use crate::checkpoint::Checkpoint;
 use crate::error::{Error, Result};
@@ -74,8 +74,13 @@ fn write_views<'a>(path: &Path, tensors: impl Iterator<Item = (&'a str, Dtype, V
                 .map_err(|e| Error::Internal(format!("tensor `{name}`: {e}")))
         })
         .collect::<Result<_>>()?;
-    safetensors::serialize_to_file(views, None, path)
-        .map_err(|e| Error::Output { path: path.to_path_buf(), reason: e.to_string() })
+    safetensors::serialize_to_file(views, None, path).map_err(|e| Error::Output {
+        path: path.to_path_buf(),
+        source: match e {
+            SafeTensorError::IoError(source) => source,
+            other => std::io::Error::other(other.to_string()),
+        },
+    })
 }
 
 /// Reads `input_features [F, mel]` and `input_features_mask [F]` (any integer, bool or float

@@ -209,7 +209,8 @@ impl Tower {
     ) -> Result<T> {
         let rows = seqs * seq_len;
         if valid.len() != rows {
-            return Err(Error::Shape(format!("{} key flags for {seqs} sequences of {seq_len} rows", valid.len())));
+            let what = format!("key flags of {seqs} sequences of {seq_len} rows");
+            return Err(Error::Length { what, expected: rows, found: valid.len() });
         }
         self.check_rows(rows, &format!("a batch of {seqs} sequences of {seq_len} rows"))?;
         let mut state = self.lock();
@@ -250,9 +251,7 @@ impl Tower {
 
     /// The stacked-features projection; a tower without one (the word-timestamp encoder) takes embedded rows only.
     fn input_projection(&self) -> Result<&Weight> {
-        self.weights.input_projection.as_ref().ok_or_else(|| {
-            Error::Shape("this tower has no input projection: it takes embedded rows, not features".into())
-        })
+        self.weights.input_projection.as_ref().ok_or(Error::NoInputProjection)
     }
 
     /// Refuses work of more than [`Tower::max_rows`] rows, naming the limit behind it.
@@ -307,11 +306,8 @@ impl Tower {
         let mut mask = vec![0u32; batch.len() * seq_len];
         for (i, s) in batch.iter().enumerate() {
             if s.rows.len() != s.valid.len() * width {
-                return Err(Error::Shape(format!(
-                    "sequence {i}: {} values for {} rows of width {width}",
-                    s.rows.len(),
-                    s.valid.len()
-                )));
+                let (what, expected) = (format!("sequence {i} [{}, {width}]", s.valid.len()), s.valid.len() * width);
+                return Err(Error::Length { what, expected, found: s.rows.len() });
             }
             rows[i * seq_len * width..][..s.rows.len()].copy_from_slice(s.rows);
             for (m, &v) in mask[i * seq_len..].iter_mut().zip(s.valid) {
@@ -327,18 +323,21 @@ impl Tower {
     fn upload_step(&self, work: &Workspace, embedded: usize, batch: &[Sequence<'_>]) -> Result<()> {
         let c = &self.config;
         let [step] = batch else {
-            return Err(Error::Shape(format!("a streaming step is one sequence, not {}", batch.len())));
+            return Err(Error::StreamingBatch(batch.len()));
         };
         let rows = step.valid.len();
         let expected = embedded * c.hidden + rows.saturating_sub(embedded) * c.stacked_features();
-        if embedded > rows || step.rows.len() != expected {
-            return Err(Error::Shape(format!(
-                "streaming step: {} values for {embedded} projected rows of {} and {} feature rows of {}",
-                step.rows.len(),
+        if embedded > rows {
+            return Err(Error::Frames { what: "streaming step: projected rows", found: embedded, frames: rows });
+        }
+        if step.rows.len() != expected {
+            let what = format!(
+                "streaming step ({embedded} projected rows of {}, {} feature rows of {})",
                 c.hidden,
-                rows.saturating_sub(embedded),
+                rows - embedded,
                 c.stacked_features()
-            )));
+            );
+            return Err(Error::Length { what, expected, found: step.rows.len() });
         }
         let (projected, features) = step.rows.split_at(embedded * c.hidden);
         self.gpu.write_f32(&work.x, 0, projected)?;

@@ -206,11 +206,11 @@ impl WordTimestampHead {
     fn check_states(&self, asr_hidden: &[f32], valid_frames: usize) -> Result<usize> {
         let d = self.config.encoder.hidden;
         let frames = asr_hidden.len() / d;
-        if asr_hidden.len() != frames * d || valid_frames > frames {
-            return Err(Error::Shape(format!(
-                "word-timestamp head: {} ASR values are not {frames} frames of {d} with {valid_frames} valid",
-                asr_hidden.len()
-            )));
+        if asr_hidden.len() != frames * d {
+            return Err(Error::Width { what: "word-timestamp head: ASR states", width: d, found: asr_hidden.len() });
+        }
+        if valid_frames > frames {
+            return Err(Error::Frames { what: "word-timestamp head: valid frames", found: valid_frames, frames });
         }
         Ok(frames)
     }

@@ -456,7 +456,7 @@ fn bad_samples_and_modes_are_refused_by_name() {
     // The refused piece left no trace: the stream goes on.
     assert_eq!(session.samples_received(), 1_000);
     match diarizer().session(StreamingMode::Custom { chunk: 0, lookahead: 3 }) {
-        Err(Error::Shape(message)) => assert!(message.contains("custom_0_3"), "{message}"),
+        Err(Error::StreamingMode { mode, chunk: 0, lookahead: 3, .. }) => assert_eq!(mode, "custom_0_3"),
         other => panic!("expected a shape error, got {:?}", other.map(|_| ())),
     }
 }

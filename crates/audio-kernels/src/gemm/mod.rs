@@ -11,7 +11,7 @@ mod tensor_core;
 mod weight;
 
 pub use epilogue::{Activation, Epilogue};
-pub use options::{MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Tiles, UnknownSetting};
+pub use options::{MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Tiles, UnknownSetting, UnknownValue};
 pub use weight::{Weight, f16_exponent};
 
 use gpu_core::{GpuBuffer, GpuError, KernelVariant, Recorder, Result};

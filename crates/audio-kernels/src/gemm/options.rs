@@ -52,16 +52,24 @@ pub struct MatmulOptions {
     pub tensor_core_kernel: TensorCoreKernel,
 }
 
+/// Text that names none of a setting's values.
+#[derive(Debug, thiserror::Error)]
+#[error("{value:?} is not one of {expected}")]
+pub struct UnknownValue {
+    /// The text.
+    pub value: String,
+    /// The values it may name.
+    pub expected: &'static str,
+}
+
 /// A setting read from the environment that is not one of its documented values.
 #[derive(Debug, thiserror::Error)]
-#[error("{variable}={value:?} is not one of {expected}")]
+#[error("{variable}={source}")]
 pub struct UnknownSetting {
     /// The variable.
     pub variable: &'static str,
-    /// What it held.
-    pub value: String,
-    /// The values it may hold.
-    pub expected: &'static str,
+    /// What is wrong with its value.
+    pub source: UnknownValue,
 }
 
 impl MatmulOptions {
@@ -72,35 +80,32 @@ impl MatmulOptions {
         let var =
             |name: &str| std::env::var(name).ok().map(|v| v.trim().to_ascii_lowercase()).filter(|v| !v.is_empty());
         let mut options = Self::default();
+        let unknown = |variable| move |source| UnknownSetting { variable, source };
         if let Some(value) = var("NEMOTRON_PRECISION") {
-            options.precision = value.parse()?;
+            options.precision = value.parse().map_err(unknown("NEMOTRON_PRECISION"))?;
         }
         if let Some(value) = var("NEMOTRON_COOP_KERNEL") {
-            options.tensor_core_kernel = value.parse()?;
+            options.tensor_core_kernel = value.parse().map_err(unknown("NEMOTRON_COOP_KERNEL"))?;
         }
         Ok(options)
     }
 }
 
 impl std::str::FromStr for Precision {
-    type Err = UnknownSetting;
-    fn from_str(text: &str) -> Result<Self, UnknownSetting> {
+    type Err = UnknownValue;
+    fn from_str(text: &str) -> Result<Self, UnknownValue> {
         match text {
             "auto" => Ok(Precision::Auto),
             "f32" => Ok(Precision::F32),
-            _ => Err(UnknownSetting { variable: "NEMOTRON_PRECISION", value: text.into(), expected: "auto, f32" }),
+            _ => Err(UnknownValue { value: text.into(), expected: "auto, f32" }),
         }
     }
 }
 
 impl std::str::FromStr for TensorCoreKernel {
-    type Err = UnknownSetting;
-    fn from_str(text: &str) -> Result<Self, UnknownSetting> {
-        let unknown = || UnknownSetting {
-            variable: "NEMOTRON_COOP_KERNEL",
-            value: text.into(),
-            expected: "auto, or MxNxS tiles (e.g. 4x2x1)",
-        };
+    type Err = UnknownValue;
+    fn from_str(text: &str) -> Result<Self, UnknownValue> {
+        let unknown = || UnknownValue { value: text.into(), expected: "auto, or MxNxS tiles (e.g. 4x2x1)" };
         if text == "auto" {
             return Ok(TensorCoreKernel::Auto);
         }

@@ -110,17 +110,10 @@ impl<'m> DiarizerSession<'m> {
         let c = diarizer.config();
         let (chunk, lookahead) = mode.frames();
         if chunk == 0 || chunk.saturating_add(lookahead) > MAX_MODE_FRAMES {
-            return Err(Error::Shape(format!(
-                "streaming mode {}: a chunk of {chunk} and a look-ahead of {lookahead} encoder frames (the chunk \
-                 needs at least one, both together at most {MAX_MODE_FRAMES})",
-                mode.name()
-            )));
+            return Err(Error::StreamingMode { mode: mode.name(), chunk, lookahead, max: MAX_MODE_FRAMES });
         }
         if c.encoder.mel_bins != N_MELS {
-            return Err(Error::Shape(format!(
-                "streaming takes audio, whose front end makes {N_MELS} mel bins; the model reads {}",
-                c.encoder.mel_bins
-            )));
+            return Err(Error::MelBins { front_end: N_MELS, model: c.encoder.mel_bins });
         }
         let cache = c.streaming_cache;
         let rows = cache.cache_length + cache.fifo_length + chunk + lookahead;

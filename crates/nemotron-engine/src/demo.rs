@@ -1,5 +1,5 @@
 //! The built-in demo model: the tiny random-weight checkpoint of `testdata/reference/tiny-release-chunks`, compiled
-//! into the binary, so `--demo` works wherever the binary is installed.
+//! in (cargo feature `demo`), so a program built with it runs wherever it is installed.
 
 use nemotron_postprocess::alignment::{AlignmentTokenizer, TokenizerError};
 use nemotron_towers::{Checkpoint, ModelConfig};
@@ -10,15 +10,15 @@ static WEIGHTS: &[u8] = include_bytes!("../../../testdata/reference/tiny-release
 static TOKENIZER: &[u8] =
     include_bytes!("../../../testdata/reference/tiny-release-chunks/alignment_tokenizer/tokenizer.json");
 
-/// What `--demo` loads, and where it says it comes from.
+/// What the demo model is, and where it says it comes from.
 pub const LABEL: &str = "built-in demo model (tiny-release-chunks, random weights)";
 
 /// The demo model's config and checkpoint.
-pub fn model() -> nemotron_towers::Result<(ModelConfig, Checkpoint)> {
+pub(crate) fn model() -> nemotron_towers::Result<(ModelConfig, Checkpoint)> {
     Ok((ModelConfig::from_json(CONFIG)?, Checkpoint::from_bytes(LABEL, WEIGHTS.to_vec())?))
 }
 
 /// The demo model's alignment tokenizer (its `unk_token` is `<unk>`, as its `tokenizer_config.json` says).
-pub fn tokenizer() -> Result<AlignmentTokenizer, TokenizerError> {
+pub(crate) fn tokenizer() -> Result<AlignmentTokenizer, TokenizerError> {
     AlignmentTokenizer::from_json(LABEL, TOKENIZER, "<unk>")
 }

@@ -1,0 +1,202 @@
+//! Where a model comes from ([`ModelSource`]: a checkpoint folder, a Hugging Face Hub id, the built-in demo), and
+//! the [`Engine`] that holds it loaded on a GPU.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use nemotron_towers::{AlignmentTokenizer, Gpu, GpuOptions, MatmulOptions, Model, ModelOptions};
+
+use crate::error::EngineError;
+
+#[cfg(feature = "hub")]
+use nemotron_towers::hub::{HubError, HubOptions, RepoId};
+
+/// Reports a download's progress: (file, bytes done, bytes in all).
+pub type DownloadProgress<'a> = &'a mut dyn FnMut(&str, u64, u64);
+
+/// Where the model comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelSource {
+    /// A checkpoint folder: `config.json` with `model.safetensors` or a sharded index (and, for `align`,
+    /// `alignment_tokenizer/`).
+    Folder(PathBuf),
+    /// A Hugging Face Hub repository (only the audio tensors are fetched, into the standard cache).
+    #[cfg(feature = "hub")]
+    Hub(RepoId),
+    /// The built-in tiny model with random weights: its outputs are meaningless (it shows that everything runs).
+    #[cfg(feature = "demo")]
+    Demo,
+}
+
+impl ModelSource {
+    /// A folder when a file or folder `text` exists, else a Hub id `owner/name[@revision]`: a local folder always
+    /// wins, so `./owner/name` forces a folder.
+    pub fn parse(text: &str) -> Result<Self, EngineError> {
+        Self::from_path(Path::new(text))
+    }
+
+    /// [`ModelSource::parse`] of a path that may not be UTF-8 (a command line's).
+    pub fn from_path(path: &Path) -> Result<Self, EngineError> {
+        if path.exists() {
+            return Ok(ModelSource::Folder(path.to_path_buf()));
+        }
+        let text = path.display().to_string();
+        #[cfg(feature = "hub")]
+        {
+            let id: Result<RepoId, HubError> = path.to_string_lossy().parse();
+            id.map(ModelSource::Hub).map_err(|e| EngineError::NoSuchModel { text, reason: e.to_string() })
+        }
+        #[cfg(not(feature = "hub"))]
+        Err(EngineError::NoSuchModel { text, reason: "Hub ids need the `hub` feature of nemotron-engine".into() })
+    }
+}
+
+/// How an [`Engine`] is set up. `Default` is the library's defaults; front ends that honour the environment call
+/// [`EngineOptions::from_env`].
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    /// Which GPU adapter and backends, and where the pipeline cache lives.
+    pub gpu: GpuOptions,
+    /// How the model runs on it (tensor cores or plain f32 kernels).
+    pub model: ModelOptions,
+    /// Where Hub models are fetched from and cached.
+    #[cfg(feature = "hub")]
+    pub hub: HubOptions,
+}
+
+impl Default for EngineOptions {
+    /// Any adapter, automatic precision. The Hub settings are `huggingface_hub`'s, whose cache every Hub client on
+    /// the machine shares: they come from the `HF_*` variables as in `HubOptions::from_env`, the one reading of
+    /// the environment here.
+    fn default() -> Self {
+        Self {
+            gpu: GpuOptions::default(),
+            model: ModelOptions::default(),
+            #[cfg(feature = "hub")]
+            hub: HubOptions::from_env(),
+        }
+    }
+}
+
+impl EngineOptions {
+    /// Every setting the environment gives: `WGPU_ADAPTER_NAME`, `WGPU_BACKEND`, `NEMOTRON_PIPELINE_CACHE`,
+    /// `NEMOTRON_PRECISION`, `NEMOTRON_COOP_KERNEL` and the Hub's `HF_*` variables. A malformed value is a
+    /// [`crate::ErrorKind::Usage`] error naming the variable.
+    pub fn from_env() -> Result<Self, EngineError> {
+        let matmul = MatmulOptions::from_env()?;
+        Ok(Self {
+            gpu: nemotron_towers::environment::gpu_options(),
+            model: ModelOptions { matmul },
+            #[cfg(feature = "hub")]
+            hub: HubOptions::from_env(),
+        })
+    }
+}
+
+/// One GPU context and one loaded model (with the alignment tokenizer of its checkpoint, read when `align` first
+/// needs it). `Send + Sync`: load once, share between threads; see [`nemotron_towers::AudioModel`] for how
+/// concurrent calls run.
+pub struct Engine {
+    // Declared before the GPU context: dropped first.
+    pub(crate) model: Model,
+    gpu: Gpu,
+    description: String,
+    tokenizer_source: TokenizerSource,
+    tokenizer: OnceLock<AlignmentTokenizer>,
+}
+
+/// Where the alignment tokenizer is read from.
+enum TokenizerSource {
+    Folder(PathBuf),
+    #[cfg(feature = "demo")]
+    Demo,
+}
+
+impl Engine {
+    /// Resolves `source` (fetching a Hub model's audio part, with `download` told of each file's progress), then
+    /// creates a GPU context and loads the model onto it.
+    pub fn load(
+        source: &ModelSource,
+        options: &EngineOptions,
+        download: DownloadProgress<'_>,
+    ) -> Result<Self, EngineError> {
+        let (folder, description) = match source {
+            ModelSource::Folder(dir) => (dir.clone(), dir.display().to_string()),
+            #[cfg(feature = "hub")]
+            ModelSource::Hub(id) => {
+                // `--model owner/name` named no folder either: the error says so.
+                let folder = fetch(id, &options.hub, download).map_err(|error| match error {
+                    EngineError::Towers(nemotron_towers::Error::Hub(source @ HubError::RepoNotFound { .. })) => {
+                        EngineError::NoSuchRepository { text: id.to_string(), source }
+                    }
+                    other => other,
+                })?;
+                let commit = folder.file_name().map(|c| c.to_string_lossy().into_owned()).unwrap_or_default();
+                (folder, format!("{}@{commit}", id.repo))
+            }
+            #[cfg(feature = "demo")]
+            ModelSource::Demo => return Self::load_demo(options),
+        };
+        #[cfg(not(feature = "hub"))]
+        let _ = download;
+        let gpu = Gpu::with_options(&options.gpu).map_err(nemotron_towers::Error::from)?;
+        let model = Model::load(&gpu, &folder, &options.model)?;
+        let tokenizer_source = TokenizerSource::Folder(folder);
+        Ok(Self { model, gpu, description, tokenizer_source, tokenizer: OnceLock::new() })
+    }
+
+    #[cfg(feature = "demo")]
+    fn load_demo(options: &EngineOptions) -> Result<Self, EngineError> {
+        log::warn!("using the {}: its outputs are meaningless", crate::demo::LABEL);
+        let gpu = Gpu::with_options(&options.gpu).map_err(nemotron_towers::Error::from)?;
+        let (config, checkpoint) = crate::demo::model()?;
+        let model = Model::from_checkpoint(&gpu, config, &checkpoint, &options.model)?;
+        let description = crate::demo::LABEL.to_string();
+        Ok(Self { model, gpu, description, tokenizer_source: TokenizerSource::Demo, tokenizer: OnceLock::new() })
+    }
+
+    /// The loaded model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The GPU context the model runs on.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// Where the model came from: `owner/name@commit`, a folder, or the demo's label.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Whether this is the built-in demo model (random weights, meaningless outputs).
+    pub fn is_demo(&self) -> bool {
+        match self.tokenizer_source {
+            TokenizerSource::Folder(_) => false,
+            #[cfg(feature = "demo")]
+            TokenizerSource::Demo => true,
+        }
+    }
+
+    /// The alignment tokenizer of the checkpoint (`alignment_tokenizer/tokenizer.json`), read once.
+    pub fn alignment_tokenizer(&self) -> Result<&AlignmentTokenizer, EngineError> {
+        if let Some(tokenizer) = self.tokenizer.get() {
+            return Ok(tokenizer);
+        }
+        let tokenizer = match &self.tokenizer_source {
+            TokenizerSource::Folder(dir) => AlignmentTokenizer::for_checkpoint(dir)?,
+            #[cfg(feature = "demo")]
+            TokenizerSource::Demo => crate::demo::tokenizer()?,
+        };
+        // Two threads may read it at once; either copy serves.
+        Ok(self.tokenizer.get_or_init(|| tokenizer))
+    }
+}
+
+/// Fetches (or finds in the cache) the audio part of Hub model `id`, telling `progress` of each file; the snapshot
+/// folder.
+#[cfg(feature = "hub")]
+pub fn fetch(id: &RepoId, options: &HubOptions, progress: DownloadProgress<'_>) -> Result<PathBuf, EngineError> {
+    Ok(nemotron_towers::hub::fetch_audio_model(id, options, progress)?)
+}

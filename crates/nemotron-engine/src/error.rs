@@ -1,0 +1,173 @@
+//! What can go wrong at the front door, each error keeping the library's error it came from as its source, and
+//! classified ([`EngineError::kind`]) so that each front end answers in its own terms: the CLI's exit status 2 or 1,
+//! the server's 4xx or 5xx, Python's `ValueError`, `FileNotFoundError` or `RuntimeError`.
+
+use std::path::PathBuf;
+
+use nemotron_postprocess::alignment::TokenizerError;
+use nemotron_postprocess::diarization::DiarizationError;
+use nemotron_towers::{AudioError, CheckpointError};
+
+/// Errors of `nemotron-engine`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The model, checkpoint, GPU or input failed in the library.
+    #[error(transparent)]
+    Towers(#[from] nemotron_towers::Error),
+    /// The audio cannot be read or used.
+    #[error(transparent)]
+    Audio(#[from] AudioError),
+    /// The alignment tokenizer of the checkpoint is missing or unreadable.
+    #[error(transparent)]
+    Tokenizer(#[from] TokenizerError),
+    /// A NeMo post-processing file that cannot be read or used.
+    #[error(transparent)]
+    Segments(#[from] DiarizationError),
+    /// A segment setting out of its range, or two settings that exclude each other.
+    #[error("{field}: {problem}")]
+    Setting {
+        /// The field of [`crate::SegmentSettings`] (the CLI's flag without `--`, `-` as `_`).
+        field: &'static str,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// `--model TEXT` names neither an existing file or folder nor a Hub id.
+    #[error("{text}: no such file or folder, and {reason}")]
+    NoSuchModel {
+        /// The text given.
+        text: String,
+        /// Why it is not a Hub id (or, without the `hub` feature, that Hub ids are not available).
+        reason: String,
+    },
+    /// The Hub has no such repository, and no folder of that name exists either.
+    #[cfg(feature = "hub")]
+    #[error("{source}; nor is there a folder {text}")]
+    NoSuchRepository {
+        /// The id as given.
+        text: String,
+        /// The Hub's answer.
+        source: nemotron_towers::hub::HubError,
+    },
+    /// The task needs the Transcribe model and the checkpoint is a diarizer alone.
+    #[error("this checkpoint is a diarizer alone; `{task}` needs a Transcribe checkpoint{needs}")]
+    NeedsTranscribe {
+        /// `encode` or `align`.
+        task: &'static str,
+        /// What else the task needs, or what to try instead.
+        needs: &'static str,
+    },
+    /// An output file (or a folder for outputs) cannot be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The final path (never a temporary one).
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A folder for outputs cannot be created or written into.
+    #[error("cannot write into {}: {source}", dir.display())]
+    WriteInto {
+        /// The folder.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The same path is named for two outputs.
+    #[error("{} is named as two outputs", path.display())]
+    DuplicateOutput {
+        /// The path named twice.
+        path: PathBuf,
+    },
+    /// An environment variable holds a value it may not.
+    #[error(transparent)]
+    Environment(#[from] audio_kernels::gemm::UnknownSetting),
+    /// The alignment cannot be serialised (a bug: every field is plain data).
+    #[error("cannot serialise the alignment: {0}")]
+    Serialise(#[source] serde_json::Error),
+}
+
+/// What kind of failure an [`EngineError`] is, for front ends that answer by kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The request asks for something impossible (settings out of range, a channel the audio lacks, two outputs on
+    /// one path): the CLI's usage error (exit status 2), an HTTP 400.
+    Usage,
+    /// The input or the model is unusable (a damaged file, a wrong checkpoint, a transcript that cannot be
+    /// aligned): the CLI's exit status 1, an HTTP 422.
+    BadInput,
+    /// A file, folder or Hub repository does not exist.
+    NotFound,
+    /// The GPU refused or failed.
+    Gpu,
+    /// Reading or writing failed (disk, permissions, network).
+    Io,
+    /// A bug: an invariant of the library broke.
+    Internal,
+}
+
+impl EngineError {
+    /// The kind of failure.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            EngineError::Towers(error) => towers_kind(error),
+            EngineError::Audio(error) => audio_kind(error),
+            EngineError::Tokenizer(TokenizerError::Missing { .. }) => ErrorKind::NotFound,
+            EngineError::Tokenizer(_) | EngineError::Segments(_) => ErrorKind::BadInput,
+            EngineError::Setting { .. } | EngineError::DuplicateOutput { .. } | EngineError::Environment(_) => {
+                ErrorKind::Usage
+            }
+            EngineError::NoSuchModel { .. } => ErrorKind::NotFound,
+            #[cfg(feature = "hub")]
+            EngineError::NoSuchRepository { .. } => ErrorKind::NotFound,
+            EngineError::NeedsTranscribe { .. } => ErrorKind::BadInput,
+            EngineError::Write { .. } | EngineError::WriteInto { .. } => ErrorKind::Io,
+            EngineError::Serialise(_) => ErrorKind::Internal,
+        }
+    }
+
+    /// `encode` or `align` was given a diarizer alone.
+    pub(crate) fn needs_transcribe(task: &'static str) -> Self {
+        let needs = match task {
+            "align" => " with the word-timestamp head",
+            _ => " (try `diarize`)",
+        };
+        EngineError::NeedsTranscribe { task, needs }
+    }
+}
+
+fn audio_kind(error: &AudioError) -> ErrorKind {
+    match error {
+        AudioError::NoSuchChannel { .. } => ErrorKind::Usage,
+        AudioError::Read { source, .. } if source.kind() == std::io::ErrorKind::NotFound => ErrorKind::NotFound,
+        AudioError::Read { .. } => ErrorKind::Io,
+        _ => ErrorKind::BadInput,
+    }
+}
+
+fn towers_kind(error: &nemotron_towers::Error) -> ErrorKind {
+    use nemotron_towers::Error;
+    match error {
+        Error::Gpu(_) => ErrorKind::Gpu,
+        Error::Audio(error) => audio_kind(error),
+        Error::Checkpoint(CheckpointError::NoWeights { .. }) => ErrorKind::NotFound,
+        #[cfg(feature = "hub")]
+        Error::Hub(error) => hub_kind(error),
+        Error::Output { .. } => ErrorKind::Io,
+        Error::Internal(_) => ErrorKind::Internal,
+        _ => ErrorKind::BadInput,
+    }
+}
+
+#[cfg(feature = "hub")]
+fn hub_kind(error: &nemotron_towers::hub::HubError) -> ErrorKind {
+    use nemotron_towers::hub::HubError;
+    match error {
+        HubError::BadId { .. } => ErrorKind::Usage,
+        HubError::RepoNotFound { .. } | HubError::RevisionNotFound { .. } | HubError::FileNotFound { .. } => {
+            ErrorKind::NotFound
+        }
+        _ => ErrorKind::Io,
+    }
+}

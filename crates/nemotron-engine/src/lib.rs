@@ -1,0 +1,114 @@
+//! `nemotron-engine`: the front door of Nemotron 3.5 Transcribe's audio perception on any GPU — what every front end
+//! (the `nemotron-audio` CLI, the server, the Python package) needs, in one place: resolve a model
+//! ([`ModelSource`]: a checkpoint folder, a Hugging Face Hub id, the built-in demo), read an input ([`Input`]: any
+//! audio file, bytes, PCM in memory, or a features file), run a task on an [`Engine`] — [`Engine::encode`],
+//! [`Engine::diarize`], [`Engine::align`], [`Engine::stream`] — and produce each output format's bytes exactly as
+//! the CLI writes them. Front ends only parse their own arguments and print or send.
+//!
+//! Errors are one [`EngineError`], each keeping the library's error as its source, classified by
+//! [`EngineError::kind`] (a usage error, bad input, not found, GPU, I/O).
+//!
+//! Cargo features: `hub` (models by Hub id), `demo` (the tiny random-weight demo model, compiled in; the examples
+//! below run on it, so their outputs are meaningless).
+//!
+//! # Encode
+//! Every output of the audio module, as the `encode` command's safetensors file:
+//! ```
+//! # fn main() -> Result<(), nemotron_engine::EngineError> {
+//! use nemotron_engine::{Engine, EngineOptions, Input, ModelSource};
+//!
+//! let engine = Engine::load(&ModelSource::Demo, &EngineOptions::default(), &mut |_file, _done, _total| {})?;
+//! let tone: Vec<f32> = (0..4_000).map(|i| 0.1 * (i as f32 * 0.05).sin()).collect();
+//! let encoding = engine.encode(Input::Samples(tone), false, &mut |_stage, _done, _total| {})?;
+//! let names: Vec<&str> = encoding.tensors().iter().map(|(name, _, _)| *name).collect();
+//! assert_eq!(names[0], "input_features");
+//! assert!(!encoding.to_safetensors()?.is_empty());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Diarize
+//! Who spoke when, as RTTM (or JSON, CSV), by the rule a [`SegmentSettings`] asks for:
+//! ```
+//! # fn main() -> Result<(), nemotron_engine::EngineError> {
+//! use nemotron_engine::{Channel, Engine, EngineOptions, Input, ModelSource, SegmentFormat, SegmentSettings};
+//!
+//! let engine = Engine::load(&ModelSource::Demo, &EngineOptions::default(), &mut |_, _, _| {})?;
+//! let left: Vec<f32> = (0..8_000).map(|i| 0.1 * (i as f32 * 0.03).sin()).collect();
+//! let input = Input::from_pcm(&[&left, &left], 8_000, Channel::Mix)?; // resampled to 16 kHz mono
+//! let diarized = engine.diarize(input, &mut |_, _, _| {})?;
+//! let settings = SegmentSettings { threshold: Some(0.4), ..SegmentSettings::default() };
+//! let segments = diarized.segments(&settings)?;
+//! let rttm = nemotron_engine::write_segments(&segments, SegmentFormat::Rttm, "tone");
+//! assert_eq!(rttm.lines().count(), segments.len());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Align
+//! Speaker-attributed word timestamps of a transcript, as JSON and subtitles:
+//! ```
+//! # fn main() -> Result<(), nemotron_engine::EngineError> {
+//! use nemotron_engine::{AlignRequest, Engine, EngineOptions, Input, ModelSource};
+//!
+//! let engine = Engine::load(&ModelSource::Demo, &EngineOptions::default(), &mut |_, _, _| {})?;
+//! let tone: Vec<f32> = (0..8_000).map(|i| 0.1 * (i as f32 * 0.02).sin()).collect();
+//! let request = AlignRequest { transcript: "<spk:0> hello world".into(), language: None };
+//! let aligned = engine.align(Input::Samples(tone), &request, &mut |_, _, _| {})?;
+//! assert_eq!(aligned.words().len(), 2);
+//! assert!(aligned.to_json()?.contains("\"chunks\""));
+//! assert!(aligned.to_srt().starts_with("1\n"));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Stream
+//! A live session: audio in pieces of any size, one event per segment start and end as soon as it is final:
+//! ```
+//! # fn main() -> Result<(), nemotron_engine::EngineError> {
+//! use nemotron_engine::{Engine, EngineOptions, ModelSource, SegmentSettings, StreamingMode, event_json_line};
+//!
+//! let engine = Engine::load(&ModelSource::Demo, &EngineOptions::default(), &mut |_, _, _| {})?;
+//! let mut session = engine.stream(StreamingMode::UltraLowLatency, &SegmentSettings::default())?;
+//! let tone: Vec<f32> = (0..8_000).map(|i| 0.1 * (i as f32 * 0.04).sin()).collect();
+//! let mut events = Vec::new();
+//! for piece in tone.chunks(1_600) {
+//!     events.extend(session.push(piece)?);
+//! }
+//! let (last, segments) = session.finish()?;
+//! events.extend(last);
+//! let ends = events.iter().filter(|e| event_json_line(e).starts_with(r#"{"event":"end""#)).count();
+//! assert_eq!(ends, segments.len());
+//! # Ok(())
+//! # }
+//! ```
+
+#![warn(missing_docs)]
+
+#[cfg(feature = "demo")]
+mod demo;
+mod engine;
+mod error;
+mod input;
+mod live;
+pub mod output;
+mod segment_settings;
+mod tasks;
+
+#[cfg(feature = "demo")]
+pub use demo::LABEL as DEMO_LABEL;
+#[cfg(feature = "hub")]
+pub use engine::fetch;
+pub use engine::{DownloadProgress, Engine, EngineOptions, ModelSource};
+pub use error::{EngineError, ErrorKind};
+pub use input::Input;
+pub use live::{LiveRecording, LiveSession, event_json_line};
+pub use segment_settings::{SegmentSettings, Segmenter};
+pub use tasks::{AlignRequest, Aligned, Diarized, Encoding, write_segments};
+
+pub use nemotron_towers;
+pub use nemotron_postprocess::diarization::{Segment, SegmentFormat};
+pub use nemotron_towers::streaming::SegmentEvent;
+pub use nemotron_towers::{
+    AudioOptions, Channel, Features, GpuOptions, MatmulOptions, ModelOptions, Precision, Progress, StreamingMode,
+};

@@ -1,0 +1,125 @@
+//! Streaming diarization: a [`LiveSession`] takes audio in pieces of any size and gives segment events as soon as
+//! the frames that decide them are final; at its end, the segments and the speaker tensors of the whole stream.
+
+use nemotron_postprocess::diarization::Segment;
+use nemotron_postprocess::diarization::segments::sort_segments;
+use nemotron_towers::streaming::{LiveSegments, SegmentEvent};
+use nemotron_towers::{DiarizerSession, StreamOutput, StreamingMode};
+
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::segment_settings::SegmentSettings;
+use crate::tasks::Diarized;
+
+impl Engine {
+    /// A live session in `mode`, its events made by the rule `settings` ask for (refused when they keep the most
+    /// active speakers, which are known only at the end).
+    pub fn stream(&self, mode: StreamingMode, settings: &SegmentSettings) -> Result<LiveSession<'_>, EngineError> {
+        let rule = settings.segmenter()?.live()?;
+        let diarizer = self.diarizer();
+        let events = LiveSegments::new(rule, diarizer.config())?;
+        Ok(LiveSession {
+            session: diarizer.session(mode)?,
+            kept: Kept { events, logits: Vec::new(), probabilities: Vec::new(), segments: Vec::new() },
+            speakers: diarizer.config().speakers,
+            subsampling: diarizer.config().encoder.subsampling,
+        })
+    }
+}
+
+/// A streaming diarization session and the segment events of its outputs.
+pub struct LiveSession<'e> {
+    session: DiarizerSession<'e>,
+    kept: Kept,
+    speakers: usize,
+    subsampling: usize,
+}
+
+/// What the session's outputs gave so far.
+struct Kept {
+    events: LiveSegments,
+    logits: Vec<f32>,
+    probabilities: Vec<f32>,
+    /// The segments the end events closed.
+    segments: Vec<Segment>,
+}
+
+impl Kept {
+    /// The events of one output of the session; its tensors and closed segments kept.
+    fn take(&mut self, output: StreamOutput) -> Vec<SegmentEvent> {
+        let events = self.events.push(&output);
+        self.logits.extend(output.speaker_logits);
+        self.probabilities.extend(output.speaker_probabilities);
+        self.segments.extend(events.iter().filter_map(SegmentEvent::segment));
+        events
+    }
+}
+
+/// The end of a stream: the last events, and what the whole stream gave.
+pub struct LiveRecording {
+    /// The events the end of the stream made final.
+    pub events: Vec<SegmentEvent>,
+    /// Every segment of the stream, ordered by start then speaker.
+    pub segments: Vec<Segment>,
+    /// The speaker logits and probabilities of the whole stream.
+    pub diarized: Diarized,
+}
+
+impl LiveSession<'_> {
+    /// Feeds 16 kHz mono samples (any number); the events they made final.
+    pub fn push(&mut self, samples: &[f32]) -> Result<Vec<SegmentEvent>, EngineError> {
+        let output = self.session.push(samples)?;
+        Ok(self.kept.take(output))
+    }
+
+    /// Ends the stream: the last events, and every segment of the stream ordered by start then speaker.
+    pub fn finish(self) -> Result<(Vec<SegmentEvent>, Vec<Segment>), EngineError> {
+        let LiveRecording { events, segments, .. } = self.finish_recording()?;
+        Ok((events, segments))
+    }
+
+    /// Ends the stream, keeping its speaker tensors too (what `diarize --stream --out` writes).
+    pub fn finish_recording(self) -> Result<LiveRecording, EngineError> {
+        let LiveSession { session, mut kept, speakers, subsampling } = self;
+        let mut events = kept.take(session.finish()?);
+        let last = kept.events.finish();
+        kept.segments.extend(last.iter().filter_map(SegmentEvent::segment));
+        events.extend(last);
+        sort_segments(&mut kept.segments);
+        let frames = kept.logits.len() / speakers.max(1);
+        let diarized = Diarized::new(kept.logits, kept.probabilities, frames, speakers, subsampling);
+        Ok(LiveRecording { events, segments: kept.segments, diarized })
+    }
+
+    /// Seconds of audio received.
+    pub fn processed_seconds(&self) -> f64 {
+        self.session.samples_received() as f64 / f64::from(nemotron_towers::audio::SAMPLE_RATE)
+    }
+
+    /// The session's streaming mode.
+    pub fn mode(&self) -> StreamingMode {
+        self.session.mode()
+    }
+
+    /// `[frames, speakers]` speaker logits at 10 ms so far.
+    pub fn logits(&self) -> &[f32] {
+        &self.kept.logits
+    }
+
+    /// `[rows, speakers]` speaker probabilities at the encoder rate so far.
+    pub fn probabilities(&self) -> &[f32] {
+        &self.kept.probabilities
+    }
+}
+
+/// One event as `diarize --stream` prints it: `{"event":"start","speaker":2,"time":12.48}` or
+/// `{"event":"end","speaker":2,"time":13.10,"start":12.48,"end":13.10}` (times in seconds, 10 ms steps; no newline).
+pub fn event_json_line(event: &SegmentEvent) -> String {
+    match (*event, event.segment()) {
+        (SegmentEvent::End { speaker, .. }, Some(segment)) => format!(
+            r#"{{"event":"end","speaker":{speaker},"time":{:.2},"start":{:.2},"end":{:.2}}}"#,
+            segment.end, segment.start, segment.end
+        ),
+        _ => format!(r#"{{"event":"start","speaker":{},"time":{:.2}}}"#, event.speaker(), event.seconds()),
+    }
+}

@@ -1,0 +1,192 @@
+//! How speaker activity becomes segments, as one typed value: upstream's one-threshold rule, or NeMo's
+//! post-processing (settings from a YAML file, each overridable), and how many speakers to keep. The CLI's segment
+//! flags, the server's form fields and a Python dict all map onto [`SegmentSettings`] (serde), and each value is
+//! checked here, the error naming the field.
+
+use std::path::PathBuf;
+
+use nemotron_postprocess::diarization::{FrameGrid, PostProcessing, Segment, keep_most_active, threshold_segments};
+use nemotron_towers::streaming::SegmentRule;
+use serde::Deserialize;
+
+use crate::error::EngineError;
+use crate::tasks::Diarized;
+
+/// The segment settings. Every field is optional; `Default` (nothing set) is upstream's rule at threshold 0.5.
+/// NeMo's post-processing is used as soon as one of its settings or a YAML file is given (even at NeMo's default
+/// values, whose results differ slightly from the one-threshold rule's).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SegmentSettings {
+    /// Activity threshold in [0, 1) (default 0.5). Alone: on each 10 ms speaker probability (upstream's rule). With
+    /// post-processing settings: onset = offset = this.
+    pub threshold: Option<f64>,
+    /// Post-processing: speech starts where the speaker probability is above this (in [0, 1]).
+    pub onset: Option<f64>,
+    /// Post-processing: speech ends where the speaker probability is below this (in [0, 1]).
+    pub offset: Option<f64>,
+    /// Post-processing: seconds added before each segment (finite; may be negative, as in NeMo).
+    pub pad_onset: Option<f64>,
+    /// Post-processing: seconds added after each segment (finite; may be negative).
+    pub pad_offset: Option<f64>,
+    /// Post-processing: drop segments shorter than this many seconds (≥ 0).
+    pub min_duration_on: Option<f64>,
+    /// Post-processing: fill gaps shorter than this many seconds (≥ 0).
+    pub min_duration_off: Option<f64>,
+    /// Post-processing parameters from a NeMo YAML file; the settings above override its values.
+    pub postprocessing: Option<PathBuf>,
+    /// Post-processing parameters as NeMo YAML text (instead of a file: what a client sends a server).
+    pub postprocessing_yaml: Option<String>,
+    /// Keep the N speakers with the most active time (N ≥ 1); drop the others.
+    pub max_speakers: Option<usize>,
+}
+
+/// The rule a [`SegmentSettings`] resolves to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Segmenter {
+    /// Upstream's `extract_speaker_dict`: `sigmoid(logit) > threshold` on each valid 10 ms frame.
+    Threshold {
+        /// In [0, 1).
+        threshold: f64,
+        /// Speakers kept, the most active first.
+        max_speakers: Option<usize>,
+    },
+    /// NeMo's post-processing on the encoder-rate probabilities (its `max_speakers` included).
+    PostProcessing(PostProcessing),
+}
+
+impl SegmentSettings {
+    /// Checks one numeric setting, by field name: the reason it is refused, without the name.
+    pub fn check(field: &str, value: f64) -> Result<(), String> {
+        let probability = |closed: bool| {
+            let within = if closed { (0.0..=1.0).contains(&value) } else { (0.0..1.0).contains(&value) };
+            match within {
+                true => Ok(()),
+                false => Err(format!("{value} is not in [0, 1{}", if closed { "]" } else { ")" })),
+            }
+        };
+        match field {
+            "threshold" => probability(false),
+            "onset" | "offset" => probability(true),
+            "pad_onset" | "pad_offset" | "min_duration_on" | "min_duration_off" if !value.is_finite() => {
+                Err(format!("{value} is not a finite number of seconds"))
+            }
+            "min_duration_on" | "min_duration_off" if value < 0.0 => Err(format!("{value} is negative")),
+            _ => Ok(()),
+        }
+    }
+
+    /// The numeric settings by field name.
+    fn numbers(&self) -> [(&'static str, Option<f64>); 7] {
+        [
+            ("threshold", self.threshold),
+            ("onset", self.onset),
+            ("offset", self.offset),
+            ("pad_onset", self.pad_onset),
+            ("pad_offset", self.pad_offset),
+            ("min_duration_on", self.min_duration_on),
+            ("min_duration_off", self.min_duration_off),
+        ]
+    }
+
+    /// Checks every setting; the error names the field.
+    pub fn validate(&self) -> Result<(), EngineError> {
+        for (field, value) in self.numbers() {
+            if let Some(value) = value {
+                Self::check(field, value).map_err(|problem| EngineError::Setting { field, problem })?;
+            }
+        }
+        let setting = |field, problem: &str| Err(EngineError::Setting { field, problem: problem.into() });
+        if self.threshold.is_some() && (self.onset.is_some() || self.offset.is_some()) {
+            return setting("threshold", "give it, or onset and offset, not both");
+        }
+        if self.postprocessing.is_some() && self.postprocessing_yaml.is_some() {
+            return setting("postprocessing", "give a file or YAML text, not both");
+        }
+        if self.max_speakers == Some(0) {
+            return setting("max_speakers", "0 is not at least 1");
+        }
+        Ok(())
+    }
+
+    /// The rule these settings ask for (reading the YAML file, if one is named).
+    pub fn segmenter(&self) -> Result<Segmenter, EngineError> {
+        self.validate()?;
+        let tuned = self.numbers()[1..].iter().any(|(_, value)| value.is_some());
+        let yaml = self.postprocessing.is_some() || self.postprocessing_yaml.is_some();
+        if !tuned && !yaml {
+            return Ok(Segmenter::Threshold {
+                threshold: self.threshold.unwrap_or(0.5),
+                max_speakers: self.max_speakers,
+            });
+        }
+        let mut settings = match (&self.postprocessing, &self.postprocessing_yaml) {
+            (Some(path), _) => PostProcessing::read_nemo_yaml(path)?,
+            (None, Some(text)) => PostProcessing::from_nemo_yaml(text, "the post-processing YAML")?,
+            (None, None) => PostProcessing::default(),
+        };
+        let overrides = [
+            (&mut settings.onset, self.onset.or(self.threshold)),
+            (&mut settings.offset, self.offset.or(self.threshold)),
+            (&mut settings.pad_onset, self.pad_onset),
+            (&mut settings.pad_offset, self.pad_offset),
+            (&mut settings.min_duration_on, self.min_duration_on),
+            (&mut settings.min_duration_off, self.min_duration_off),
+        ];
+        for (slot, value) in overrides {
+            if let Some(value) = value {
+                *slot = value;
+            }
+        }
+        settings.max_speakers = self.max_speakers;
+        settings.validate()?;
+        Ok(Segmenter::PostProcessing(settings))
+    }
+}
+
+impl Segmenter {
+    /// The segments of one recording, ordered by start then speaker.
+    pub fn segments(&self, diarized: &Diarized) -> Vec<Segment> {
+        let (speakers, subsampling) = (diarized.speakers(), diarized.subsampling());
+        match self {
+            Segmenter::Threshold { threshold, max_speakers } => {
+                let mut segments = threshold_segments(diarized.logits(), speakers, diarized.frames(), *threshold);
+                if let Some(n) = max_speakers {
+                    keep_most_active(&mut segments, *n);
+                }
+                segments
+            }
+            Segmenter::PostProcessing(settings) => {
+                // The encoder rows that hold valid frames: NeMo's encoder length, ⌈valid / subsampling⌉.
+                let rows = diarized.frames().div_ceil(subsampling);
+                settings.segments(diarized.probabilities(), speakers, rows, FrameGrid::sortformer(subsampling))
+            }
+        }
+    }
+
+    /// The thresholds a timeline draws: `(name, value)`.
+    pub fn thresholds(&self) -> Vec<(&'static str, f64)> {
+        match self {
+            Segmenter::Threshold { threshold, .. } => vec![("threshold", *threshold)],
+            Segmenter::PostProcessing(p) if p.onset == p.offset => vec![("onset = offset", p.onset)],
+            Segmenter::PostProcessing(p) => vec![("onset", p.onset), ("offset", p.offset)],
+        }
+    }
+
+    /// The rule of a stream's events: this one, unless it keeps the most active speakers (which are known only at
+    /// the end of a recording).
+    pub fn live(&self) -> Result<SegmentRule, EngineError> {
+        match *self {
+            Segmenter::Threshold { threshold, max_speakers: None } => Ok(SegmentRule::Threshold(threshold)),
+            Segmenter::PostProcessing(settings) if settings.max_speakers.is_none() => {
+                Ok(SegmentRule::PostProcessing(settings))
+            }
+            _ => Err(EngineError::Setting {
+                field: "max_speakers",
+                problem: "needs the whole recording (the most active speakers are known only at its end): not with \
+                          a stream"
+                    .into(),
+            }),
+        }
+    }
+}

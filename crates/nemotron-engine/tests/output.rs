@@ -1,0 +1,46 @@
+//! Output files appear whole or not at all, errors name the final path, and the stream's event lines keep the
+//! CLI's layout.
+
+use std::path::Path;
+
+use nemotron_engine::{ErrorKind, SegmentEvent, event_json_line, output};
+
+#[test]
+fn a_failed_write_leaves_nothing_and_names_the_final_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.rttm");
+    let error = output::write_atomic(&path, |temporary| {
+        std::fs::write(temporary, b"partial")?;
+        Err(std::io::Error::other("disk full"))
+    })
+    .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Io);
+    assert_eq!(error.to_string(), format!("cannot write {}: disk full", path.display()));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "a temporary file was left behind");
+    output::write_bytes(&path, b"whole").unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), b"whole");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn outputs_are_checked_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.json");
+    let twice = output::check_files(&[&file, Path::new("b.csv"), &file]).unwrap_err();
+    assert_eq!(twice.kind(), ErrorKind::Usage, "{twice}");
+    let missing = dir.path().join("no/such/folder/a.json");
+    let error = output::check_files(&[&missing]).unwrap_err();
+    assert!(error.to_string().contains("does not exist"), "{error}");
+    let error = output::check_files(&[dir.path()]).unwrap_err();
+    assert!(error.to_string().ends_with("it is a folder"), "{error}");
+    output::check_files(&[&file]).unwrap();
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the probe was left behind");
+}
+
+#[test]
+fn event_lines_keep_the_clis_layout() {
+    let start = SegmentEvent::Start { speaker: 2, frame: 1_248 };
+    assert_eq!(event_json_line(&start), r#"{"event":"start","speaker":2,"time":12.48}"#);
+    let end = SegmentEvent::End { speaker: 3, start: 7, end: 1_310 };
+    assert_eq!(event_json_line(&end), r#"{"event":"end","speaker":3,"time":13.10,"start":0.07,"end":13.10}"#);
+}
