@@ -135,8 +135,8 @@ pub fn write_plot(
         segments,
         probabilities: recording.probabilities(),
         speakers: recording.speakers(),
-        frame_seconds: nemotron_postprocess::diarization::FRAME_SECONDS * recording.subsampling() as f64,
-        seconds: recording.frames() as f64 * nemotron_postprocess::diarization::FRAME_SECONDS,
+        frame_seconds: nemotron_postprocess::time::FRAME_SECONDS * recording.subsampling() as f64,
+        seconds: recording.frames() as f64 * nemotron_postprocess::time::FRAME_SECONDS,
         thresholds: &segmenter.thresholds(),
     };
     Ok(output::write_bytes(path, &timeline.png().map_err(Failure::Message)?)?)

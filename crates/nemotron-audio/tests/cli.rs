@@ -10,9 +10,9 @@ use std::process::Command;
 use cli_support::{fails, ok, path_str, run, testdata};
 use common::{edited_weights, model_dir};
 use hound::{SampleFormat, WavSpec};
-use nemotron_testkit::assert_close;
 use nemotron_postprocess::diarization::rttm::parse_rttm;
 use nemotron_postprocess::diarization::threshold_segments;
+use nemotron_testkit::assert_close;
 use nemotron_towers::Checkpoint;
 use nemotron_towers::tensor_file::Tensor;
 

@@ -185,7 +185,9 @@ impl Engine {
             return Ok(tokenizer);
         }
         let tokenizer = match &self.tokenizer_source {
-            TokenizerSource::Folder(dir) => AlignmentTokenizer::for_checkpoint(dir)?,
+            TokenizerSource::Folder(dir) => AlignmentTokenizer::for_checkpoint(dir, |tensor| {
+                nemotron_towers::Checkpoint::open(dir).is_ok_and(|checkpoint| checkpoint.contains(tensor))
+            })?,
             #[cfg(feature = "demo")]
             TokenizerSource::Demo => crate::demo::tokenizer()?,
         };

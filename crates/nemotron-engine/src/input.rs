@@ -4,8 +4,8 @@
 use std::io::Read;
 use std::path::Path;
 
+use nemotron_postprocess::time::FRAME_SECONDS;
 use nemotron_towers::audio::{self, SAMPLE_RATE};
-use nemotron_postprocess::diarization::FRAME_SECONDS;
 use nemotron_towers::{AudioError, AudioOptions, Channel, Features, tensor_file};
 
 use crate::error::EngineError;

@@ -106,8 +106,8 @@ pub use live::{LiveRecording, LiveSession, event_json_line};
 pub use segment_settings::{SegmentSettings, Segmenter};
 pub use tasks::{AlignRequest, Aligned, Diarized, Encoding, write_segments};
 
-pub use nemotron_towers;
 pub use nemotron_postprocess::diarization::{Segment, SegmentFormat};
+pub use nemotron_towers;
 pub use nemotron_towers::streaming::SegmentEvent;
 pub use nemotron_towers::{
     AudioOptions, Channel, Features, GpuOptions, MatmulOptions, ModelOptions, Precision, Progress, StreamingMode,

@@ -1,8 +1,8 @@
 //! Segment settings as the front ends hand them over (serde, as the server's form fields and Python dicts map onto
 //! them): the rule each resolves to, and the field each refusal names.
 
-use nemotron_postprocess::diarization::PostProcessing;
 use nemotron_engine::{EngineError, ErrorKind, SegmentSettings, Segmenter};
+use nemotron_postprocess::diarization::PostProcessing;
 
 fn from_json(json: &str) -> SegmentSettings {
     serde_json::from_str(json).unwrap_or_else(|e| panic!("{json}: {e}"))

@@ -29,7 +29,8 @@ pub fn gpu_options() -> GpuOptions {
     };
     GpuOptions {
         adapter_name: var("WGPU_ADAPTER_NAME"),
-        backends: var("WGPU_BACKEND").map_or(wgpu::Backends::PRIMARY, |list| wgpu::Backends::from_comma_list(&list)),
+        backends: var("WGPU_BACKEND")
+            .map_or(gpu_core::wgpu::Backends::PRIMARY, |list| gpu_core::wgpu::Backends::from_comma_list(&list)),
         pipeline_cache_dir,
         label: APPLICATION.to_string(),
         ..GpuOptions::default()

@@ -7,8 +7,8 @@ mod common;
 
 use common::{case_dir, test_options};
 
-use nemotron_testkit::test_gpu;
 use nemotron_postprocess::alignment::{self, AlignOptions, Alignment, AlignmentTokenizer, Frames, SpeakerLogits};
+use nemotron_testkit::test_gpu;
 use nemotron_towers::tensor_file::read_features;
 use nemotron_towers::{AudioOutputs, Model};
 use serde_json::Value;

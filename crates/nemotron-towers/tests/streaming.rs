@@ -10,9 +10,9 @@ mod strategies;
 use std::sync::OnceLock;
 
 use common::{case_dir, test_options};
-use nemotron_testkit::{Rng, f32_to_f64, rel_frobenius};
 use nemotron_postprocess::diarization::segments::sort_segments;
 use nemotron_postprocess::diarization::{FrameGrid, PostProcessing, Segment, threshold_segments};
+use nemotron_testkit::{Rng, f32_to_f64, rel_frobenius};
 use nemotron_towers::audio::AudioError;
 use nemotron_towers::streaming::{ChunkReport, LiveSegments, SegmentEvent, SegmentRule, StreamOutput};
 use nemotron_towers::{Checkpoint, Diarizer, DiarizerSession, Error, Model, ModelConfig, StreamingMode, read_audio};

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use audio_kernels::Weight;
-use nemotron_testkit::{test_gpu, test_matmul};
 use gpu_core::GpuBuffer;
+use nemotron_testkit::{test_gpu, test_matmul};
 
 use super::*;
 use crate::weights::WeightStore;
