@@ -1,4 +1,4 @@
-// Masked bidirectional multi-head attention, flash style (online softmax, no n×n score matrix).
+// Masked bidirectional multi-head attention, flash style (online softmax, no n×n score matrix), register-blocked.
 //
 // Layout: `qkv` is f32 [seqs·seq_len, 3·d], d = heads·head_dim; q, k, v are the column blocks
 // [0,d), [d,2d), [2d,3d) and head h uses columns [h·head_dim, (h+1)·head_dim) of each block.
@@ -10,63 +10,139 @@
 // without valid keys ends up attending uniformly to all of its keys. Keys past the end of the
 // sequence (in a partial tile) are excluded outright.
 //
-// Tiling: a workgroup takes one (sequence, head, block of 32 queries), LANES = HEAD_DIM/16 invocations
-// per query, so that each invocation holds exactly four vec4 of its query (dims 4·(lane + LANES·i),
-// pre-scaled by 1/√head_dim) and of the output accumulator in named registers. Keys go by tiles of
-// BLOCK_KEYS rows, K and V staged in workgroup memory (a lane reads 16 consecutive bytes, the lanes
-// of a query a contiguous run, the queries of a subgroup the same run: conflict-free broadcasts).
-// Per tile: each lane forms partial dot products with every key, the LANES partials of a query are
-// summed with subgroup shuffles and the score is staged in workgroup memory; then every lane
-// rescales its running max, sum and accumulator once and accumulates probability × v.
-// HEAD_DIM is head_dim padded up to 32, 64 or 128 (padding dims are zero, never written out).
+// Tiling: a workgroup of 64 invocations takes one (sequence, head, block of 32 queries, slice of the keys). Invocation
+// t is query group g = t / 8 and key group c = t % 8; it owns queries g, g + 8, g + 16, g + 24 of the block (with
+// BLOCK_QUERIES = 16, a fallback for small workgroup memories: 32 invocations, queries g + 4i). Q is
+// staged once (scaled by 1/√head_dim); the keys go by tiles of 32, each tile in two rounds through one buffer:
+//   1. K staged; the invocation forms the 4×4 scores of its queries with keys c, c + 8, c + 16, c + 24 in
+//      registers (two 16-byte workgroup loads per 16 FMAs), takes each query's tile maximum across the 8
+//      invocations of its group (three subgroup shuffles), rescales its running sums and outputs once, and turns
+//      each score into a probability with one `exp`;
+//   2. V staged over K and the probabilities in `p_tile`; the invocation adds probability × v for its queries and
+//      output dims 4·(c + 8·b) .. +3, b < HEAD_DIM / 32 (one 16-byte load of 4 probabilities and HEAD_DIM / 32 of v
+//      per 4·HEAD_DIM / 8 FMAs).
+// Staged rows are HEAD_DIM / 4 + 1 groups of 4 apart, so the rows that one instruction reads fall in distinct
+// banks. Each invocation keeps its share of the running sums; the 8 shares of a query are added (shuffles, a fixed
+// order) at the end. HEAD_DIM is head_dim padded up to 32, 64, 96 or 128 (padding dims are zero, never written).
+//
+// Split keys: with `splits` > 1 the key tiles are divided among `splits` workgroups per query block, each writing its
+// unnormalised output, maximum and sum to `partial`; `merge` then combines the slices in order (deterministic).
 
 struct Params {
     seq_len: u32,
     heads: u32,
     head_dim: u32,
     query_blocks: u32,
+    // seqs · heads · query_blocks · splits for `attention`; rows · heads · head_dim for `merge`.
     workgroups: u32,
     scale: f32,
+    splits: u32,
+    // Key tiles per slice (the last slice may have fewer).
+    split_tiles: u32,
+    rows: u32,
 }
 
 @group(0) @binding(0) var<storage, read> qkv: array<f32>;
-@group(0) @binding(1) var<storage, read> key_valid: array<u32>;
-@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+// The same buffer by 16-byte groups, read where a head's rows start on one (ALIGNED).
+@group(0) @binding(1) var<storage, read> qkv4: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> key_valid: array<u32>;
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;
+// With splits > 1: the unnormalised outputs [splits][rows][d], then (maximum, sum) per [splits][rows][heads].
+@group(0) @binding(4) var<storage, read_write> partial: array<f32>;
 @group(1) @binding(0) var<uniform> p: Params;
 
 override HEAD_DIM: u32 = 128u;
-override BLOCK_KEYS: u32 = 32u;
+// head_dim % 4 == 0: every head's row starts on a 16-byte group of `qkv`.
+override ALIGNED: bool = true;
 
-const BLOCK_QUERIES: u32 = 32u;
+// 32, or 16 where the device's workgroup memory is too small for 32 (not on the GPUs this is tuned for).
+override BLOCK_QUERIES: u32 = 32u;
+const BLOCK_KEYS: u32 = 32u;
+// Query groups (of 8 invocations, one per key group), each holding 4 queries.
+override QG: u32 = BLOCK_QUERIES / 4u;
+override THREADS: u32 = QG * 8u;
 const MASKED: f32 = -3.40282347e38;
+// Row stride of `p_tile` in groups of 4: 40 floats, so that the 4 query groups of a subgroup write distinct banks.
+const P_ROW4: u32 = 10u;
 
-override VEC_DIM: u32 = HEAD_DIM / 4u;
-override LANES: u32 = VEC_DIM / 4u;
-override WG: u32 = BLOCK_QUERIES * LANES;
-override SCORE_STRIDE: u32 = BLOCK_KEYS + 1u;
+override D4: u32 = HEAD_DIM / 4u;
+override ROW4: u32 = D4 + 1u;
+// Output groups of 4 per invocation and query.
+override DV: u32 = HEAD_DIM / 32u;
+override TILE_LEN: u32 = BLOCK_QUERIES * ROW4;
+override KV_LEN: u32 = BLOCK_KEYS * ROW4;
+override P_LEN: u32 = BLOCK_QUERIES * P_ROW4;
+override STAGE_LOADS: u32 = BLOCK_KEYS * D4 / THREADS;
 
-var<workgroup> k_tile: array<vec4<f32>, BLOCK_KEYS * VEC_DIM>;
-var<workgroup> v_tile: array<vec4<f32>, BLOCK_KEYS * VEC_DIM>;
-// Per key of the tile: 0 past the sequence end, 1 masked, 2 valid.
-var<workgroup> key_state: array<u32, BLOCK_KEYS>;
-var<workgroup> scores: array<f32, BLOCK_QUERIES * SCORE_STRIDE>;
+var<workgroup> q_tile: array<vec4<f32>, TILE_LEN>;
+var<workgroup> kv_tile: array<vec4<f32>, KV_LEN>;
+var<workgroup> p_tile: array<vec4<f32>, P_LEN>;
 
-// Dims 4·dim4 .. 4·dim4+3 of one head's q, k or v in `row` of the sequence; zero past head_dim.
+// Dims 4·dim4 .. 4·dim4+3 of one head's q, k or v in `row`; zero past head_dim.
 fn head_vec4(row: u32, column0: u32, dim4: u32) -> vec4<f32> {
     let start = row * 3u * p.heads * p.head_dim + column0 + 4u * dim4;
-    if 4u * dim4 + 3u < p.head_dim {
-        return vec4(qkv[start], qkv[start + 1u], qkv[start + 2u], qkv[start + 3u]);
-    }
     var v = vec4<f32>(0.0);
-    for (var k = 0u; k < 4u; k++) {
-        if 4u * dim4 + k < p.head_dim {
-            v[k] = qkv[start + k];
+    if 4u * dim4 < p.head_dim {
+        if ALIGNED {
+            v = qkv4[start / 4u];
+        } else {
+            for (var k = 0u; k < 4u; k++) {
+                if 4u * dim4 + k < p.head_dim {
+                    v[k] = qkv[start + k];
+                }
+            }
         }
     }
     return v;
 }
 
-@compute @workgroup_size(WG)
+// Stages rows row0 .. row0 + 31 (clamped to the sequence) of the block at `column0` into `kv_tile`: consecutive
+// invocations read consecutive 16-byte groups of a row.
+fn stage_kv(seq_row0: u32, row0: u32, column0: u32, t: u32) {
+    // All loads issued before the first store (STAGE_LOADS ≤ 32).
+    var v: array<vec4<f32>, 32>;
+    for (var i = 0u; i < STAGE_LOADS; i++) {
+        let u = i * THREADS + t;
+        v[i] = head_vec4(seq_row0 + min(row0 + u / D4, p.seq_len - 1u), column0, u % D4);
+    }
+    for (var i = 0u; i < STAGE_LOADS; i++) {
+        let u = i * THREADS + t;
+        kv_tile[(u / D4) * ROW4 + u % D4] = v[i];
+    }
+}
+
+// acc + a·b, as a chain of FMAs.
+fn dot_acc(acc: f32, a: vec4<f32>, b: vec4<f32>) -> f32 {
+    return fma(a.w, b.w, fma(a.z, b.z, fma(a.y, b.y, fma(a.x, b.x, acc))));
+}
+
+// acc + (q·k0, q·k1, q·k2, q·k3).
+fn scores4(acc: vec4<f32>, q: vec4<f32>, k0: vec4<f32>, k1: vec4<f32>, k2: vec4<f32>, k3: vec4<f32>) -> vec4<f32> {
+    return vec4(dot_acc(acc.x, q, k0), dot_acc(acc.y, q, k1), dot_acc(acc.z, q, k2), dot_acc(acc.w, q, k3));
+}
+
+fn max4(v: vec4<f32>) -> f32 {
+    return max(max(v.x, v.y), max(v.z, v.w));
+}
+
+fn sum4(v: vec4<f32>) -> f32 {
+    return (v.x + v.y) + (v.z + v.w);
+}
+
+// The same value in all 8 invocations of a query group (lanes 8g .. 8g + 7 of the subgroup).
+fn group_max(v: vec4<f32>) -> vec4<f32> {
+    var m = max(v, subgroupShuffleXor(v, 1u));
+    m = max(m, subgroupShuffleXor(m, 2u));
+    return max(m, subgroupShuffleXor(m, 4u));
+}
+
+fn group_sum(v: vec4<f32>) -> vec4<f32> {
+    var s = v + subgroupShuffleXor(v, 1u);
+    s += subgroupShuffleXor(s, 2u);
+    return s + subgroupShuffleXor(s, 4u);
+}
+
+@compute @workgroup_size(THREADS)
 fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
              @builtin(local_invocation_index) t: u32) {
     let flat = wid.y * groups.x + wid.x;
@@ -74,94 +150,187 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gro
     if flat >= p.workgroups {
         return;
     }
-    let query0 = (flat % p.query_blocks) * BLOCK_QUERIES;
-    let head = (flat / p.query_blocks) % p.heads;
-    let seq_row0 = (flat / (p.query_blocks * p.heads)) * p.seq_len;
+    let split = flat % p.splits;
+    let block = flat / p.splits;
+    let query0 = (block % p.query_blocks) * BLOCK_QUERIES;
+    let head = (block / p.query_blocks) % p.heads;
+    let seq_row0 = (block / (p.query_blocks * p.heads)) * p.seq_len;
     let width = p.heads * p.head_dim;
-    let q_column0 = head * p.head_dim;
-    let q_row = t / LANES;
-    let query = query0 + q_row;
-    let lane = t % LANES;
-    // Rows past the sequence end compute on a clamped row and are not written.
-    let query_row = seq_row0 + min(query, p.seq_len - 1u);
-    let q0 = head_vec4(query_row, q_column0, lane) * p.scale;
-    let q1 = head_vec4(query_row, q_column0, lane + LANES) * p.scale;
-    let q2 = head_vec4(query_row, q_column0, lane + 2u * LANES) * p.scale;
-    let q3 = head_vec4(query_row, q_column0, lane + 3u * LANES) * p.scale;
-    var acc0 = vec4<f32>(0.0);
-    var acc1 = vec4<f32>(0.0);
-    var acc2 = vec4<f32>(0.0);
-    var acc3 = vec4<f32>(0.0);
-    var row_max = MASKED;
-    var row_sum = 0.0;
-    let score_row = q_row * SCORE_STRIDE;
+    let column0 = head * p.head_dim;
+    let g = t / 8u;
+    let c = t % 8u;
 
-    for (var key0 = 0u; key0 < p.seq_len; key0 += BLOCK_KEYS) {
-        workgroupBarrier();
-        for (var i = t; i < BLOCK_KEYS * VEC_DIM; i += WG) {
-            let key = min(key0 + i / VEC_DIM, p.seq_len - 1u);
-            k_tile[i] = head_vec4(seq_row0 + key, width + q_column0, i % VEC_DIM);
-            v_tile[i] = head_vec4(seq_row0 + key, 2u * width + q_column0, i % VEC_DIM);
-        }
-        if t < BLOCK_KEYS {
-            let key = key0 + t;
-            let valid = key_valid[seq_row0 + min(key, p.seq_len - 1u)] != 0u;
-            key_state[t] = select(0u, select(1u, 2u, valid), key < p.seq_len);
-        }
-        workgroupBarrier();
-
-        for (var j = 0u; j < BLOCK_KEYS; j++) {
-            let at = j * VEC_DIM + lane;
-            var s = dot(q0, k_tile[at]) + dot(q1, k_tile[at + LANES]) + dot(q2, k_tile[at + 2u * LANES])
-                + dot(q3, k_tile[at + 3u * LANES]);
-            for (var offset = 1u; offset < LANES; offset *= 2u) {
-                s += subgroupShuffleXor(s, offset);
-            }
-            if lane == 0u {
-                scores[score_row + j] = select(MASKED, s, key_state[j] == 2u);
-            }
-        }
-        workgroupBarrier();
-
-        var tile_max = row_max;
-        for (var j = 0u; j < BLOCK_KEYS; j++) {
-            if key_state[j] != 0u {
-                tile_max = max(tile_max, scores[score_row + j]);
-            }
-        }
-        let factor = exp(row_max - tile_max);
-        row_sum *= factor;
-        acc0 *= factor;
-        acc1 *= factor;
-        acc2 *= factor;
-        acc3 *= factor;
-        for (var j = 0u; j < BLOCK_KEYS; j++) {
-            let prob = select(0.0, exp(scores[score_row + j] - tile_max), key_state[j] != 0u);
-            row_sum += prob;
-            let at = j * VEC_DIM + lane;
-            acc0 += prob * v_tile[at];
-            acc1 += prob * v_tile[at + LANES];
-            acc2 += prob * v_tile[at + 2u * LANES];
-            acc3 += prob * v_tile[at + 3u * LANES];
-        }
-        row_max = tile_max;
+    // Q, scaled; rows past the sequence end compute on a clamped row and are not written.
+    for (var u = t; u < BLOCK_QUERIES * D4; u += THREADS) {
+        let row = seq_row0 + min(query0 + u / D4, p.seq_len - 1u);
+        q_tile[(u / D4) * ROW4 + u % D4] = head_vec4(row, column0, u % D4) * p.scale;
     }
 
-    if query < p.seq_len {
-        let start = (seq_row0 + query) * width + q_column0;
-        let inv_sum = 1.0 / row_sum;
-        write_vec4(start, lane, acc0 * inv_sum);
-        write_vec4(start, lane + LANES, acc1 * inv_sum);
-        write_vec4(start, lane + 2u * LANES, acc2 * inv_sum);
-        write_vec4(start, lane + 3u * LANES, acc3 * inv_sum);
+    // Component i: query g + 8i. Running maximum, this invocation's share of the running sum.
+    var row_max = vec4<f32>(MASKED);
+    var row_sum = vec4<f32>(0.0);
+    // Output of query g + 8i, dims 4·(c + 8b) .. +3, at [i·4 + b].
+    var acc: array<vec4<f32>, 16>;
+    for (var i = 0u; i < 16u; i++) {
+        acc[i] = vec4<f32>(0.0);
+    }
+
+    let tiles = (p.seq_len + BLOCK_KEYS - 1u) / BLOCK_KEYS;
+    let tile0 = split * p.split_tiles;
+    let tile_end = min(tile0 + p.split_tiles, tiles);
+    let qa = g * ROW4;
+    let ka = c * ROW4;
+    for (var tile = tile0; tile < tile_end; tile++) {
+        let key0 = tile * BLOCK_KEYS;
+        workgroupBarrier();
+        stage_kv(seq_row0, key0, width + column0, t);
+        workgroupBarrier();
+
+        // s_i: query g + 8i against keys c, c + 8, c + 16, c + 24.
+        var s0 = vec4<f32>(0.0);
+        var s1 = vec4<f32>(0.0);
+        var s2 = vec4<f32>(0.0);
+        var s3 = vec4<f32>(0.0);
+        for (var d = 0u; d < D4; d++) {
+            let k0 = kv_tile[ka + d];
+            let k1 = kv_tile[ka + 8u * ROW4 + d];
+            let k2 = kv_tile[ka + 16u * ROW4 + d];
+            let k3 = kv_tile[ka + 24u * ROW4 + d];
+            s0 = scores4(s0, q_tile[qa + d], k0, k1, k2, k3);
+            s1 = scores4(s1, q_tile[qa + QG * ROW4 + d], k0, k1, k2, k3);
+            s2 = scores4(s2, q_tile[qa + 2u * QG * ROW4 + d], k0, k1, k2, k3);
+            s3 = scores4(s3, q_tile[qa + 3u * QG * ROW4 + d], k0, k1, k2, k3);
+        }
+        // Per key: inside the sequence, and valid.
+        var inside = vec4<bool>(false);
+        var valid = vec4<bool>(false);
+        for (var j = 0u; j < 4u; j++) {
+            let key = key0 + c + 8u * j;
+            inside[j] = key < p.seq_len;
+            valid[j] = inside[j] && key_valid[seq_row0 + min(key, p.seq_len - 1u)] != 0u;
+        }
+        // Masked keys score MASKED; keys past the end too for the maximum (never above it), then weigh 0.
+        s0 = select(vec4(MASKED), s0, valid);
+        s1 = select(vec4(MASKED), s1, valid);
+        s2 = select(vec4(MASKED), s2, valid);
+        s3 = select(vec4(MASKED), s3, valid);
+        let tile_max = group_max(vec4(max4(s0), max4(s1), max4(s2), max4(s3)));
+        let new_max = max(row_max, tile_max);
+        let factor = exp(row_max - new_max);
+        row_max = new_max;
+        let p0 = select(vec4(0.0), exp(s0 - new_max.x), inside);
+        let p1 = select(vec4(0.0), exp(s1 - new_max.y), inside);
+        let p2 = select(vec4(0.0), exp(s2 - new_max.z), inside);
+        let p3 = select(vec4(0.0), exp(s3 - new_max.w), inside);
+        row_sum = row_sum * factor + vec4(sum4(p0), sum4(p1), sum4(p2), sum4(p3));
+        for (var b = 0u; b < DV; b++) {
+            acc[b] *= factor.x;
+            acc[4u + b] *= factor.y;
+            acc[8u + b] *= factor.z;
+            acc[12u + b] *= factor.w;
+        }
+
+        // Every invocation is done with K.
+        workgroupBarrier();
+        stage_kv(seq_row0, key0, 2u * width + column0, t);
+        // Key c + 8j of query g + 8i at row g + 8i, column c + 8j.
+        for (var j = 0u; j < 4u; j++) {
+            let at = g * P_ROW4 + c / 4u + 2u * j;
+            p_tile[at][c % 4u] = p0[j];
+            p_tile[at + QG * P_ROW4][c % 4u] = p1[j];
+            p_tile[at + 2u * QG * P_ROW4][c % 4u] = p2[j];
+            p_tile[at + 3u * QG * P_ROW4][c % 4u] = p3[j];
+        }
+        workgroupBarrier();
+
+        for (var j4 = 0u; j4 < BLOCK_KEYS / 4u; j4++) {
+            let pa = g * P_ROW4 + j4;
+            let w0 = p_tile[pa];
+            let w1 = p_tile[pa + QG * P_ROW4];
+            let w2 = p_tile[pa + 2u * QG * P_ROW4];
+            let w3 = p_tile[pa + 3u * QG * P_ROW4];
+            for (var kk = 0u; kk < 4u; kk++) {
+                let va = (4u * j4 + kk) * ROW4 + c;
+                for (var b = 0u; b < DV; b++) {
+                    let v = kv_tile[va + 8u * b];
+                    acc[b] = fma(vec4(w0[kk]), v, acc[b]);
+                    acc[4u + b] = fma(vec4(w1[kk]), v, acc[4u + b]);
+                    acc[8u + b] = fma(vec4(w2[kk]), v, acc[8u + b]);
+                    acc[12u + b] = fma(vec4(w3[kk]), v, acc[12u + b]);
+                }
+            }
+        }
+    }
+
+    let rows = p.rows;
+    let total = group_sum(row_sum);
+    for (var i = 0u; i < 4u; i++) {
+        let query = query0 + g + QG * i;
+        if query < p.seq_len {
+            let row = seq_row0 + query;
+            if p.splits == 1u {
+                let inv_sum = 1.0 / total[i];
+                for (var b = 0u; b < DV; b++) {
+                    write4(row * width + column0, c + 8u * b, acc[4u * i + b] * inv_sum);
+                }
+            } else {
+                let slice = split * rows + row;
+                for (var b = 0u; b < DV; b++) {
+                    write4_partial(slice * width + column0, c + 8u * b, acc[4u * i + b]);
+                }
+                if c == 0u {
+                    let at = p.splits * rows * width + 2u * (slice * p.heads + head);
+                    partial[at] = row_max[i];
+                    partial[at + 1u] = total[i];
+                }
+            }
+        }
     }
 }
 
-// Dims 4·dim4 .. 4·dim4+3 of an output row starting at `start`, those below head_dim.
-fn write_vec4(start: u32, dim4: u32, value: vec4<f32>) {
+// Dims 4·dim4 .. 4·dim4+3 of the output row starting at `start`, those below head_dim.
+fn write4(start: u32, dim4: u32, value: vec4<f32>) {
     for (var k = 0u; k < 4u; k++) {
         if 4u * dim4 + k < p.head_dim {
             out[start + 4u * dim4 + k] = value[k];
         }
     }
+}
+
+fn write4_partial(start: u32, dim4: u32, value: vec4<f32>) {
+    for (var k = 0u; k < 4u; k++) {
+        if 4u * dim4 + k < p.head_dim {
+            partial[start + 4u * dim4 + k] = value[k];
+        }
+    }
+}
+
+const MERGE_THREADS: u32 = 64u;
+
+// One invocation per output value: the slices' outputs rescaled to their common maximum, added in slice order, over
+// their rescaled sums.
+@compute @workgroup_size(MERGE_THREADS)
+fn merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+         @builtin(local_invocation_index) t: u32) {
+    let e = (wid.y * groups.x + wid.x) * MERGE_THREADS + t;
+    if e >= p.workgroups {
+        return;
+    }
+    let width = p.heads * p.head_dim;
+    let row = e / width;
+    let head = (e % width) / p.head_dim;
+    let stats = p.splits * p.rows * width;
+    var m = MASKED;
+    for (var z = 0u; z < p.splits; z++) {
+        m = max(m, partial[stats + 2u * ((z * p.rows + row) * p.heads + head)]);
+    }
+    var sum = 0.0;
+    var value = 0.0;
+    for (var z = 0u; z < p.splits; z++) {
+        let at = stats + 2u * ((z * p.rows + row) * p.heads + head);
+        let w = exp(partial[at] - m);
+        sum += partial[at + 1u] * w;
+        value += partial[z * p.rows * width + e] * w;
+    }
+    out[e] = value / sum;
 }

@@ -97,9 +97,10 @@ override TILE_N: u32 = SG_N * 4u * T;
 // one fragment load fall in distinct 16-byte bank groups and every operand starts on a 16-byte boundary.
 override STAGE_ROWS: u32 = 2u * TILE_M + TILE_N;
 override ROW_ELEMS: u32 = STAGE_K + 8u;
-// Two stage buffers. Scalar f16: `coopLoad` takes its element type from the pointer and its stride in elements.
-override TILES_LEN: u32 = 2u * STAGE_ROWS * ROW_ELEMS;
-var<workgroup> tiles: array<f16, TILES_LEN>;
+// Two stage buffers, as groups of four f16 (every row and operand starts on a group): a staged group is one 8-byte
+// store, and `coopLoad` reads through a pointer to the group, its stride counted in groups (ROW_ELEMS / 4).
+override TILES_LEN: u32 = 2u * STAGE_ROWS * ROW_ELEMS / 4u;
+var<workgroup> tiles: array<vec4<f16>, TILES_LEN>;
 // One T×T f32 epilogue tile per subgroup. (An array's length must name an override, not be an expression of one:
 // naga 30 panics on the nameless override it would make.)
 override STAGED_LEN: u32 = SG_M * SG_N * T * T;
@@ -146,11 +147,9 @@ fn stage_store(base: u32, u: u32, v: vec4<f32>, wid: vec3<u32>) {
     }
 }
 
+// `at` is an f16 offset, a multiple of 4.
 fn store4(at: u32, v: vec4<f16>) {
-    tiles[at] = v.x;
-    tiles[at + 1u] = v.y;
-    tiles[at + 2u] = v.z;
-    tiles[at + 3u] = v.w;
+    tiles[at / 4u] = v;
 }
 
 // One subgroup's 2T × 4T share of the tile.
@@ -170,16 +169,18 @@ fn product(hi: MatA, lo: MatA, b: MatB) -> MatC {
     return coopMultiplyAdd(lo, b, coopMultiplyAdd(hi, b, MatC()));
 }
 
-// The step at f16 `at` of `tiles`: this subgroup's rows `hi`, `lo` (2 tiles each) and `wr` (4 tiles).
+// The step at f16 `at` of `tiles`: this subgroup's rows `hi`, `lo` (2 tiles each) and `wr` (4 tiles), all f16
+// offsets that are multiples of 4.
 fn multiply(at: u32, hi: vec2<u32>, lo: vec2<u32>, wr: vec4<u32>, a: ptr<function, Accumulators>) {
-    let h0 = coopLoadT<MatA>(&tiles[at + hi.x], ROW_ELEMS);
-    let h1 = coopLoadT<MatA>(&tiles[at + hi.y], ROW_ELEMS);
-    let l0 = coopLoadT<MatA>(&tiles[at + lo.x], ROW_ELEMS);
-    let l1 = coopLoadT<MatA>(&tiles[at + lo.y], ROW_ELEMS);
-    let b0 = coopLoad<MatB>(&tiles[at + wr.x], ROW_ELEMS);
-    let b1 = coopLoad<MatB>(&tiles[at + wr.y], ROW_ELEMS);
-    let b2 = coopLoad<MatB>(&tiles[at + wr.z], ROW_ELEMS);
-    let b3 = coopLoad<MatB>(&tiles[at + wr.w], ROW_ELEMS);
+    let stride = ROW_ELEMS / 4u;
+    let h0 = coopLoadT<MatA>(&tiles[(at + hi.x) / 4u], stride);
+    let h1 = coopLoadT<MatA>(&tiles[(at + hi.y) / 4u], stride);
+    let l0 = coopLoadT<MatA>(&tiles[(at + lo.x) / 4u], stride);
+    let l1 = coopLoadT<MatA>(&tiles[(at + lo.y) / 4u], stride);
+    let b0 = coopLoad<MatB>(&tiles[(at + wr.x) / 4u], stride);
+    let b1 = coopLoad<MatB>(&tiles[(at + wr.y) / 4u], stride);
+    let b2 = coopLoad<MatB>(&tiles[(at + wr.z) / 4u], stride);
+    let b3 = coopLoad<MatB>(&tiles[(at + wr.w) / 4u], stride);
     (*a).c00 = (*a).c00 + product(h0, l0, b0);
     (*a).c01 = (*a).c01 + product(h0, l0, b1);
     (*a).c02 = (*a).c02 + product(h0, l0, b2);

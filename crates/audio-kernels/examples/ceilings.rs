@@ -2,11 +2,13 @@
 //! - the tensor-core rate through wgpu: a loop of cooperative-matrix products on registers only;
 //! - the cost of one dependent dispatch: a chain of trivial dispatches in one pass, each reading what the last wrote;
 //! - the GEMM on the towers' exact shapes, on the f32 path and on the tensor cores with every tile configuration
-//!   and with the product split along k into partial products.
+//!   and with the product split along k into partial products;
+//! - attention on the towers' shapes, its keys split among 1 to 8 workgroups per query block.
 //!
 //! `cargo run --release -p audio-kernels --example ceilings` (environment: `WGPU_ADAPTER_NAME`,
 //! `WGPU_BACKEND`, as the tests read them). On an adapter without f16 16×16×16 cooperative matrices only the rows that apply run.
 
+use audio_kernels::attention::{KeySplits, attention_split};
 use audio_kernels::gemm::{gemm_partials, tensor_cores_available};
 use audio_kernels::random::Rng;
 use audio_kernels::{Epilogue, MatmulOptions, Precision, TensorCoreKernel, Tiles, Weight, gemm};
@@ -25,6 +27,7 @@ fn main() -> Fallible<()> {
     }
     dispatch_chain(&gpu)?;
     gemm_sweep(&gpu)?;
+    attention_sweep(&gpu)?;
     Ok(())
 }
 
@@ -238,4 +241,56 @@ fn time_gemm(
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values[values.len() / 2]
+}
+
+/// Attention shapes of the towers: (case, sequences, rows, heads, head_dim).
+const ATTENTION_SHAPES: &[(&str, usize, usize, usize, usize)] =
+    &[("asr", 1, 600, 10, 128), ("asr8", 8, 600, 10, 128), ("diar", 1, 828, 8, 64), ("wts", 1, 1100, 16, 80)];
+
+fn attention_sweep(gpu: &Gpu) -> Fallible<()> {
+    let mut rng = Rng::new(12);
+    println!(
+        "{:<6} {:>4} {:>5} {:>5} {:>5}  {:<8} {:>9} {:>8}",
+        "case", "seqs", "rows", "heads", "dim", "splits", "ms", "TFLOP/s"
+    );
+    for &(case, seqs, seq_len, heads, head_dim) in ATTENTION_SHAPES {
+        let rows = seqs * seq_len;
+        let width = heads * head_dim;
+        let qkv = gpu.upload_f32("qkv", &rng.f32s(rows * 3 * width, 2.0))?;
+        let valid = gpu.upload_u32("valid", &vec![1; rows])?;
+        let out = gpu.zeros("out", rows * width)?;
+        let flops = 4.0 * (seqs * seq_len * seq_len * width) as f64;
+        for splits in [
+            KeySplits::Auto,
+            KeySplits::Fixed(1),
+            KeySplits::Fixed(2),
+            KeySplits::Fixed(3),
+            KeySplits::Fixed(4),
+            KeySplits::Fixed(6),
+            KeySplits::Fixed(8),
+        ] {
+            let mut times = Vec::new();
+            for round in 0..4 {
+                let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
+                for _ in 0..REPEATS {
+                    attention_split(&mut rec, [&qkv, &valid, &out], (seqs, seq_len, heads, head_dim), splits)?;
+                }
+                let ns = rec.submit_profiled()?.total_ns() / REPEATS as f64;
+                if round > 0 {
+                    times.push(ns);
+                }
+            }
+            let ns = median(times);
+            let label = match splits {
+                KeySplits::Auto => "auto".to_string(),
+                KeySplits::Fixed(n) => n.to_string(),
+            };
+            println!(
+                "{case:<6} {seqs:>4} {seq_len:>5} {heads:>5} {head_dim:>5}  {label:<8} {:>9.4} {:>8.1}",
+                ns / 1e6,
+                flops / ns / 1e3
+            );
+        }
+    }
+    Ok(())
 }

@@ -10,8 +10,14 @@ use crate::shaders::ATTENTION;
 /// Largest head dimension the kernel handles.
 pub const MAX_HEAD_DIM: usize = 128;
 
-/// Query rows per workgroup (`BLOCK_QUERIES` in the shader).
-const BLOCK_QUERIES: usize = 32;
+/// Query rows per workgroup (`BLOCK_QUERIES` in the shader): the first whose workgroup memory fits the device.
+const BLOCK_QUERIES: [usize; 2] = [32, 16];
+/// Keys per staged tile (`BLOCK_KEYS`); the keys are split among workgroups in whole tiles.
+const BLOCK_KEYS: usize = 32;
+/// Invocations of a query group that share a subgroup (the shader's shuffles span 8 lanes).
+const GROUP_LANES: u32 = 8;
+/// Invocations per workgroup of `merge`.
+const MERGE_THREADS: usize = 64;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -22,22 +28,28 @@ struct Params {
     query_blocks: u32,
     workgroups: u32,
     scale: f32,
+    splits: u32,
+    split_tiles: u32,
+    rows: u32,
 }
 
-const PARAMS: &ParamsLayout = &params_layout!(Params { seq_len, heads, head_dim, query_blocks, workgroups, scale });
+const PARAMS: &ParamsLayout =
+    &params_layout!(Params { seq_len, heads, head_dim, query_blocks, workgroups, scale, splits, split_tiles, rows });
 
-const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::ReadWrite];
+/// q/k/v (scalar), q/k/v (16-byte groups: the same buffer), key_valid, out, partial slices.
+const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite, Access::ReadWrite];
 
-/// The specialisation: head dimension padded to 32, 64 or 128 (the shader then runs head_dim/16
-/// lanes per query, which must share a subgroup), and the key tile: 32, or 16 where the staged
-/// tiles would not fit the device's workgroup memory.
+/// Head dimensions the shader is specialised for (head_dim is padded up to the next).
+const HEAD_DIMS: [usize; 4] = [32, 64, 96, 128];
+
+/// The specialisation: head dimension padded to a multiple of 32, whether its rows start on 16-byte groups, and
+/// the queries per workgroup.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Tiling {
     head_dim: usize,
-    block_keys: usize,
+    aligned: bool,
+    block_queries: usize,
 }
-
-const HEAD_DIMS: [usize; 3] = [32, 64, 128];
 
 impl Tiling {
     fn choose(head_dim: usize, subgroup_min: u32, workgroup_bytes: u32) -> Result<Self> {
@@ -47,57 +59,82 @@ impl Tiling {
             requested: head_dim as u64,
             max: MAX_HEAD_DIM as u64,
         })?;
-        let wide = Tiling { head_dim: padded, block_keys: 32 };
-        if (subgroup_min as usize) < wide.lanes() {
+        if subgroup_min < GROUP_LANES {
             return Err(GpuError::LimitExceeded {
-                what: format!("attention with head_dim {head_dim} needs subgroups of {} lanes", wide.lanes()),
+                what: format!("attention needs subgroups of {GROUP_LANES} lanes"),
                 limit: "subgroup_min_size",
-                requested: wide.lanes() as u64,
+                requested: GROUP_LANES as u64,
                 max: subgroup_min as u64,
             });
         }
-        let tiling =
-            if wide.workgroup_bytes() <= workgroup_bytes as u64 { wide } else { Tiling { block_keys: 16, ..wide } };
-        if tiling.workgroup_bytes() > workgroup_bytes as u64 {
+        let tiling = |block_queries| Tiling { head_dim: padded, aligned: head_dim.is_multiple_of(4), block_queries };
+        let fitting = BLOCK_QUERIES.into_iter().map(tiling).find(|t| t.workgroup_bytes() <= workgroup_bytes as u64);
+        let Some(tiling) = fitting else {
+            let tiling = tiling(BLOCK_QUERIES[1]);
             return Err(GpuError::LimitExceeded {
                 what: format!("attention workgroup memory (head_dim {head_dim})"),
                 limit: "max_compute_workgroup_storage_size",
                 requested: tiling.workgroup_bytes(),
                 max: workgroup_bytes as u64,
             });
-        }
+        };
         Ok(tiling)
     }
 
-    /// Invocations per query (`LANES` in the shader).
-    fn lanes(self) -> usize {
-        self.head_dim / 16
-    }
-
-    /// Bytes of `var<workgroup>` the shader declares: K and V tiles, key states, staged scores.
+    /// Bytes of `var<workgroup>` the shader declares: the Q tile (block_queries rows of head_dim + 4 floats), the
+    /// K/V tile (32 such rows) and the probabilities (block_queries rows of 40 floats).
     fn workgroup_bytes(self) -> u64 {
-        (2 * self.block_keys * self.head_dim * 4 + self.block_keys * 4 + BLOCK_QUERIES * (self.block_keys + 1) * 4)
-            as u64
+        ((self.block_queries + BLOCK_KEYS) * (self.head_dim + 4) * 4 + self.block_queries * 40 * 4) as u64
     }
 
-    fn constants(self) -> [(&'static str, f64); 2] {
-        [("HEAD_DIM", self.head_dim as f64), ("BLOCK_KEYS", self.block_keys as f64)]
+    fn constants(self) -> [(&'static str, f64); 3] {
+        [
+            ("HEAD_DIM", self.head_dim as f64),
+            ("ALIGNED", if self.aligned { 1.0 } else { 0.0 }),
+            ("BLOCK_QUERIES", self.block_queries as f64),
+        ]
     }
 }
 
-fn spec<'a>(constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
-    KernelSpec { shader: &ATTENTION, entry: "attention", constants, bindings: BINDINGS, params: PARAMS }
+fn spec<'a>(entry: &'static str, constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
+    KernelSpec { shader: &ATTENTION, entry, constants, bindings: BINDINGS, params: PARAMS }
 }
 
 /// Every pipeline this launcher can build, for shader validation.
 pub fn variants() -> Vec<KernelVariant> {
-    let mut variants = Vec::new();
+    let mut variants = vec![KernelVariant::from(&spec("merge", &[]))];
     for head_dim in HEAD_DIMS {
-        for block_keys in [16, 32] {
-            variants.push(KernelVariant::from(&spec(&Tiling { head_dim, block_keys }.constants())));
+        for aligned in [false, true] {
+            for block_queries in BLOCK_QUERIES {
+                let tiling = Tiling { head_dim, aligned, block_queries };
+                variants.push(KernelVariant::from(&spec("attention", &tiling.constants())));
+            }
         }
     }
     variants
+}
+
+/// How many workgroups share one query block's keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeySplits {
+    /// Enough slices for about [`FULL_GRID`] workgroups, each slice at least two key tiles.
+    Auto,
+    /// This many slices (at most one per key tile).
+    Fixed(usize),
+}
+
+/// Workgroups that fill a large GPU several times over (the H200 holds 5–10 of these workgroups on each of its 132
+/// multiprocessors); grids under it have the keys split.
+pub const FULL_GRID: usize = 1024;
+
+impl KeySplits {
+    fn resolve(self, blocks: usize, tiles: usize) -> usize {
+        let wanted = match self {
+            KeySplits::Auto => (FULL_GRID / blocks.max(1)).min(tiles / 2),
+            KeySplits::Fixed(splits) => splits,
+        };
+        wanted.clamp(1, tiles.max(1))
+    }
 }
 
 /// `out[r, head h] = softmax(q·kᵀ/√head_dim + mask)·v` over the keys of row r's sequence, for
@@ -107,7 +144,7 @@ pub fn variants() -> Vec<KernelVariant> {
 /// `[h·head_dim, (h+1)·head_dim)` of each), `d = heads·head_dim`; `key_valid` one u32 per row
 /// (0 = padding key, excluded); `out` f32 `[seqs·seq_len, d]`. A sequence without any valid key
 /// attends uniformly to all its keys, as Transformers' eager attention does. `head_dim` ≤ 128;
-/// `seq_len` has no limit. Needs subgroup operations (head_dim/16 lanes, rounded up to 2, 4 or 8).
+/// `seq_len` has no limit. Needs subgroup operations (subgroups of at least 8 lanes).
 #[allow(clippy::too_many_arguments)]
 pub fn attention(
     rec: &mut Recorder<'_>,
@@ -118,6 +155,18 @@ pub fn attention(
     seq_len: usize,
     heads: usize,
     head_dim: usize,
+) -> Result<()> {
+    attention_split(rec, [qkv, key_valid, out], (seqs, seq_len, heads, head_dim), KeySplits::Auto)
+}
+
+/// [`attention`] with the keys of each query block split among `splits` workgroups (their partial outputs merged in
+/// order by a second pass): for measuring the split; [`attention`] chooses it. Buffers: `[qkv, key_valid, out]`;
+/// shape: `(seqs, seq_len, heads, head_dim)`.
+pub fn attention_split(
+    rec: &mut Recorder<'_>,
+    [qkv, key_valid, out]: [&GpuBuffer; 3],
+    (seqs, seq_len, heads, head_dim): (usize, usize, usize, usize),
+    splits: KeySplits,
 ) -> Result<()> {
     let rows = seqs * seq_len;
     let width = heads * head_dim;
@@ -138,19 +187,38 @@ pub fn attention(
     }
     let subgroup_min = gpu.adapter_info().subgroup_min_size;
     let tiling = Tiling::choose(head_dim, subgroup_min, gpu.limits().max_compute_workgroup_storage_size)?;
-    let query_blocks = seq_len.div_ceil(BLOCK_QUERIES);
-    let workgroups = seqs * heads * query_blocks;
-    let params = Params {
+    let query_blocks = seq_len.div_ceil(tiling.block_queries);
+    let blocks = seqs * heads * query_blocks;
+    let tiles = seq_len.div_ceil(BLOCK_KEYS);
+    let split_tiles = tiles.div_ceil(splits.resolve(blocks, tiles));
+    // No empty slice: every slice but the last has split_tiles tiles.
+    let splits = tiles.div_ceil(split_tiles);
+    let mut params = Params {
         seq_len: seq_len as u32,
         heads: heads as u32,
         head_dim: head_dim as u32,
         query_blocks: query_blocks as u32,
-        workgroups: workgroups as u32,
+        workgroups: (blocks * splits) as u32,
         scale: (1.0 / (head_dim as f64).sqrt()) as f32,
+        splits: splits as u32,
+        split_tiles: split_tiles as u32,
+        rows: rows as u32,
     };
-    let kernel = rec.gpu().kernel(&spec(&tiling.constants()))?;
-    let dispatch = grid(rec, workgroups);
-    rec.dispatch(&kernel, &[qkv, key_valid, out], &params, dispatch)
+    // Slices' outputs, then a maximum and a sum per row and head (bound but unused without a split).
+    let slice_words = if splits > 1 { splits * rows * (width + 2 * heads) } else { 1 };
+    let partial = gpu.scratch("attention slices", slice_words)?;
+    // The shader reads q/k/v by 16-byte groups only where head_dim % 4 == 0 (then the buffer holds whole groups);
+    // otherwise a small stand-in fills that binding.
+    let groups = if tiling.aligned { qkv.clone() } else { gpu.scratch("attention unaligned stand-in", 4)? };
+    let buffers = [qkv, &groups, key_valid, out, &partial];
+    let kernel = gpu.kernel(&spec("attention", &tiling.constants()))?;
+    rec.dispatch(&kernel, &buffers, &params, grid(rec, blocks * splits))?;
+    if splits > 1 {
+        params.workgroups = (rows * width) as u32;
+        let merge = gpu.kernel(&spec("merge", &[]))?;
+        rec.dispatch(&merge, &buffers, &params, grid(rec, (rows * width).div_ceil(MERGE_THREADS)))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -160,15 +228,26 @@ mod tests {
     #[test]
     fn every_head_dim_gets_the_smallest_tiling_that_fits() {
         for head_dim in 1..=MAX_HEAD_DIM {
-            for (subgroup, bytes) in [(8, 32 << 10), (32, 48 << 10)] {
-                let tiling = Tiling::choose(head_dim, subgroup, bytes).unwrap();
-                assert!(head_dim <= tiling.head_dim && (tiling.head_dim == 32 || 2 * head_dim > tiling.head_dim));
+            for bytes in [32 << 10, 48 << 10] {
+                let tiling = Tiling::choose(head_dim, 8, bytes).unwrap();
+                assert!(head_dim <= tiling.head_dim && tiling.head_dim < head_dim + 32, "{tiling:?}");
+                assert_eq!(tiling.aligned, head_dim % 4 == 0);
                 assert!(tiling.workgroup_bytes() <= bytes as u64, "{tiling:?}");
             }
         }
-        assert_eq!(Tiling::choose(128, 32, 48 << 10).unwrap().block_keys, 32);
-        assert_eq!(Tiling::choose(128, 8, 32 << 10).unwrap().block_keys, 16);
+        assert_eq!(Tiling::choose(128, 32, 48 << 10).unwrap().block_queries, 32);
+        assert_eq!(Tiling::choose(128, 8, 32 << 10).unwrap().block_queries, 16);
         assert!(Tiling::choose(MAX_HEAD_DIM + 1, 32, 48 << 10).is_err());
-        assert!(Tiling::choose(128, 4, 48 << 10).is_err(), "8 lanes per query need 8-lane subgroups");
+        assert!(Tiling::choose(128, 4, 48 << 10).is_err(), "query groups of 8 lanes need 8-lane subgroups");
+    }
+
+    #[test]
+    fn key_splits_fill_the_grid_without_empty_slices() {
+        // ASR chunk: 19 blocks of queries × 10 heads, 19 key tiles.
+        assert_eq!(KeySplits::Auto.resolve(190, 19), 5);
+        assert_eq!(KeySplits::Auto.resolve(4000, 19), 1);
+        assert_eq!(KeySplits::Auto.resolve(1, 1), 1);
+        assert_eq!(KeySplits::Fixed(64).resolve(10, 19), 19);
+        assert_eq!(KeySplits::Fixed(0).resolve(10, 19), 1);
     }
 }

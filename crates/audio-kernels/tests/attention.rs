@@ -1,11 +1,13 @@
 //! `attention` on the GPU against the f64 reference: head dims at and below each padded size
 //! (1, 20, 24, 33, 64, 80, 100, 128), sequences shorter than, equal to and longer than the tiles,
-//! several sequences per batch, masks with one, some, all and no valid keys, and sequences
-//! beyond any fixed cap (2000 and 2001 rows).
+//! several sequences per batch, masks with one, some, all and no valid keys, sequences
+//! beyond any fixed cap (2000 and 2001 rows), and the keys split among 1 to 6 workgroups per
+//! query block (the same bits on every run).
 
 use std::time::Instant;
 
 use audio_kernels::attention;
+use audio_kernels::attention::{KeySplits, attention_split};
 use audio_kernels::reference;
 use gpu_core::Recorder;
 use nemotron_testkit::{Rng, assert_close, f32_to_f64, fresh_seed, poisoned, test_gpu};
@@ -81,13 +83,18 @@ fn inputs(shape: Shape, keys: &[Keys], rng: &mut Rng) -> Inputs {
 
 /// Runs the kernel on poisoned output and returns it with the GPU wall time (submit to readback).
 fn run_gpu(shape: Shape, inputs: &Inputs) -> (Vec<f32>, f64) {
+    run_split(shape, inputs, KeySplits::Auto)
+}
+
+fn run_split(shape: Shape, inputs: &Inputs, splits: KeySplits) -> (Vec<f32>, f64) {
     let gpu = test_gpu();
     let valid: Vec<u32> = inputs.key_valid.iter().map(|&v| v as u32).collect();
     let qkv = gpu.upload_f32("qkv", &inputs.qkv).unwrap();
     let key_valid = gpu.upload_u32("key_valid", &valid).unwrap();
     let out = poisoned(gpu, "out", shape.rows() * shape.width());
     let mut rec = Recorder::new(gpu);
-    attention(&mut rec, &qkv, &key_valid, &out, shape.seqs, shape.seq_len, shape.heads, shape.head_dim).unwrap();
+    let dims = (shape.seqs, shape.seq_len, shape.heads, shape.head_dim);
+    attention_split(&mut rec, [&qkv, &key_valid, &out], dims, splits).unwrap();
     let start = Instant::now();
     rec.submit().unwrap();
     let got = gpu.read_f32(&out).unwrap();
@@ -147,6 +154,31 @@ fn sequence_without_valid_keys_averages_its_values() {
             &want,
             TOLERANCE,
         );
+    }
+}
+
+#[test]
+fn split_keys_match_the_reference_and_repeat_bit_for_bit() {
+    let seed = fresh_seed();
+    // 6 key tiles, the last partial; masks with a prefix (later slices all masked) and none valid (all slices).
+    let shape = Shape::new(2, 171, 3, 64);
+    for (i, keys) in [[Keys::Prefix, Keys::Scattered], [Keys::None, Keys::One]].into_iter().enumerate() {
+        let seed = seed + i as u64;
+        let inputs = inputs(shape, &keys, &mut Rng::new(seed));
+        let Shape { seqs, seq_len, heads, head_dim } = shape;
+        let want = reference::attention(&f32_to_f64(&inputs.qkv), &inputs.key_valid, seqs, seq_len, heads, head_dim);
+        for splits in [1, 2, 3, 4, 6] {
+            let (got, _) = run_split(shape, &inputs, KeySplits::Fixed(splits));
+            assert_close(
+                &format!("attention {shape:?} keys {keys:?} in {splits} slices seed={seed}"),
+                &got,
+                &want,
+                TOLERANCE,
+            );
+            let (again, _) = run_split(shape, &inputs, KeySplits::Fixed(splits));
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+            assert!(bits(&got) == bits(&again), "{splits} slices: two runs differ");
+        }
     }
 }
 
