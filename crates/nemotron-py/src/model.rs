@@ -1,0 +1,240 @@
+//! `Model`: one loaded model on one GPU, shared by any number of Python threads. Every task releases the GIL while
+//! it decodes and runs on the GPU, and calls the engine functions the CLI calls, so its outputs are the CLI's.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use nemotron_engine::{
+    AlignRequest, Engine, EngineOptions, Input, ModelSource, Precision, SegmentSettings, Segmenter, StreamingMode,
+};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+
+use crate::audio::Audio;
+use crate::errors::{argument_error, bad_argument, detached, to_python};
+use crate::results::{Alignment, Diarization, array};
+use crate::settings;
+use crate::stream::StreamSession;
+
+/// A model loaded on a GPU: a Transcribe checkpoint (every task) or a standalone diarizer (`diarize`, `stream`).
+#[pyclass(frozen, module = "nemotron_audio")]
+pub struct Model {
+    engine: Arc<Engine>,
+}
+
+/// Where samples go before a task: their rate, checked.
+fn rate(sample_rate: Option<i64>) -> PyResult<Option<u32>> {
+    sample_rate
+        .map(|r| u32::try_from(r).map_err(|_| bad_argument("sample_rate", format!("{r} is not a rate in Hz"))))
+        .transpose()
+}
+
+/// The RTTM file id of an input: its file's name without the extension, else `audio` (as the CLI names standard
+/// input).
+fn uri(audio: &Audio) -> String {
+    let stem = match audio {
+        Audio::Path { path, .. } => path.file_stem().map(|s| s.to_string_lossy().into_owned()),
+        Audio::Bytes { name, .. } => {
+            std::path::Path::new(name).file_stem().map(|s| s.to_string_lossy().into_owned()).filter(|_| name != "bytes")
+        }
+        Audio::Pcm { .. } => None,
+    };
+    stem.unwrap_or_else(|| "audio".into())
+}
+
+/// Decodes and diarizes one input (no GIL): its diarization by `segmenter`.
+fn diarize_one(engine: &Engine, name: &str, audio: Audio, segmenter: &Segmenter) -> PyResult<Diarization> {
+    let uri = uri(&audio);
+    let input = audio.read(name)?;
+    let seconds = input.seconds();
+    let diarized = engine.diarize(input, &mut |_, _, _| {}).map_err(|e| to_python(&e))?;
+    let segments = segmenter.segments(&diarized);
+    Ok(Diarization::new(segments, diarized, uri, seconds))
+}
+
+impl Model {
+    fn load(py: Python<'_>, source: ModelSource, options: EngineOptions) -> PyResult<Self> {
+        let engine = detached(py, move || Engine::load(&source, &options, &mut |_, _, _| {}).map_err(|e| to_python(&e)))?;
+        Ok(Self { engine: Arc::new(engine) })
+    }
+
+    /// The environment's settings (as the CLI reads them) with `precision` over them.
+    fn options(precision: Option<&str>) -> PyResult<EngineOptions> {
+        let mut options = EngineOptions::from_env().map_err(|e| to_python(&e))?;
+        if let Some(text) = precision {
+            options.model.matmul.precision = match text {
+                "auto" => Precision::Auto,
+                "f32" => Precision::F32,
+                _ => return Err(bad_argument("precision", format!("{text:?} is not \"auto\" or \"f32\""))),
+            };
+        }
+        Ok(options)
+    }
+}
+
+#[pymethods]
+impl Model {
+    /// A checkpoint folder, or a Hugging Face Hub id `owner/name` (only the audio tensors are fetched, into the
+    /// cache `huggingface_hub` uses); a folder that exists wins over a Hub id.
+    #[staticmethod]
+    #[pyo3(signature = (id_or_path, *, revision=None, precision=None, cache_dir=None, offline=false))]
+    fn from_pretrained(
+        py: Python<'_>,
+        id_or_path: &Bound<'_, PyAny>,
+        revision: Option<String>,
+        precision: Option<String>,
+        cache_dir: Option<PathBuf>,
+        offline: bool,
+    ) -> PyResult<Self> {
+        let mut options = Self::options(precision.as_deref())?;
+        options.hub.offline |= offline;
+        if let Some(dir) = cache_dir {
+            options.hub.cache_dir = dir;
+        }
+        let source = if id_or_path.is_instance_of::<PyString>() {
+            let text: String = id_or_path.extract()?;
+            ModelSource::parse(&text).map_err(|e| argument_error("id_or_path", &e))?
+        } else {
+            let path: PathBuf = id_or_path.extract()?;
+            ModelSource::from_path(&path).map_err(|e| to_python(&e))?
+        };
+        let source = match (source, revision) {
+            (source, None) => source,
+            (ModelSource::Hub(mut id), Some(revision)) => {
+                id.revision = revision;
+                ModelSource::Hub(id)
+            }
+            (_, Some(_)) => return Err(bad_argument("revision", "a revision applies to Hub ids, not to folders")),
+        };
+        Self::load(py, source, options)
+    }
+
+    /// The built-in demo model: a tiny checkpoint with random weights, compiled in. Its outputs are meaningless; it
+    /// shows that everything runs.
+    #[staticmethod]
+    #[pyo3(signature = (*, precision=None))]
+    fn demo(py: Python<'_>, precision: Option<String>) -> PyResult<Self> {
+        Self::load(py, ModelSource::Demo, Self::options(precision.as_deref())?)
+    }
+
+    /// Where the model came from: `owner/name@commit`, a folder, or the demo's label.
+    #[getter]
+    fn description(&self) -> &str {
+        self.engine.description()
+    }
+
+    /// Whether this is the built-in demo model.
+    #[getter]
+    fn is_demo(&self) -> bool {
+        self.engine.is_demo()
+    }
+
+    /// Every output tensor of the audio module (float32 arrays by name, as `encode` writes them).
+    #[pyo3(signature = (audio, sample_rate=None, word_timestamps=false))]
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        audio: &Bound<'py, PyAny>,
+        sample_rate: Option<i64>,
+        word_timestamps: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let audio = Audio::extract("audio", audio, rate(sample_rate)?)?;
+        let engine = &self.engine;
+        let encoding = detached(py, || {
+            let input = audio.read("audio")?;
+            engine.encode(input, word_timestamps, &mut |_, _, _| {}).map_err(|e| to_python(&e))
+        })?;
+        let tensors = PyDict::new(py);
+        for (name, shape, values) in encoding.tensors() {
+            tensors.set_item(name, array(py, values, &shape)?)?;
+        }
+        Ok(tensors)
+    }
+
+    /// Who spoke when. The keyword arguments are the CLI's segment flags (`threshold`, `onset`, `offset`,
+    /// `pad_onset`, `pad_offset`, `min_duration_on`, `min_duration_off`, `postprocessing`, `max_speakers`).
+    #[pyo3(signature = (audio, sample_rate=None, **segment_settings))]
+    fn diarize(
+        &self,
+        py: Python<'_>,
+        audio: &Bound<'_, PyAny>,
+        sample_rate: Option<i64>,
+        segment_settings: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Diarization> {
+        let (_, segmenter) = settings::from_kwargs(segment_settings)?;
+        let audio = Audio::extract("audio", audio, rate(sample_rate)?)?;
+        let engine = &self.engine;
+        detached(py, || diarize_one(engine, "audio", audio, &segmenter))
+    }
+
+    /// `diarize` of each input, in order (one sample rate for the arrays among them).
+    #[pyo3(signature = (audios, sample_rate=None, **segment_settings))]
+    fn diarize_many(
+        &self,
+        py: Python<'_>,
+        audios: &Bound<'_, PyAny>,
+        sample_rate: Option<i64>,
+        segment_settings: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Vec<Diarization>> {
+        let (_, segmenter) = settings::from_kwargs(segment_settings)?;
+        let sample_rate = rate(sample_rate)?;
+        let mut inputs = Vec::new();
+        for (i, audio) in audios.try_iter()?.enumerate() {
+            inputs.push(Audio::extract(&format!("audios[{i}]"), &audio?, sample_rate)?);
+        }
+        let engine = &self.engine;
+        detached(py, || {
+            let each = inputs.into_iter().enumerate();
+            each.map(|(i, audio)| diarize_one(engine, &format!("audios[{i}]"), audio, &segmenter)).collect()
+        })
+    }
+
+    /// Each word of `transcript` with its start, end and speaker (`<spk:N>` tags open speaker turns). `language`:
+    /// `zh` and `ja` align character by character; detected from the script when absent.
+    #[pyo3(signature = (audio, transcript, *, sample_rate=None, language=None))]
+    fn align(
+        &self,
+        py: Python<'_>,
+        audio: &Bound<'_, PyAny>,
+        transcript: String,
+        sample_rate: Option<i64>,
+        language: Option<String>,
+    ) -> PyResult<Alignment> {
+        let audio = Audio::extract("audio", audio, rate(sample_rate)?)?;
+        let engine = &self.engine;
+        let request = AlignRequest { transcript, language };
+        let aligned = detached(py, || {
+            // Before the audio is decoded: a checkpoint that cannot align fails at once.
+            engine.check_word_timestamps("align").map_err(|e| to_python(&e))?;
+            let input: Input = audio.read("audio")?;
+            engine.align(input, &request, &mut |_, _, _| {}).map_err(|e| to_python(&e))
+        })?;
+        Ok(Alignment::new(aligned))
+    }
+
+    /// A live diarization session; `latency`: `"low"` (1.04 s), `"very-low"` (0.64 s), `"ultra-low"` (0.32 s). The
+    /// keyword arguments are `diarize`'s but `max_speakers` (known only at the end of a recording).
+    #[pyo3(signature = (latency="low", **segment_settings))]
+    fn stream(
+        &self,
+        py: Python<'_>,
+        latency: &str,
+        segment_settings: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<StreamSession> {
+        let mode = match latency.replace('_', "-").as_str() {
+            "low" => StreamingMode::LowLatency,
+            "very-low" => StreamingMode::VeryLowLatency,
+            "ultra-low" => StreamingMode::UltraLowLatency,
+            _ => return Err(bad_argument("latency", format!("{latency:?} is not \"low\", \"very-low\" or \"ultra-low\""))),
+        };
+        let (settings, _): (SegmentSettings, _) = settings::from_kwargs(segment_settings)?;
+        let engine = Arc::clone(&self.engine);
+        detached(py, move || {
+            StreamSession::new(engine, |engine| engine.stream(mode, &settings).map_err(|e| to_python(&e)))
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Model({:?})", self.engine.description())
+    }
+}

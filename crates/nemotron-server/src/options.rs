@@ -1,0 +1,50 @@
+//! The server's settings, as typed values (the CLI's `serve` flags fill them; nothing here reads the environment).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::auth::ApiKeys;
+
+/// How the server listens, what it admits and how long it waits.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// Address to listen on (loopback by default: exposing the server is a decision).
+    pub listen: SocketAddr,
+    /// WebSocket sessions open at once; one more is refused with 503 and `Retry-After` before the upgrade.
+    pub max_sessions: usize,
+    /// Keys a request must present as `Authorization: Bearer …` (health checks exempt); `None`: no authentication.
+    pub api_keys: Option<ApiKeys>,
+    /// Largest request body (an upload); a larger one is refused with 413.
+    pub max_body_bytes: usize,
+    /// Longest an HTTP request may take, upload and work together; then 408 (work already on the GPU finishes and
+    /// is dropped).
+    pub request_timeout: Duration,
+    /// Longest a WebSocket session may stay silent (no frame from the client) before it is closed.
+    pub idle_timeout: Duration,
+    /// Seconds of audio a session may hold unprocessed; a client that sends faster than the server processes for
+    /// longer gets a `backpressure` error.
+    pub session_buffer_seconds: f64,
+    /// Most streaming steps the scheduler gathers into one round.
+    pub max_batch: usize,
+    /// How long the scheduler waits for more steps after the first one of a round.
+    pub max_wait: Duration,
+    /// How long a shutdown waits for requests and sessions in flight before it drops them.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8000)),
+            max_sessions: 64,
+            api_keys: None,
+            max_body_bytes: 256 << 20,
+            request_timeout: Duration::from_secs(600),
+            idle_timeout: Duration::from_secs(30),
+            session_buffer_seconds: 10.0,
+            max_batch: 16,
+            max_wait: Duration::from_millis(2),
+            shutdown_grace: Duration::from_secs(30),
+        }
+    }
+}

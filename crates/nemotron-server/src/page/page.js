@@ -1,0 +1,212 @@
+// The page's script: a WebSocket session fed from a file (decoded at 16 kHz by the browser) or the microphone (an
+// AudioContext at 16 kHz resamples it), and the timeline of the segment events that come back. Plain JS, no build.
+"use strict";
+
+const SAMPLE_RATE = 16000;
+// Samples per frame sent (0.1 s), and how far a file may run ahead of what the server has processed (seconds).
+const FRAME = 1600;
+const AHEAD_SECONDS = 4;
+const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+
+const $ = (id) => document.getElementById(id);
+let session = null;
+
+function setStatus(text, isError) {
+  $("status").textContent = text;
+  $("status").className = isError ? "error" : "";
+}
+
+// One session: the socket, what came back, what was sent.
+function startSession(onReady) {
+  const url = new URL("v1/audio/diarizations/stream", location.href);
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  const key = $("key").value.trim();
+  if (key) url.searchParams.set("access_token", key);
+  const s = {
+    ws: new WebSocket(url),
+    open: new Map(), // speaker → start of the segment it is in
+    segments: [],
+    processed: 0,
+    sent: 0,
+    recorded: [], // the frames sent, kept so the audio can be checked against the CLI
+    waiters: [],
+    done: false,
+  };
+  session = s;
+  document.body.dataset.state = "connecting";
+  $("segments").replaceChildren();
+  s.ws.binaryType = "arraybuffer";
+  s.ws.onopen = () => {
+    const latency = $("latency").value;
+    s.ws.send(JSON.stringify({ type: "session.start", latency, sample_rate: SAMPLE_RATE, encoding: "pcm_f32le" }));
+  };
+  s.ws.onmessage = (message) => receive(s, JSON.parse(message.data), onReady);
+  s.ws.onclose = (close) => {
+    s.done = true;
+    s.waiters.splice(0).forEach((wake) => wake());
+    if (document.body.dataset.state !== "error") document.body.dataset.state = "closed";
+    if (!$("status").classList.contains("error")) setStatus(`closed (${close.code})`);
+    $("stop").disabled = true;
+    draw(s);
+  };
+  return s;
+}
+
+function receive(s, message, onReady) {
+  if (message.event === "start") {
+    s.open.set(message.speaker, message.time);
+  } else if (message.event === "end") {
+    s.open.delete(message.speaker);
+    s.segments.push({ speaker: message.speaker, start: message.start, end: message.end });
+    addRow(message.speaker, message.start, message.end);
+  } else if (message.type === "session.ready") {
+    document.body.dataset.state = "streaming";
+    setStatus(`session ${message.id}: streaming`);
+    onReady(s);
+  } else if (message.type === "audio.ack") {
+    s.processed = message.processed_until;
+    s.waiters.splice(0).forEach((wake) => wake());
+  } else if (message.type === "session.done") {
+    document.body.dataset.state = "done";
+    setStatus(`session ${message.id}: done, ${message.segments.length} segments in ${message.seconds.toFixed(2)} s`);
+  } else if (message.type === "error") {
+    document.body.dataset.state = "error";
+    setStatus(`error ${message.code}: ${message.message}`, true);
+  }
+  draw(s);
+}
+
+function addRow(speaker, start, end) {
+  const row = document.createElement("tr");
+  for (const text of [`spk${speaker}`, start.toFixed(2), end.toFixed(2)]) {
+    const cell = document.createElement("td");
+    cell.textContent = text;
+    row.append(cell);
+  }
+  row.style.color = COLORS[speaker % COLORS.length];
+  $("segments").append(row);
+}
+
+function send(s, samples) {
+  if (s.ws.readyState !== WebSocket.OPEN || samples.length === 0) return;
+  const copy = Float32Array.from(samples);
+  s.recorded.push(copy);
+  s.sent += copy.length / SAMPLE_RATE;
+  s.ws.send(copy.buffer);
+}
+
+function end(s) {
+  if (s.ws.readyState === WebSocket.OPEN) s.ws.send(JSON.stringify({ type: "session.end" }));
+}
+
+// The speaker rows, the segments made final (solid) and those still open (light), up to the audio processed.
+function draw(s) {
+  const canvas = $("timeline");
+  const g = canvas.getContext("2d");
+  const speakers = new Set([...s.segments.map((x) => x.speaker), ...s.open.keys()]);
+  const rows = Math.max(1, ...[...speakers].map((k) => k + 1));
+  const seconds = Math.max(10, s.processed, ...s.segments.map((x) => x.end));
+  const [width, height, left] = [canvas.width, canvas.height, 50];
+  const rowHeight = (height - 20) / rows;
+  const x = (t) => left + ((width - left - 10) * t) / seconds;
+  g.clearRect(0, 0, width, height);
+  g.font = "12px sans-serif";
+  g.fillStyle = "#555";
+  for (let k = 0; k < rows; k++) g.fillText(`spk${k}`, 4, rowHeight * k + rowHeight / 2 + 4);
+  const bar = (speaker, start, stop, alpha) => {
+    g.globalAlpha = alpha;
+    g.fillStyle = COLORS[speaker % COLORS.length];
+    g.fillRect(x(start), rowHeight * speaker + 3, Math.max(1, x(stop) - x(start)), rowHeight - 6);
+    g.globalAlpha = 1;
+  };
+  s.segments.forEach((seg) => bar(seg.speaker, seg.start, seg.end, 1));
+  s.open.forEach((start, speaker) => bar(speaker, start, Math.max(start, s.processed), 0.4));
+  g.fillStyle = "#888";
+  g.fillRect(x(s.processed), 0, 1, height - 20);
+  g.fillText(`${s.processed.toFixed(2)} s`, Math.min(x(s.processed) + 3, width - 50), height - 5);
+  $("legend").replaceChildren(...[...speakers].sort().map((k) => {
+    const item = document.createElement("span");
+    item.style.background = COLORS[k % COLORS.length];
+    return [item, `spk${k}`];
+  }).flat());
+}
+
+// A file: decoded and resampled to 16 kHz by the browser, channels mixed, sent a frame at a time but never more than
+// AHEAD_SECONDS ahead of the audio the server has processed (so it never meets `backpressure`).
+async function streamFile(file) {
+  const decoder = new OfflineAudioContext(1, 1, SAMPLE_RATE);
+  const audio = await decoder.decodeAudioData(await file.arrayBuffer());
+  const mono = new Float32Array(audio.length);
+  for (let c = 0; c < audio.numberOfChannels; c++) {
+    const channel = audio.getChannelData(c);
+    for (let i = 0; i < mono.length; i++) mono[i] += channel[i] / audio.numberOfChannels;
+  }
+  startSession(async (s) => {
+    for (let i = 0; i < mono.length && !s.done; i += FRAME) {
+      while (!s.done && s.sent - s.processed > AHEAD_SECONDS) await new Promise((wake) => s.waiters.push(wake));
+      send(s, mono.subarray(i, i + FRAME));
+    }
+    end(s);
+  });
+}
+
+// The microphone through an AudioWorklet (its module from a Blob: no second file to serve).
+const CAPTURE = `registerProcessor("capture", class extends AudioWorkletProcessor {
+  process(inputs) { if (inputs[0].length) this.port.postMessage(inputs[0][0].slice()); return true; }
+});`;
+
+async function streamMicrophone() {
+  const media = await navigator.mediaDevices.getUserMedia({
+    audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false },
+  });
+  const context = new AudioContext({ sampleRate: SAMPLE_RATE });
+  await context.audioWorklet.addModule(URL.createObjectURL(new Blob([CAPTURE], { type: "text/javascript" })));
+  const capture = new AudioWorkletNode(context, "capture");
+  context.createMediaStreamSource(media).connect(capture);
+  let buffered = [];
+  let length = 0;
+  const s = startSession(() => {
+    $("stop").disabled = false;
+  });
+  capture.port.onmessage = (message) => {
+    if (s.ws.readyState !== WebSocket.OPEN || document.body.dataset.state !== "streaming") return;
+    buffered.push(message.data);
+    length += message.data.length;
+    if (length >= FRAME) flush();
+  };
+  const flush = () => {
+    const frame = new Float32Array(length);
+    let at = 0;
+    for (const piece of buffered) {
+      frame.set(piece, at);
+      at += piece.length;
+    }
+    buffered = [];
+    length = 0;
+    send(s, frame);
+  };
+  s.stop = async () => {
+    media.getTracks().forEach((track) => track.stop());
+    await context.close();
+    flush();
+    end(s);
+  };
+}
+
+$("file").addEventListener("change", () => {
+  const file = $("file").files[0];
+  if (file) streamFile(file).catch((error) => setStatus(`cannot read ${file.name}: ${error}`, true));
+});
+$("mic").addEventListener("click", () => {
+  streamMicrophone().catch((error) => setStatus(`microphone: ${error}`, true));
+});
+$("stop").addEventListener("click", () => {
+  $("stop").disabled = true;
+  if (session && session.stop) session.stop();
+});
+
+// For tests and curious users: the audio this page sent in the current session, as 16 kHz samples.
+window.sentAudio = () => {
+  const frames = session ? session.recorded : [];
+  return Array.from(frames.flatMap((frame) => Array.from(frame)));
+};

@@ -1,0 +1,73 @@
+//! The routes and the layers around them: panics caught (500), the `Authorization` header marked sensitive, every
+//! request counted, the API key checked, the request timeout (not on the WebSocket route, which has its idle
+//! timeout), the body size limit; a JSON 404/405 for anything else.
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::{auth, http, metrics, service, stream};
+
+/// The live diarization WebSocket.
+pub const STREAM: &str = "/v1/audio/diarizations/stream";
+
+/// The whole application.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/", get(service::page))
+        .route("/page.js", get(service::page_script))
+        .route("/health/live", get(service::live))
+        .route("/health/ready", get(service::ready))
+        .route("/metrics", get(metrics::metrics))
+        .route("/openapi.json", get(service::openapi))
+        .route("/v1/models", get(service::models))
+        .route("/v1/audio/diarizations", post(http::tasks::diarize))
+        .route("/v1/audio/alignments", post(http::tasks::align))
+        .route("/v1/audio/features", post(http::tasks::features))
+        .route(STREAM, get(stream::upgrade))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(state.options.max_body_bytes))
+        .layer(middleware::from_fn_with_state(state.options.request_timeout, request_timeout))
+        .layer(middleware::from_fn_with_state(state.options.api_keys.clone(), auth::require_key))
+        .layer(middleware::from_fn_with_state(state.clone(), metrics::count_requests))
+        .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION]))
+        .layer(CatchPanicLayer::custom(|_| {
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "the request failed unexpectedly (a bug)")
+                .into_response()
+        }))
+        .with_state(state)
+}
+
+async fn not_found(request: Request) -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no route {}", request.uri().path()))
+}
+
+async fn method_not_allowed(request: Request) -> ApiError {
+    let message = format!("{} is not a method of {}", request.method(), request.uri().path());
+    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", message)
+}
+
+/// Answers 408 when a request (upload and work) takes longer than `limit`. Work already on the GPU runs to its end
+/// on its blocking thread; its result is dropped.
+async fn request_timeout(State(limit): State<Duration>, request: Request, next: Next) -> Response {
+    if request.uri().path() == STREAM {
+        return next.run(request).await;
+    }
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => {
+            let message = format!("the request took longer than {} s", limit.as_secs_f64());
+            ApiError::new(StatusCode::REQUEST_TIMEOUT, "request_timeout", message).into_response()
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! The routes around the model: health checks, the model list, the OpenAPI document and the page.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::stream::protocol::LATENCIES;
+
+/// The page at `/`: pick a file or the microphone, watch the speaker timeline fill in (plain HTML and JS, no build).
+const PAGE: &str = include_str!("page/index.html");
+/// The page's script.
+const PAGE_SCRIPT: &str = include_str!("page/page.js");
+/// The OpenAPI 3.1 document (written by hand; `tests/openapi.rs` checks it against the routes).
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+/// `GET /`.
+pub async fn page() -> Response {
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], PAGE).into_response()
+}
+
+/// `GET /page.js`.
+pub async fn page_script() -> Response {
+    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], PAGE_SCRIPT).into_response()
+}
+
+/// `GET /openapi.json`.
+pub async fn openapi() -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+}
+
+/// `GET /health/live`: the process answers.
+pub async fn live() -> Json<serde_json::Value> {
+    Json(json!({ "status": "live" }))
+}
+
+/// `GET /health/ready`: 200 once the model is loaded and warmed up, 503 before and while shutting down.
+pub async fn ready(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
+    state.ready_engine()?;
+    Ok(Json(json!({ "status": "ready" })))
+}
+
+/// `GET /v1/models`: the one model this process serves.
+pub async fn models(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
+    let engine = state.ready_engine()?;
+    Ok(Json(json!({
+        "object": "list",
+        "data": [{
+            "id": engine.description(),
+            "object": "model",
+            "demo": engine.is_demo(),
+            "tasks": ["diarization", "alignment", "features", "streaming_diarization"],
+            "streaming_latencies": LATENCIES,
+        }],
+    })))
+}

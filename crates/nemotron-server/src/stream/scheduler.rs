@@ -1,0 +1,234 @@
+//! The one place every streaming session's GPU work goes through: a queue served by one thread that owns all live
+//! sessions. Each round it takes the first waiting command, gathers more for up to `max_wait` or until it holds
+//! `max_batch`, then runs them.
+//!
+//! Today the gathered steps run one after another (each session's step is its own GPU submission, as in
+//! `diarize --stream`), so a round is only a unit of accounting. The shape is the one batching needs: once the
+//! towers can run the due steps of several sessions as one submission (rows of several sessions in one GEMM,
+//! attention, cache and FIFO per session), [`Scheduler::run_round`] hands a round's pushes to that call instead of
+//! looping, and nothing else in the server changes.
+//!
+//! Each session has at most one command in flight (its WebSocket task waits for the reply before it sends the
+//! next), so the queue holds at most one command per session and needs no bound of its own.
+
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use nemotron_engine::{Engine, EngineError, LiveSession, Segment, SegmentEvent, SegmentSettings, StreamingMode};
+use tokio::sync::oneshot;
+
+use crate::metrics::Metrics;
+
+/// A session's number, given by the scheduler.
+pub type SessionId = u64;
+
+/// What a step made final.
+#[derive(Debug)]
+pub struct Step {
+    /// Segment events, in the order `diarize --stream` prints them.
+    pub events: Vec<SegmentEvent>,
+    /// Seconds of audio from the stream's start whose frames are final.
+    pub processed_until: f64,
+}
+
+/// What the end of a stream made final, and the whole stream's segments.
+#[derive(Debug)]
+pub struct Finished {
+    /// The last events.
+    pub events: Vec<SegmentEvent>,
+    /// Every segment of the stream, ordered as `diarize --stream` writes its segment file.
+    pub segments: Vec<Segment>,
+}
+
+/// Why a command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    /// The engine refused or failed.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The session's step panicked (a bug); the session is gone, the others go on.
+    #[error("the session's step failed unexpectedly (a bug); the session was dropped")]
+    Panicked,
+    /// The scheduler has stopped (the server is going down).
+    #[error("the scheduler has stopped")]
+    Stopped,
+}
+
+enum Command {
+    Open {
+        mode: StreamingMode,
+        settings: SegmentSettings,
+        reply: oneshot::Sender<Result<SessionId, StepError>>,
+    },
+    Push {
+        id: SessionId,
+        samples: Vec<f32>,
+        reply: oneshot::Sender<Result<Step, StepError>>,
+    },
+    Finish {
+        id: SessionId,
+        reply: oneshot::Sender<Result<Finished, StepError>>,
+    },
+    /// The client went away: drop the session.
+    Close {
+        id: SessionId,
+    },
+}
+
+/// The sending side, cloned into every session's task.
+#[derive(Clone)]
+pub struct SchedulerHandle {
+    commands: Sender<Command>,
+    metrics: Arc<Metrics>,
+}
+
+/// The gather window.
+#[derive(Clone, Copy, Debug)]
+pub struct Window {
+    /// Most commands per round (at least 1).
+    pub max_batch: usize,
+    /// Longest wait for more commands after a round's first.
+    pub max_wait: Duration,
+}
+
+impl SchedulerHandle {
+    /// Starts the scheduler's thread on `engine`; it stops once every handle is dropped.
+    pub fn start(engine: Arc<Engine>, window: Window, metrics: Arc<Metrics>) -> std::io::Result<Self> {
+        let (commands, queue) = mpsc::channel();
+        let scheduler_metrics = metrics.clone();
+        std::thread::Builder::new().name("stream-scheduler".into()).spawn(move || {
+            let mut scheduler = Scheduler { engine: &engine, sessions: HashMap::new(), next_id: 0, window };
+            scheduler.serve(&queue, &scheduler_metrics);
+        })?;
+        Ok(Self { commands, metrics })
+    }
+
+    /// A new session of `mode` whose events follow `settings`.
+    pub async fn open(&self, mode: StreamingMode, settings: SegmentSettings) -> Result<SessionId, StepError> {
+        self.call(|reply| Command::Open { mode, settings, reply }).await
+    }
+
+    /// Feeds `samples` (16 kHz mono) to session `id`.
+    pub async fn push(&self, id: SessionId, samples: Vec<f32>) -> Result<Step, StepError> {
+        self.call(|reply| Command::Push { id, samples, reply }).await
+    }
+
+    /// Ends session `id`: its last chunk runs.
+    pub async fn finish(&self, id: SessionId) -> Result<Finished, StepError> {
+        self.call(|reply| Command::Finish { id, reply }).await
+    }
+
+    /// Drops session `id` without finishing it.
+    pub fn close(&self, id: SessionId) {
+        self.send(Command::Close { id });
+    }
+
+    async fn call<T>(
+        &self,
+        command: impl FnOnce(oneshot::Sender<Result<T, StepError>>) -> Command,
+    ) -> Result<T, StepError> {
+        let (reply, answer) = oneshot::channel();
+        self.send(command(reply));
+        answer.await.unwrap_or(Err(StepError::Stopped))
+    }
+
+    fn send(&self, command: Command) {
+        self.metrics.queue_depth.inc();
+        if self.commands.send(command).is_err() {
+            // The thread has ended: the dropped reply sender answers `Stopped`.
+            self.metrics.queue_depth.dec();
+        }
+    }
+}
+
+/// The scheduler's thread: every live session, borrowed from the engine it owns.
+struct Scheduler<'e> {
+    engine: &'e Engine,
+    sessions: HashMap<SessionId, LiveSession<'e>>,
+    next_id: SessionId,
+    window: Window,
+}
+
+impl<'e> Scheduler<'e> {
+    fn serve(&mut self, queue: &Receiver<Command>, metrics: &Metrics) {
+        while let Ok(first) = queue.recv() {
+            let round = self.gather(first, queue);
+            metrics.queue_depth.dec_by(round.len() as i64);
+            metrics.round_size.observe(round.len() as f64);
+            self.run_round(round, metrics);
+        }
+    }
+
+    /// The round that starts with `first`: what else arrives within the window, up to `max_batch` commands.
+    fn gather(&self, first: Command, queue: &Receiver<Command>) -> Vec<Command> {
+        let mut round = vec![first];
+        let deadline = Instant::now() + self.window.max_wait;
+        while round.len() < self.window.max_batch.max(1) {
+            match queue.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(command) => round.push(command),
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        round
+    }
+
+    /// Runs a round's commands one after another (where batched submission will go).
+    fn run_round(&mut self, round: Vec<Command>, metrics: &Metrics) {
+        for command in round {
+            match command {
+                Command::Open { mode, settings, reply } => {
+                    let _ = reply.send(self.open(mode, &settings));
+                }
+                Command::Push { id, samples, reply } => {
+                    let started = Instant::now();
+                    let seconds = samples.len() as f64 / 16_000.0;
+                    let step = self.guarded(id, |session| {
+                        let events = session.push(&samples)?;
+                        Ok(Step { events, processed_until: session.processed_seconds() })
+                    });
+                    metrics.engine_call("stream", started, seconds);
+                    let _ = reply.send(step);
+                }
+                Command::Finish { id, reply } => {
+                    let finished = match self.sessions.remove(&id) {
+                        Some(session) => catch_unwind(AssertUnwindSafe(|| session.finish()))
+                            .map_err(|_| StepError::Panicked)
+                            .and_then(|done| done.map_err(StepError::from))
+                            .map(|(events, segments)| Finished { events, segments }),
+                        None => Err(StepError::Stopped),
+                    };
+                    let _ = reply.send(finished);
+                }
+                Command::Close { id } => {
+                    self.sessions.remove(&id);
+                }
+            }
+        }
+    }
+
+    fn open(&mut self, mode: StreamingMode, settings: &SegmentSettings) -> Result<SessionId, StepError> {
+        let session = self.engine.stream(mode, settings)?;
+        self.next_id += 1;
+        self.sessions.insert(self.next_id, session);
+        Ok(self.next_id)
+    }
+
+    /// Runs `step` on session `id`; a panic drops that session only.
+    fn guarded<T>(
+        &mut self,
+        id: SessionId,
+        step: impl FnOnce(&mut LiveSession<'e>) -> Result<T, EngineError>,
+    ) -> Result<T, StepError> {
+        let session = self.sessions.get_mut(&id).ok_or(StepError::Stopped)?;
+        match catch_unwind(AssertUnwindSafe(|| step(session))) {
+            Ok(result) => result.map_err(StepError::from),
+            Err(_) => {
+                self.sessions.remove(&id);
+                Err(StepError::Panicked)
+            }
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! One WebSocket session: the protocol's state machine over the scheduler. Frames are read while a step runs; the
+//! audio that waits for the next step (decoded, not yet handed over) is bounded by the session's buffer, past which
+//! the client gets `backpressure`. A shutdown ends the session as `session.end` would, with its final events.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::ws::{CloseFrame, Message, WebSocket, close_code};
+use nemotron_engine::nemotron_towers::raw_pcm::{RawDecoder, RawFormat};
+use nemotron_engine::{SegmentEvent, SegmentFormat, StreamingMode, event_json_line, write_segments};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::protocol::{self, LATENCIES, ProtocolError, SAMPLE_RATE, SessionStart};
+use super::scheduler::{SchedulerHandle, SessionId, Step, StepError};
+use crate::metrics::Metrics;
+use crate::routes::STREAM;
+use crate::settings::segment_settings;
+
+/// What a session needs from the server.
+pub struct Context {
+    /// The streaming scheduler.
+    pub scheduler: SchedulerHandle,
+    /// Longest silence from the client.
+    pub idle_timeout: Duration,
+    /// Most samples waiting for a step.
+    pub buffer_samples: usize,
+    /// Cancelled when the server shuts down.
+    pub shutdown: CancellationToken,
+    /// Where errors are counted.
+    pub metrics: Arc<Metrics>,
+}
+
+/// How a session ends early: the error to send, with its message.
+struct Abort(ProtocolError, String);
+
+impl Abort {
+    fn new(error: ProtocolError, message: impl Into<String>) -> Self {
+        Self(error, message.into())
+    }
+}
+
+impl From<StepError> for Abort {
+    fn from(error: StepError) -> Self {
+        Abort::new(ProtocolError::Internal, error.to_string())
+    }
+}
+
+/// The client went away (a failed send): nothing more to tell it.
+impl From<axum::Error> for Abort {
+    fn from(error: axum::Error) -> Self {
+        Abort::new(ProtocolError::Internal, format!("sending: {error}"))
+    }
+}
+
+/// Runs a session to its end, then frees it.
+pub async fn run(socket: WebSocket, context: Context) {
+    context.metrics.sessions.inc();
+    context.metrics.active_sessions.inc();
+    let mut session = Session { socket, context, id: None, public_id: String::new() };
+    if let Err(Abort(error, message)) = session.serve().await {
+        session.context.metrics.error(STREAM, error.code());
+        // The client may be gone already: nothing to do about a failed send then.
+        if session.socket.send(Message::Text(error.message(&message).into())).await.is_ok() {
+            let _ = session.close(error.close_code(), error.code()).await;
+        }
+    }
+    if let Some(id) = session.id {
+        session.context.scheduler.close(id);
+    }
+    session.context.metrics.active_sessions.dec();
+}
+
+type StepFuture = Pin<Box<dyn Future<Output = Result<Step, StepError>> + Send>>;
+
+/// What woke the session up.
+enum Wake {
+    Message(Option<Result<Message, axum::Error>>),
+    StepDone(Result<Step, StepError>),
+    Idle,
+    Shutdown,
+}
+
+struct Session {
+    socket: WebSocket,
+    context: Context,
+    /// The scheduler's session, until it finished or was dropped.
+    id: Option<SessionId>,
+    /// The id the client sees.
+    public_id: String,
+}
+
+impl Session {
+    async fn serve(&mut self) -> Result<(), Abort> {
+        let Some(format) = self.start().await? else { return Ok(()) };
+        let id = self.id.ok_or_else(|| Abort::new(ProtocolError::Internal, "the session did not open"))?;
+        let max_frame_bytes = SAMPLE_RATE as usize * format.bytes();
+        let mut decoder = RawDecoder::new(format);
+        let mut pending: Vec<f32> = Vec::new();
+        let mut received = 0usize;
+        let mut running: Option<StepFuture> = None;
+        let mut heard = Instant::now();
+        let close = loop {
+            if running.is_none() && !pending.is_empty() {
+                let (scheduler, samples) = (self.context.scheduler.clone(), std::mem::take(&mut pending));
+                running = Some(Box::pin(async move { scheduler.push(id, samples).await }));
+            }
+            let wake = tokio::select! {
+                message = self.socket.recv() => Wake::Message(message),
+                step = async { running.as_mut().expect("guarded").await }, if running.is_some() => Wake::StepDone(step),
+                () = tokio::time::sleep_until(heard + self.context.idle_timeout) => Wake::Idle,
+                () = self.context.shutdown.cancelled() => Wake::Shutdown,
+            };
+            match wake {
+                Wake::StepDone(step) => {
+                    running = None;
+                    self.send_step(step?).await?;
+                }
+                Wake::Idle => {
+                    let seconds = self.context.idle_timeout.as_secs_f64();
+                    return Err(Abort::new(ProtocolError::IdleTimeout, format!("no message for {seconds} s")));
+                }
+                Wake::Shutdown => break close_code::AWAY,
+                Wake::Message(None | Some(Err(_)) | Some(Ok(Message::Close(_)))) => return Ok(()),
+                Wake::Message(Some(Ok(message))) => {
+                    heard = Instant::now();
+                    match message {
+                        Message::Binary(bytes) if bytes.len() > max_frame_bytes => {
+                            let message = format!(
+                                "a frame of {} bytes: at most 1 s of audio ({max_frame_bytes} bytes) per frame",
+                                bytes.len()
+                            );
+                            return Err(Abort::new(ProtocolError::FrameTooLarge, message));
+                        }
+                        Message::Binary(bytes) => {
+                            let samples = decoder.decode(&bytes);
+                            received += samples.len();
+                            pending.extend(samples);
+                            if pending.len() > self.context.buffer_samples {
+                                let seconds = self.context.buffer_samples as f64 / f64::from(SAMPLE_RATE);
+                                let message = format!(
+                                    "more than {seconds} s of audio waiting: send no faster than it is processed"
+                                );
+                                return Err(Abort::new(ProtocolError::Backpressure, message));
+                            }
+                        }
+                        Message::Text(text) if protocol::is_session_end(&text) => break close_code::NORMAL,
+                        Message::Text(_) => {
+                            let message = "after session.start: binary PCM frames, or {\"type\":\"session.end\"}";
+                            return Err(Abort::new(ProtocolError::ExpectedAudio, message));
+                        }
+                        Message::Ping(_) | Message::Pong(_) | Message::Close(_) => {}
+                    }
+                }
+            }
+        };
+        if let Some(step) = running.take() {
+            self.send_step(step.await?).await?;
+        }
+        if !pending.is_empty() {
+            let step = self.context.scheduler.push(id, std::mem::take(&mut pending)).await?;
+            self.send_step(step).await?;
+        }
+        decoder.finish().map_err(|e| Abort::new(ProtocolError::PartialSample, e.to_string()))?;
+        self.finish(id, close, received as f64 / f64::from(SAMPLE_RATE)).await
+    }
+
+    /// Waits for `session.start`, opens the session and answers `session.ready`; `None` when the client left.
+    async fn start(&mut self) -> Result<Option<RawFormat>, Abort> {
+        let expected = |detail: &str| {
+            let message = format!(
+                "the first message must be {{\"type\":\"session.start\",\"sample_rate\":16000,\"encoding\":\
+                 \"pcm_s16le\"|\"pcm_f32le\",…}}: {detail}"
+            );
+            Err(Abort::new(ProtocolError::ExpectedSessionStart, message))
+        };
+        let idle = tokio::time::timeout(self.context.idle_timeout, self.socket.recv());
+        let text = tokio::select! {
+            message = idle => match message {
+                Err(_) => return Err(Abort::new(ProtocolError::IdleTimeout, "no session.start")),
+                Ok(None | Some(Err(_)) | Some(Ok(Message::Close(_)))) => return Ok(None),
+                Ok(Some(Ok(Message::Text(text)))) => text,
+                Ok(Some(Ok(_))) => return expected("a binary or control message came first"),
+            },
+            () = self.context.shutdown.cancelled() => return Ok(None),
+        };
+        let start: SessionStart = match serde_json::from_str(&text) {
+            Ok(start) => start,
+            Err(e) => return expected(&e.to_string()),
+        };
+        if start.kind != "session.start" {
+            return expected(&format!("type `{}`", start.kind));
+        }
+        let format = match start.encoding.as_str() {
+            "pcm_s16le" => RawFormat::S16le,
+            "pcm_f32le" => RawFormat::F32le,
+            other => {
+                let message = format!("encoding `{other}`: pcm_s16le or pcm_f32le");
+                return Err(Abort::new(ProtocolError::UnsupportedEncoding, message));
+            }
+        };
+        if start.sample_rate != SAMPLE_RATE {
+            let message = format!("sample_rate {}: only 16000 (resample on the client)", start.sample_rate);
+            return Err(Abort::new(ProtocolError::UnsupportedSampleRate, message));
+        }
+        let latency = start.latency.as_deref().unwrap_or("low");
+        let mode = latency_mode(latency).ok_or_else(|| {
+            Abort::new(ProtocolError::InvalidSetting, format!("latency `{latency}`: one of {}", LATENCIES.join(", ")))
+        })?;
+        let settings = segment_settings(start.settings)
+            .map_err(|error| Abort::new(ProtocolError::InvalidSetting, error.message))?;
+        let id = self.context.scheduler.open(mode, settings).await.map_err(|error| match error {
+            StepError::Engine(e) if e.kind() == nemotron_engine::ErrorKind::Usage => {
+                Abort::new(ProtocolError::InvalidSetting, e.to_string())
+            }
+            other => other.into(),
+        })?;
+        self.id = Some(id);
+        self.public_id = format!("sess_{id}");
+        let ready = protocol::ready(&self.public_id, latency, &start.encoding, SAMPLE_RATE as usize * format.bytes());
+        self.send(ready).await?;
+        Ok(Some(format))
+    }
+
+    /// The last chunk, its events, `session.done` and the close.
+    async fn finish(&mut self, id: SessionId, close: u16, seconds: f64) -> Result<(), Abort> {
+        self.id = None;
+        let finished = self.context.scheduler.finish(id).await?;
+        self.send_events(&finished.events).await?;
+        let json = write_segments(&finished.segments, SegmentFormat::Json, "");
+        let segments = serde_json::from_str(&json).map_err(|e| Abort::new(ProtocolError::Internal, e.to_string()))?;
+        self.send(protocol::done(&self.public_id, segments, seconds)).await?;
+        self.close(close, "session done").await?;
+        Ok(())
+    }
+
+    async fn send_step(&mut self, step: Step) -> Result<(), Abort> {
+        self.send_events(&step.events).await?;
+        self.send(protocol::ack(step.processed_until)).await
+    }
+
+    async fn send_events(&mut self, events: &[SegmentEvent]) -> Result<(), Abort> {
+        for event in events {
+            self.send(event_json_line(event)).await?;
+        }
+        Ok(())
+    }
+
+    async fn send(&mut self, text: String) -> Result<(), Abort> {
+        Ok(self.socket.send(Message::Text(text.into())).await?)
+    }
+
+    async fn close(&mut self, code: u16, reason: &'static str) -> Result<(), axum::Error> {
+        self.socket.send(Message::Close(Some(CloseFrame { code, reason: reason.into() }))).await
+    }
+}
+
+/// The streaming mode of a `latency` name.
+fn latency_mode(name: &str) -> Option<StreamingMode> {
+    match name {
+        "low" => Some(StreamingMode::LowLatency),
+        "very-low" => Some(StreamingMode::VeryLowLatency),
+        "ultra-low" => Some(StreamingMode::UltraLowLatency),
+        _ => None,
+    }
+}

@@ -1,0 +1,146 @@
+// The page at `/` in Debian's headless Chromium, driven by playwright-core: streamed from a file and from a fake
+// microphone fed by a WAV, the page must show the segments `nemotron-audio diarize --stream` finds in the same audio.
+// Run by scripts/page-test.sh (which builds the binary and installs Chromium and playwright-core); the binary is
+// NEMOTRON_AUDIO, or target/debug/nemotron-audio of this workspace.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const binary = process.env.NEMOTRON_AUDIO ?? resolve(here, "../../../../target/debug/nemotron-audio");
+const work = mkdtempSync(join(tmpdir(), "nemotron-page-"));
+const SAMPLE_RATE = 16000;
+let server;
+let origin;
+let browser;
+
+// A WAV of `samples` (floats in [-1, 1]) as 16-bit PCM or 32-bit float, mono, 16 kHz.
+function wav(samples, float) {
+  const width = float ? 4 : 2;
+  const data = Buffer.alloc(samples.length * width);
+  samples.forEach((x, i) => {
+    if (float) data.writeFloatLE(x, i * 4);
+    else data.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(x * 32767))), i * 2);
+  });
+  const header = Buffer.alloc(44);
+  header.write("RIFF", 0);
+  header.writeUInt32LE(36 + data.length, 4);
+  header.write("WAVEfmt ", 8);
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(float ? 3 : 1, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(SAMPLE_RATE, 24);
+  header.writeUInt32LE(SAMPLE_RATE * width, 28);
+  header.writeUInt16LE(width, 32);
+  header.writeUInt16LE(width * 8, 34);
+  header.write("data", 36);
+  header.writeUInt32LE(data.length, 40);
+  return Buffer.concat([header, data]);
+}
+
+// Eight seconds of two "voices" taking turns (tones with vibrato, over a little seeded noise), loud enough to matter.
+function speech() {
+  let seed = 12345;
+  const noise = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648 - 0.5) * 0.02;
+  return Array.from({ length: 8 * SAMPLE_RATE }, (_, i) => {
+    const t = i / SAMPLE_RATE;
+    const first = Math.floor(t / 1.3) % 2 === 0;
+    const pitch = first ? 140 : 260;
+    return 0.4 * Math.sin(2 * Math.PI * pitch * t + 3 * Math.sin(2 * Math.PI * 5 * t)) + noise();
+  });
+}
+
+// The segments `diarize --stream` prints for `path`: its end events, as the page writes them.
+function cliSegments(path) {
+  const out = execFileSync(binary, ["diarize", "--demo", "--stream", "--quiet", "--audio", path], { encoding: "utf8" });
+  return out
+    .trim()
+    .split("\n")
+    .filter((line) => line)
+    .map((line) => JSON.parse(line))
+    .filter((event) => event.event === "end")
+    .map((e) => [`spk${e.speaker}`, e.start.toFixed(2), e.end.toFixed(2)]);
+}
+
+async function pageSegments(page) {
+  return page.$$eval("#segments tr", (rows) => rows.map((row) => [...row.cells].map((cell) => cell.textContent)));
+}
+
+const speechWav = join(work, "speech.wav");
+
+before(async () => {
+  writeFileSync(speechWav, wav(speech(), false));
+  server = spawn(binary, ["serve", "--demo", "--listen", "127.0.0.1:0"], { stdio: ["ignore", "ignore", "pipe"] });
+  origin = await new Promise((found, fail) => {
+    let log = "";
+    server.stderr.on("data", (chunk) => {
+      log += chunk;
+      const address = /listening on (http:\/\/[0-9.:]+)/.exec(log);
+      if (address) found(address[1]);
+    });
+    server.on("exit", (code) => fail(new Error(`the server exited (${code}): ${log}`)));
+  });
+  for (let i = 0; i < 600; i++) {
+    const ready = await fetch(`${origin}/health/ready`).then((r) => r.ok, () => false);
+    if (ready) break;
+    await new Promise((wake) => setTimeout(wake, 100));
+  }
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+      "--autoplay-policy=no-user-gesture-required",
+      "--use-fake-ui-for-media-stream",
+      "--use-fake-device-for-media-stream",
+      `--use-file-for-fake-audio-capture=${speechWav}`,
+    ],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.kill("SIGTERM");
+  rmSync(work, { recursive: true, force: true });
+});
+
+test("a file streamed from the page shows the segments of diarize --stream on that file", async () => {
+  const expected = cliSegments(speechWav);
+  assert.ok(expected.length > 0, "the demo model finds no segment in the test audio: the comparison would be empty");
+  const page = await browser.newPage();
+  await page.goto(origin);
+  await page.setInputFiles("#file", speechWav);
+  await page.waitForSelector("body[data-state=closed]", { timeout: 60_000 });
+  assert.match(await page.textContent("#status"), /closed \(1000\)/);
+  assert.deepEqual(await pageSegments(page), expected);
+  await page.close();
+});
+
+test("the microphone's audio streamed from the page shows the segments of diarize --stream on that audio", async () => {
+  const page = await browser.newPage();
+  await page.goto(origin);
+  await page.click("#mic");
+  await page.waitForSelector("body[data-state=streaming]", { timeout: 30_000 });
+  // Three seconds of the fake microphone (it plays the WAV in a loop), then stop.
+  await page.waitForTimeout(3_000);
+  await page.click("#stop");
+  await page.waitForSelector("body[data-state=closed]", { timeout: 60_000 });
+  const sent = await page.evaluate(() => window.sentAudio());
+  assert.ok(sent.length > SAMPLE_RATE, `only ${sent.length} samples came from the microphone`);
+  const rms = Math.sqrt(sent.reduce((sum, x) => sum + x * x, 0) / sent.length);
+  assert.ok(rms > 0.05, `the microphone's audio is near silence (rms ${rms}): the fake device did not play the WAV`);
+  const sentWav = join(work, "microphone.wav");
+  writeFileSync(sentWav, wav(sent, true));
+  assert.deepEqual(await pageSegments(page), cliSegments(sentWav));
+  await page.close();
+});
