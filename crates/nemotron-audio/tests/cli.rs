@@ -311,8 +311,11 @@ fn bench_refuses_weights_the_device_cannot_hold_before_making_them() {
     // Valid sizes, but one layer's q/k/v weight is 6 GiB: past any storage binding (they are
     // addressed with 32 bits).
     let wide = r#"{"hidden_size":32768,"num_attention_heads":256,"num_hidden_layers":1}"#;
-    std::fs::write(&config, format!(r#"{{"model_type":"nemo_speechlm","audio_config":{{"asr_config":{wide}}}}}"#))
-        .unwrap();
+    // The word-timestamp head reads the ASR states, so its width must match (checked before any weight is made).
+    let config_json = format!(
+        r#"{{"model_type":"nemo_speechlm","audio_config":{{"asr_config":{wide}}},"word_timestamp_config":{wide}}}"#
+    );
+    std::fs::write(&config, config_json).unwrap();
     fails(
         &["bench", "--config", path_str(&config), "--seconds", "1", "--repeats", "1"],
         "random weight `perception.encoder.asr_encoder.layers.0.attn.w_qkv.weight` (6442450944 bytes)",
