@@ -58,6 +58,8 @@ impl From<PrecisionFlag> for Precision {
     }
 }
 
+// Parsed once per run: the largest subcommand's size costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Run the whole audio module and write every output tensor (safetensors, f32).

@@ -179,6 +179,8 @@ pub struct TranscribeConfig {
 }
 
 /// What a checkpoint directory holds.
+// One config per loaded model, read once: the Transcribe variant's size costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum ModelConfig {
     /// `model_type` `nemo_speechlm`: both towers, fusion and projector.

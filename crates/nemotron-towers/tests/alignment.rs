@@ -32,7 +32,7 @@ fn differences(got: &Alignment, want: &Value) -> (Vec<String>, bool) {
         problems.push(format!("{} words, upstream {}", got.chunks.len(), chunks.len()));
     }
     for (g, w) in got.chunks.iter().zip(chunks) {
-        let speaker = g.speaker.map_or(Value::Null, |s| Value::from(s));
+        let speaker = g.speaker.map_or(Value::Null, Value::from);
         if g.text != w["text"] || speaker != w["speaker"] || !timestamp_close(g.timestamp, &w["timestamp"]) {
             problems.push(format!("word {g:?} vs {w}"));
         }
@@ -43,7 +43,7 @@ fn differences(got: &Alignment, want: &Value) -> (Vec<String>, bool) {
         problems.push(format!("{} segments, upstream {}", got.diarization.len(), segments.len()));
     }
     for (g, w) in got.diarization.iter().zip(segments) {
-        if Value::from(g.speaker) != w["speaker"] || !timestamp_close(g.timestamp, &w["timestamp"]) {
+        if g.speaker != w["speaker"] || !timestamp_close(g.timestamp, &w["timestamp"]) {
             problems.push(format!("segment {g:?} vs {w}"));
         }
         exact &= Value::from(vec![g.timestamp.0, g.timestamp.1]) == w["timestamp"];

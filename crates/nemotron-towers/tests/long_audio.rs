@@ -42,6 +42,7 @@ fn held(change: i64) {
 // SAFETY: every call goes to `System` unchanged; only counters are updated around it.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's layout contract is passed on to `System` unchanged.
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
             held(layout.size() as i64);
@@ -50,6 +51,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's layout contract is passed on to `System` unchanged.
         let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
             held(layout.size() as i64);
@@ -58,11 +60,13 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        // SAFETY: `p` came from `System` with this layout (every allocation above goes there).
         unsafe { System.dealloc(p, layout) };
         held(-(layout.size() as i64));
     }
 
     unsafe fn realloc(&self, p: *mut u8, layout: Layout, size: usize) -> *mut u8 {
+        // SAFETY: `p` came from `System` with this layout; the new size is the caller's, passed on unchanged.
         let moved = unsafe { System.realloc(p, layout, size) };
         if !moved.is_null() {
             held(size as i64 - layout.size() as i64);

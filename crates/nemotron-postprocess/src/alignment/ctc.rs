@@ -19,8 +19,8 @@ pub fn forced_align(em: &[f32], width: usize, target: &[usize], blank: usize) ->
     let mut back = vec![0u8; frames * states];
     let mut start = if frames > len + repeats { 0 } else { 1 };
     let mut end = if states == 1 { 1 } else { 2 };
-    for s in start..end {
-        alpha[s] = score(0, s);
+    for (s, a) in alpha.iter_mut().enumerate().take(end).skip(start) {
+        *a = score(0, s);
     }
     let mut next = vec![f32::NEG_INFINITY; states];
     for t in 1..frames {

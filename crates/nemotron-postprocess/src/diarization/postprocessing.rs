@@ -269,9 +269,9 @@ fn joins(end: f32, next_start: f32, fill_below: Option<f32>) -> bool {
 impl SpeakerPostProcessor {
     /// A fresh speaker. The settings are taken as they are (see [`PostProcessing::validate`]).
     pub fn new(settings: &PostProcessing, grid: FrameGrid) -> Self {
-        let min_on = (settings.min_duration_on > 0.0).then(|| Stage::MinDuration(settings.min_duration_on as f32));
+        let min_on = (settings.min_duration_on > 0.0).then_some(Stage::MinDuration(settings.min_duration_on as f32));
         let fill = (settings.min_duration_off > 0.0)
-            .then(|| Stage::Join { fill_below: Some(settings.min_duration_off as f32), held: None });
+            .then_some(Stage::Join { fill_below: Some(settings.min_duration_off as f32), held: None });
         let filters = match settings.filter_speech_first {
             true => [min_on, fill],
             false => [fill, min_on],
