@@ -157,7 +157,7 @@ pub struct WordTimestampConfig {
     /// Classifier outputs: the alignment tokenizer's pieces, then the CTC blank (`vocab_size`, 23863).
     pub vocab_size: usize,
     /// The blank class (`blank_token_id`, 23862; checked below `vocab_size`). Upstream's alignment uses the last
-    /// logit column instead, and so does [`crate::alignment`].
+    /// logit column instead, and so does the alignment (`nemotron_postprocess::alignment`).
     pub blank_token_id: usize,
 }
 
