@@ -65,15 +65,14 @@ pub struct EngineOptions {
 }
 
 impl Default for EngineOptions {
-    /// Any adapter, automatic precision. The Hub settings are `huggingface_hub`'s, whose cache every Hub client on
-    /// the machine shares: they come from the `HF_*` variables as in `HubOptions::from_env`, the one reading of
-    /// the environment here.
+    /// Any adapter, automatic precision, the Hub's defaults ([`HubOptions::default`]); nothing is read from the
+    /// environment (that is [`EngineOptions::from_env`]).
     fn default() -> Self {
         Self {
             gpu: GpuOptions::default(),
             model: ModelOptions::default(),
             #[cfg(feature = "hub")]
-            hub: HubOptions::from_env(),
+            hub: HubOptions::default(),
         }
     }
 }

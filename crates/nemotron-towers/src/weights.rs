@@ -257,6 +257,7 @@ impl WeightStore for Expectations {
 }
 
 /// A row-major f64 matrix (bf16 weights widened exactly), for the CPU reference.
+#[cfg(feature = "test-support")]
 #[derive(Clone, Debug)]
 pub struct HostMatrix {
     /// Output features (`out` of `[out, in]`).
@@ -268,8 +269,10 @@ pub struct HostMatrix {
 }
 
 /// Loads f64 copies of the weights.
+#[cfg(feature = "test-support")]
 pub struct HostStore<'a>(pub &'a Checkpoint);
 
+#[cfg(feature = "test-support")]
 impl WeightStore for HostStore<'_> {
     type Matrix = HostMatrix;
     type Vector = Vec<f64>;

@@ -35,6 +35,21 @@ pub struct HubOptions {
     pub offline: bool,
 }
 
+impl Default for HubOptions {
+    /// `huggingface_hub`'s defaults without its variables: the public Hub, the cache `~/.cache/huggingface/hub` (the
+    /// home folder as the OS gives it; the current folder where it gives none), no token, online. Front ends that
+    /// honour `HF_*` use [`HubOptions::from_env`].
+    fn default() -> Self {
+        let home = std::env::home_dir().unwrap_or_default();
+        Self {
+            endpoint: DEFAULT_ENDPOINT.to_owned(),
+            cache_dir: home.join(".cache").join("huggingface").join("hub"),
+            token: None,
+            offline: false,
+        }
+    }
+}
+
 impl HubOptions {
     /// The settings `huggingface_hub` takes from the environment: `HF_ENDPOINT`; the cache `HF_HUB_CACHE`, else
     /// `HF_HOME/hub`, where `HF_HOME` defaults to `$XDG_CACHE_HOME/huggingface`, else `~/.cache/huggingface`;
