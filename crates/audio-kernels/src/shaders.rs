@@ -23,6 +23,7 @@ shader!(GEMM, "gemm");
 shader!(GEMM_COOP16, "gemm_coop16");
 shader!(GEMM_COOP8, "gemm_coop8");
 shader!(LAYER_NORM, "layer_norm");
+shader!(LOG_SOFTMAX_GATHER, "log_softmax_gather");
 shader!(QK_NORM_ROPE, "qk_norm_rope");
 shader!(SPEAKER_FUSION, "speaker_fusion");
 

@@ -9,6 +9,7 @@ pub fn all_variants() -> Vec<KernelVariant> {
         crate::conv_im2col::variants(),
         crate::gemm::variants(),
         crate::layer_norm::variants(),
+        crate::log_softmax_gather::variants(),
         crate::qk_norm_rope::variants(),
         crate::speaker_fusion::variants(),
     ]

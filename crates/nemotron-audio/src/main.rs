@@ -136,7 +136,7 @@ enum Command {
         /// the audio whose chunks are timed in each mode (default 60).
         #[arg(long, value_delimiter = ',')]
         seconds: Option<Vec<u32>>,
-        /// Timed repeats per tower case (median reported, after two warm-up runs).
+        /// Timed repeats per case (the median is reported, after warm-up runs).
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         repeats: u32,
         /// Print per-kernel GPU times of the tower cases.

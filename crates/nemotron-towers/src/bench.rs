@@ -24,7 +24,7 @@ use stream::{LoadTrial, StreamLatency};
 pub struct BenchOptions {
     /// Lengths of synthetic audio for the whole-module runs.
     pub seconds: Vec<u32>,
-    /// Timed repeats of each tower case (after two warm-up runs); the median is reported.
+    /// Timed repeats of each case (after warm-up runs); the median is reported.
     pub repeats: usize,
     /// Also print per-kernel GPU times of the tower cases.
     pub profile: bool,
@@ -138,9 +138,9 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, report: &mut dyn FnMut(BenchEvent<
     let diar = model.diarizer().sortformer().tower();
     let rows = rng.f32s(828 * diar.config().hidden, 1.0);
     results.push(tower_case(diar, "diar-step828", InputKind::Embeddings, &rows, 828, options, report)?);
-    results.push(head_case(&model, HEAD_SECONDS, &mut rng, options, report)?);
+    results.extend(head_case(&model, HEAD_SECONDS, &mut rng, options, report)?);
     for &seconds in &options.seconds {
-        results.push(module_case(&model, seconds, &mut rng, report)?);
+        results.push(module_case(&model, seconds, &mut rng, options, report)?);
     }
     report(BenchEvent::PeakMemory { bytes: gpu.peak_memory() });
     Ok(results)
@@ -201,45 +201,76 @@ pub fn head_flops(c: &WordTimestampConfig, chunks: &ChunkConfig, frames: usize) 
     classifier + windows
 }
 
-/// The word-timestamp head on random ASR states of `seconds` of audio (all frames valid): GPU time of its
-/// submissions, wall time from upload to readback.
+/// Classes the head case keeps per frame, as the alignment of a minute's transcript does (its distinct tokens and
+/// the blank: a minute of speech has about 150 words).
+const HEAD_CLASSES: usize = 256;
+
+/// The word-timestamp head on random ASR states of `seconds` of audio (all frames valid): the GPU time of its
+/// submissions run back to back (as the peer times its runs), and the wall time of what the alignment runs, from
+/// upload to the log-probabilities of [`HEAD_CLASSES`] classes read back. A second case, `…-logits`, is the wall
+/// time of reading back every logit (what `encode --word-timestamps` writes: 95 KB per head frame).
 fn head_case(
     model: &AudioModel,
     seconds: usize,
     rng: &mut Rng,
     options: &BenchOptions,
     report: &mut dyn FnMut(BenchEvent<'_>),
-) -> Result<Measurement> {
+) -> Result<Vec<Measurement>> {
     let head = model.word_timestamp_head()?;
     let c = model.config();
+    let vocab = c.word_timestamps.vocab_size;
     let frames = (seconds * 16_000 / HOP_LENGTH).div_ceil(c.asr.subsampling);
     let states = rng.f32s(frames * c.asr.hidden, 1.0);
-    let (mut gpu_ms, mut wall_ms) = (Vec::new(), Vec::new());
-    for i in 0..options.repeats + 2 {
-        let profiles = head.timed(&states, frames, Timing::Span)?;
-        let start = Instant::now();
-        head.run(&states, frames)?;
-        if i >= 2 {
-            wall_ms.push(start.elapsed().as_secs_f64() * 1e3);
-            gpu_ms.push(profiles.iter().map(Profile::total_ns).sum::<f64>() / 1e6);
+    let mut classes: Vec<u32> = (0..HEAD_CLASSES.min(vocab)).map(|i| (i * vocab / HEAD_CLASSES) as u32).collect();
+    classes.dedup();
+    let median_of = |f: &mut dyn FnMut() -> Result<f64>| -> Result<f64> {
+        let mut values = Vec::new();
+        for i in 0..options.repeats + 2 {
+            let value = f()?;
+            if i >= 2 {
+                values.push(value);
+            }
         }
-    }
+        Ok(median(values))
+    };
+    let gpu_ms = median_of(&mut || {
+        Ok(head.timed(&states, frames, Timing::Span)?.iter().map(Profile::total_ns).sum::<f64>() / 1e6)
+    })?;
+    let wall_ms = |f: &mut dyn FnMut() -> Result<()>| {
+        median_of(&mut || {
+            let start = Instant::now();
+            f()?;
+            Ok(start.elapsed().as_secs_f64() * 1e3)
+        })
+    };
     let name = format!("wts-head-{seconds}s");
-    let measurement = Measurement {
+    // Profiled while the GPU is busy from the runs above (after the wall-time runs, which leave it idle while the
+    // host reads, its clocks would be down).
+    let profiles = if options.profile { head.timed(&states, frames, Timing::PerDispatch)? } else { Vec::new() };
+    let aligned_ms = wall_ms(&mut || head.for_each_log_prob_block(&states, frames, &classes, &mut |_, _| Ok(())))?;
+    let logits_ms = wall_ms(&mut || head.run(&states, frames).map(drop))?;
+    let flops = Some(head_flops(&c.word_timestamps, &c.diarization.chunks, frames));
+    let measured = Measurement {
         name: name.clone(),
-        gpu_ms: Some(median(gpu_ms)),
-        wall_ms: median(wall_ms),
-        flops: Some(head_flops(&c.word_timestamps, &c.diarization.chunks, frames)),
+        gpu_ms: Some(gpu_ms),
+        wall_ms: aligned_ms,
+        flops,
         audio_seconds: None,
         from_waveform_ms: None,
     };
-    report(BenchEvent::Measured(&measurement));
-    if options.profile {
-        for profile in head.timed(&states, frames, Timing::PerDispatch)? {
-            report(BenchEvent::Profile { case: &name, profile: &profile });
-        }
+    report(BenchEvent::Measured(&measured));
+    let logits = Measurement {
+        name: format!("{name}-logits"),
+        gpu_ms: None,
+        wall_ms: logits_ms,
+        flops: None,
+        ..measured.clone()
+    };
+    report(BenchEvent::Measured(&logits));
+    for profile in &profiles {
+        report(BenchEvent::Profile { case: &name, profile });
     }
-    Ok(measurement)
+    Ok(vec![measured, logits])
 }
 
 /// Synthetic speech-like audio: a few drifting harmonics and noise, 16 kHz.
@@ -258,18 +289,25 @@ fn module_case(
     model: &AudioModel,
     seconds: u32,
     rng: &mut Rng,
+    options: &BenchOptions,
     report: &mut dyn FnMut(BenchEvent<'_>),
 ) -> Result<Measurement> {
     let audio = synthetic_audio(seconds.into(), rng);
     let features = model.diarizer().frontend().compute(&audio)?;
-    // Warm-up on this length (pipelines exist already; workspaces grow to the chunk batch here).
+    // Medians of `repeats` runs after a warm-up on this length (pipelines exist already; workspaces grow to the
+    // chunk batch there), as the peer takes its medians.
     model.encode_features(features.clone(), &mut |_, _, _| {})?;
-    let start = Instant::now();
-    model.encode_features(features, &mut |_, _, _| {})?;
-    let features_ms = start.elapsed().as_secs_f64() * 1e3;
-    let start = Instant::now();
-    model.encode_audio(&audio, &mut |_, _, _| {})?;
-    let audio_ms = start.elapsed().as_secs_f64() * 1e3;
+    let (mut from_features, mut from_audio) = (Vec::new(), Vec::new());
+    for _ in 0..options.repeats.max(1) {
+        let input = features.clone();
+        let start = Instant::now();
+        model.encode_features(input, &mut |_, _, _| {})?;
+        from_features.push(start.elapsed().as_secs_f64() * 1e3);
+        let start = Instant::now();
+        model.encode_audio(&audio, &mut |_, _, _| {})?;
+        from_audio.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    let (features_ms, audio_ms) = (median(from_features), median(from_audio));
     let measurement = Measurement {
         name: format!("audio-module-{seconds}s"),
         gpu_ms: None,

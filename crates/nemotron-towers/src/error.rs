@@ -79,6 +79,14 @@ pub enum Error {
         /// The frames there are.
         frames: usize,
     },
+    /// A class index at or past the word-timestamp head's vocabulary.
+    #[error("word-timestamp class {class} is not below the head's vocabulary of {vocab}")]
+    Class {
+        /// The class asked for.
+        class: u32,
+        /// Classes of the head.
+        vocab: usize,
+    },
     /// Features handed to a tower without an input projection (it takes embedded rows).
     #[error("this tower has no input projection: it takes embedded rows, not features")]
     NoInputProjection,

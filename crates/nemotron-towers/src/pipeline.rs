@@ -85,8 +85,14 @@ impl Diarizer {
 
     /// Log-mel features (as the front end makes them) → speaker activity.
     pub fn diarize_features(&self, features: Features, progress: Progress<'_>) -> Result<Diarization> {
+        let (speaker_logits, speaker_probabilities) = self.speaker_activity(&features, progress)?;
+        Ok(Diarization { features, speaker_logits, speaker_probabilities })
+    }
+
+    /// Speaker logits at 10 ms and probabilities at the encoder rate of `features`.
+    fn speaker_activity(&self, features: &Features, progress: Progress<'_>) -> Result<(Vec<f32>, Vec<f32>)> {
         let c = self.config();
-        check_features(&features, c.encoder.mel_bins, c.encoder.subsampling)?;
+        check_features(features, c.encoder.mel_bins, c.encoder.subsampling)?;
         let speaker_logits = self
             .sortformer
             .diarize(&features.data, features.valid, &mut |done, all| progress("diarization", done, all))?;
@@ -98,7 +104,7 @@ impl Diarizer {
             let block_probabilities = encoder_rate_probabilities(block, &valid, c.encoder.subsampling, c.speakers);
             probabilities.extend(block_probabilities.into_iter().map(|p| p as f32));
         }
-        Ok(Diarization { features, speaker_logits, speaker_probabilities: probabilities })
+        Ok((speaker_logits, probabilities))
     }
 }
 
@@ -153,7 +159,8 @@ impl AudioModel {
     /// Speaker-attributed word timestamps of `transcript` on a recording this model encoded (Transformers'
     /// `align_word_timestamps` with the speaker logits): the word-timestamp head runs on `outputs`' ASR states, its
     /// log-probabilities are kept for the transcript's classes only (a long recording's full logits are never held),
-    /// and the alignment matches the transcript's `<spk:N>` tags to the diarizer's speakers.
+    /// and the alignment matches the transcript's `<spk:N>` tags to the diarizer's speakers. The log-softmax and the
+    /// choice of classes run on the GPU (in f32, within a few f32 ulps of an f64 log-softmax).
     pub fn align(
         &self,
         outputs: &AudioOutputs,
@@ -173,9 +180,11 @@ impl AudioModel {
         let streams = alignment::tokenize(tokenizer, transcript, vocab, options)?;
         let needed = alignment::num_frames(frames)?;
         let mut log_probs = FrameLogProbs::new(vocab, streams.iter().flat_map(Stream::target));
-        head.for_each_block(&outputs.asr_hidden, self.valid_encoder_frames(&outputs.features), &mut |block| {
-            let rows = needed.saturating_sub(block.first_frame).min(block.logits.len() / vocab);
-            log_probs.push_logits(&block.logits[..rows * vocab]);
+        let classes = log_probs.classes().to_vec();
+        let valid = self.valid_encoder_frames(&outputs.features);
+        head.for_each_log_prob_block(&outputs.asr_hidden, valid, &classes, &mut |first_frame, values| {
+            let rows = needed.saturating_sub(first_frame).min(values.len() / classes.len());
+            log_probs.push_log_probs(&values[..rows * classes.len()]);
             Ok(())
         })?;
         let speakers = SpeakerLogits { logits: &outputs.speaker_logits, speakers: c.diarization.speakers };
@@ -194,21 +203,26 @@ impl AudioModel {
         self.encode_features(features, progress)
     }
 
-    /// Log-mel features → all outputs.
+    /// Log-mel features → all outputs. The two towers are independent until the fusion: the ASR encoder runs on a
+    /// second thread while this one drives the Sortformer's steps, so the GPU has the ASR's work queued while each
+    /// step makes its round trip to the host (each tower keeps its own workspace: the bits do not change).
     pub fn encode_features(&self, features: Features, progress: Progress<'_>) -> Result<AudioOutputs> {
         let c = &self.config;
         check_features(&features, c.asr.mel_bins, c.asr.subsampling)?;
         progress("asr", 0, 1);
-        let asr_hidden = self.asr.encode(&features)?;
+        let (asr_hidden, activity) = std::thread::scope(|scope| {
+            let asr = scope.spawn(|| self.asr.encode(&features));
+            let activity = self.diarizer.speaker_activity(&features, progress);
+            (asr.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), activity)
+        });
+        let (asr_hidden, (speaker_logits, speaker_probabilities)) = (asr_hidden?, activity?);
         progress("asr", 1, 1);
-        let tokens = features.tokens();
-        let diarization = self.diarizer.diarize_features(features, progress)?;
-        let fused = self.fusion.run(&asr_hidden, &diarization.speaker_probabilities, tokens)?;
+        let fused = self.fusion.run(&asr_hidden, &speaker_probabilities, features.tokens())?;
         Ok(AudioOutputs {
-            features: diarization.features,
+            features,
             asr_hidden,
-            speaker_logits: diarization.speaker_logits,
-            speaker_probabilities: diarization.speaker_probabilities,
+            speaker_logits,
+            speaker_probabilities,
             fused: fused.fused,
             audio_embeds: fused.embeds,
         })

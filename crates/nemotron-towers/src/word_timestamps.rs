@@ -6,7 +6,7 @@
 
 use std::sync::Mutex;
 
-use audio_kernels::{Epilogue, MatmulOptions, Weight, gemm};
+use audio_kernels::{Epilogue, MatmulOptions, Weight, gemm, log_softmax_gather};
 use gpu_core::{Gpu, GpuBuffer, Profile, Recorder, Timing};
 
 use crate::checkpoint::Checkpoint;
@@ -175,6 +175,38 @@ impl WordTimestampHead {
                 Ok((gpu.read_f32_range(&work.hidden, 0, kept * d)?, gpu.read_f32_range(&work.logits, 0, kept * vocab)?))
             })?;
             sink(HeadBlock { first_frame: f * group[0].start, hidden: &hidden, logits: &logits })?;
+        }
+        Ok(())
+    }
+
+    /// The log-softmax of the head's logits kept for `classes` (each below the vocabulary), computed on the GPU, so
+    /// that only `[frames, classes]` values come back (the alignment's read; the full logits are 95 KB per frame):
+    /// `sink` gets each batch's first head frame and its `[frames, classes.len()]` values, in time order.
+    pub fn for_each_log_prob_block(
+        &self,
+        asr_hidden: &[f32],
+        valid_frames: usize,
+        classes: &[u32],
+        sink: &mut dyn FnMut(usize, &[f32]) -> Result<()>,
+    ) -> Result<()> {
+        let (vocab, f) = (self.config.vocab_size, self.config.upsampling_factor);
+        if let Some(&class) = classes.iter().find(|&&c| c as usize >= vocab) {
+            return Err(Error::Class { class, vocab });
+        }
+        let frames = self.check_states(asr_hidden, valid_frames)?;
+        let gpu = self.tower.gpu();
+        let n = classes.len().max(1);
+        let class_buffer = gpu.upload_u32("word-timestamp classes", if classes.is_empty() { &[0] } else { classes })?;
+        let batches = schedule(frames, &self.chunks);
+        let most = batches.chunks(self.chunks_per_batch()).map(|g| g.iter().map(|k| f * (k.end - k.start)).sum());
+        let out = gpu.zeros("word-timestamp log-probabilities", most.max().unwrap_or(0) * n)?;
+        for group in batches.chunks(self.chunks_per_batch()) {
+            let values = self.batch(asr_hidden, valid_frames, group, |mut rec, work, kept| {
+                log_softmax_gather(&mut rec, &work.logits, &class_buffer, &out, kept, vocab, classes.len())?;
+                rec.submit()?;
+                Ok(gpu.read_f32_range(&out, 0, kept * classes.len())?)
+            })?;
+            sink(f * group[0].start, &values)?;
         }
         Ok(())
     }

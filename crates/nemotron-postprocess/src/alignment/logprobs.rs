@@ -33,6 +33,18 @@ impl FrameLogProbs {
         }
     }
 
+    /// Appends frames of log-probabilities already taken (`[n, classes().len()]`, row-major, in the order of
+    /// [`FrameLogProbs::classes`]), e.g. by the word-timestamp head's GPU log-softmax.
+    pub fn push_log_probs(&mut self, values: &[f32]) {
+        let width = self.classes.len();
+        self.values.extend_from_slice(&values[..values.len() / width * width]);
+    }
+
+    /// The kept classes, ascending, the blank among them.
+    pub fn classes(&self) -> &[u32] {
+        &self.classes
+    }
+
     /// Frames held.
     pub fn frames(&self) -> usize {
         self.values.len() / self.classes.len()
