@@ -54,7 +54,8 @@ fn diarize_one(engine: &Engine, name: &str, audio: Audio, segmenter: &Segmenter)
 
 impl Model {
     fn load(py: Python<'_>, source: ModelSource, options: EngineOptions) -> PyResult<Self> {
-        let engine = detached(py, move || Engine::load(&source, &options, &mut |_, _, _| {}).map_err(|e| to_python(&e)))?;
+        let engine =
+            detached(py, move || Engine::load(&source, &options, &mut |_, _, _| {}).map_err(|e| to_python(&e)))?;
         Ok(Self { engine: Arc::new(engine) })
     }
 
@@ -225,7 +226,12 @@ impl Model {
             "low" => StreamingMode::LowLatency,
             "very-low" => StreamingMode::VeryLowLatency,
             "ultra-low" => StreamingMode::UltraLowLatency,
-            _ => return Err(bad_argument("latency", format!("{latency:?} is not \"low\", \"very-low\" or \"ultra-low\""))),
+            _ => {
+                return Err(bad_argument(
+                    "latency",
+                    format!("{latency:?} is not \"low\", \"very-low\" or \"ultra-low\""),
+                ));
+            }
         };
         let (settings, _): (SegmentSettings, _) = settings::from_kwargs(segment_settings)?;
         let engine = Arc::clone(&self.engine);
