@@ -191,8 +191,9 @@ impl Model {
     }
 
     /// Each word of `transcript` with its start, end and speaker (`<spk:N>` tags open speaker turns). `language`:
-    /// `zh` and `ja` align character by character; detected from the script when absent.
-    #[pyo3(signature = (audio, transcript, *, sample_rate=None, language=None))]
+    /// `zh` and `ja` align character by character; detected from the script when absent. `diarization`: a
+    /// `Diarization` of the same recording (from another diarizer, say) whose speakers replace the model's own.
+    #[pyo3(signature = (audio, transcript, *, sample_rate=None, language=None, diarization=None))]
     fn align(
         &self,
         py: Python<'_>,
@@ -200,6 +201,7 @@ impl Model {
         transcript: String,
         sample_rate: Option<i64>,
         language: Option<String>,
+        diarization: Option<Py<Diarization>>,
     ) -> PyResult<Alignment> {
         let audio = Audio::extract("audio", audio, rate(sample_rate)?)?;
         let engine = &self.engine;
@@ -208,7 +210,14 @@ impl Model {
             // Before the audio is decoded: a checkpoint that cannot align fails at once.
             engine.check_word_timestamps("align").map_err(|e| to_python(&e))?;
             let input: Input = audio.read("audio")?;
-            engine.align(input, &request, &mut |_, _, _| {}).map_err(|e| to_python(&e))
+            let quiet = &mut |_: &str, _: usize, _: usize| {};
+            match &diarization {
+                None => engine.align(input, &request, quiet),
+                Some(diarization) => {
+                    engine.align_with_diarization(input, &request, diarization.get().diarized(), quiet)
+                }
+            }
+            .map_err(|e| to_python(&e))
         })?;
         Ok(Alignment::new(aligned))
     }

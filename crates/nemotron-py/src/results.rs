@@ -79,6 +79,11 @@ impl Diarization {
         array(py, values, &shape)
     }
 
+    /// The engine's result (for `align(diarization=…)`).
+    pub fn diarized(&self) -> &Diarized {
+        &self.diarized
+    }
+
     /// Seconds of audio diarized.
     pub fn seconds(&self) -> f64 {
         self.seconds

@@ -92,6 +92,24 @@ def test_align(demo, tmp_path):
     ]
 
 
+def test_align_with_a_diarization(demo, tmp_path):
+    transcript = "<spk:0> the quick brown fox <spk:1> she sells sea shells"
+    out, segments = tmp_path / "words.json", tmp_path / "segments.json"
+    run_cli("align", "--demo", "--audio", SPEECH, "--transcript", transcript, "--out", out)
+    # The model's own diarization of the recording gives the CLI's alignment.
+    assert demo.align(SPEECH, transcript, diarization=demo.diarize(SPEECH)).to_json() == out.read_text()
+    # Another diarizer's: the words are placed on its speakers, and the result's diarization is that diarizer's
+    # segments as the CLI writes them (the 10 ms threshold rule).
+    diarizer = REFERENCE / "diar-tiny"
+    other = nemotron_audio.Model.from_pretrained(diarizer).diarize(SPEECH)
+    aligned = json.loads(demo.align(SPEECH, transcript, diarization=other).to_json())
+    run_cli("diarize", "--model", diarizer, "--audio", SPEECH, "--segments", segments)
+    expected = [(s["Start"], s["End"], s["Speaker"]) for s in json.loads(segments.read_text())]
+    got = [(round(s["timestamp"][0], 2), round(s["timestamp"][1], 2), s["speaker"]) for s in aligned["diarization"]]
+    assert sorted(got) == sorted(expected)
+    assert aligned["diarization"] != json.loads(out.read_text())["diarization"]
+
+
 @pytest.mark.parametrize("latency, settings, flags", [("very-low", {}, []), ("low", {"onset": 0.4}, ["--onset", "0.4"])])
 def test_stream(demo, tmp_path, latency, settings, flags):
     rttm, tensors = tmp_path / "out.rttm", tmp_path / "out.safetensors"

@@ -43,6 +43,7 @@ from conftest import REFERENCE, SHORT, SPEECH, TESTDATA, bits, wav_samples
         (lambda m: m.stream().push(np.array([np.nan], np.float32)), ValueError, "audio"),
         (lambda m: m.stream().push(np.zeros(100, np.float32), sample_rate=8000), ValueError, "sample_rate"),
         (lambda m: m.encode(SHORT, sample_rate=16000), ValueError, "sample_rate"),
+        (lambda m: m.align(SPEECH, "<spk:0> hello", diarization=m.diarize(SHORT)), ValueError, "diarization"),
     ],
 )
 def test_bad_input_raises_and_the_model_keeps_working(demo, call, exception, words):

@@ -177,6 +177,7 @@ class Model:
         *,
         sample_rate: Optional[int] = None,
         language: Optional[str] = None,
+        diarization: Optional[Diarization] = None,
     ) -> Alignment: ...
     def stream(
         self,
