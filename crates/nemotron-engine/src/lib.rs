@@ -3,7 +3,8 @@
 //! ([`ModelSource`]: a checkpoint folder, a Hugging Face Hub id, the built-in demo), read an input ([`Input`]: any
 //! audio file, bytes, PCM in memory, or a features file), run a task on an [`Engine`] — [`Engine::encode`],
 //! [`Engine::diarize`], [`Engine::align`], [`Engine::stream`] — and produce each output format's bytes exactly as
-//! the CLI writes them. Front ends only parse their own arguments and print or send.
+//! the CLI writes them. Front ends only parse their own arguments and print or send. Batch runs read NeMo manifests
+//! with [`read_manifest`], as the CLI's `--manifest` does.
 //!
 //! Errors are one [`EngineError`], each keeping the library's error as its source, classified by
 //! [`EngineError::kind`] (a usage error, bad input, not found, GPU, I/O).
@@ -106,8 +107,10 @@ pub use live::{LiveRecording, LiveSession, event_json_line};
 pub use segment_settings::{SegmentSettings, Segmenter};
 pub use tasks::{AlignRequest, Aligned, Diarized, Encoding, write_segments};
 
+pub use nemotron_postprocess::alignment::WordChunk;
 pub use nemotron_postprocess::diarization::{Segment, SegmentFormat};
 pub use nemotron_towers;
+pub use nemotron_towers::manifest::{ManifestEntry, ManifestError, read_manifest};
 pub use nemotron_towers::streaming::SegmentEvent;
 pub use nemotron_towers::{
     AudioOptions, Channel, Features, GpuOptions, MatmulOptions, ModelOptions, Precision, Progress, StreamingMode,

@@ -82,13 +82,63 @@ impl Engine {
     /// Speaker-attributed word timestamps of a transcript on `input` (a Transcribe checkpoint with the
     /// word-timestamp head and an alignment tokenizer): the towers run once, the alignment on the host.
     pub fn align(&self, input: Input, request: &AlignRequest, progress: Progress<'_>) -> Result<Aligned, EngineError> {
+        self.align_speakers(input, request, None, progress)
+    }
+
+    /// [`Engine::align`] with the speakers of `diarization` in place of the model's own diarizer's: the speaker
+    /// logits of the same recording from another diarizer (a standalone Nemotron 3 Diarization model, say), which
+    /// place the speaker tags and make the result's diarization. It must cover the recording's frames with as many
+    /// speakers as the model has (a [`crate::ErrorKind::Usage`] error naming `diarization` otherwise).
+    pub fn align_with_diarization(
+        &self,
+        input: Input,
+        request: &AlignRequest,
+        diarization: &Diarized,
+        progress: Progress<'_>,
+    ) -> Result<Aligned, EngineError> {
+        self.align_speakers(input, request, Some(diarization), progress)
+    }
+
+    fn align_speakers(
+        &self,
+        input: Input,
+        request: &AlignRequest,
+        diarization: Option<&Diarized>,
+        progress: Progress<'_>,
+    ) -> Result<Aligned, EngineError> {
         let model = self.transcribe("align")?;
         model.word_timestamp_head()?;
         let tokenizer = self.alignment_tokenizer()?;
-        let outputs = encode_input(model, input, progress)?;
+        let mut outputs = encode_input(model, input, progress)?;
+        if let Some(diarization) = diarization {
+            outputs.speaker_logits = replacement_logits(&outputs, model.config().diarization.speakers, diarization)?;
+        }
         let options = AlignOptions { language: request.language.clone(), ..AlignOptions::default() };
         Ok(Aligned { alignment: model.align(&outputs, tokenizer, &request.transcript, &options)? })
     }
+}
+
+/// The rows of `diarization`'s logits that stand for the model's own (padded frames included: the alignment reads
+/// them), after checking that it is a diarization of this recording.
+fn replacement_logits(
+    outputs: &AudioOutputs,
+    speakers: usize,
+    diarization: &Diarized,
+) -> Result<Vec<f32>, EngineError> {
+    let (valid, rows) = (outputs.features.valid, outputs.speaker_logits.len() / speakers.max(1));
+    let covers = diarization.logits().len() / diarization.speakers().max(1);
+    if diarization.speakers() != speakers || diarization.frames() != valid || covers < rows {
+        return Err(EngineError::Setting {
+            field: "diarization",
+            problem: format!(
+                "{} frames ({covers} with padding) of {} speakers, but the recording has {valid} frames ({rows} with \
+                 padding) of {speakers} speakers: give a diarization of the same recording",
+                diarization.frames(),
+                diarization.speakers()
+            ),
+        });
+    }
+    Ok(diarization.logits()[..rows * speakers].to_vec())
 }
 
 fn encode_input(model: &AudioModel, input: Input, progress: Progress<'_>) -> Result<AudioOutputs, EngineError> {

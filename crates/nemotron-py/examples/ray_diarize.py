@@ -5,7 +5,9 @@
   `speaker_probabilities`) per entry, each written atomically;
 - `DIR/manifest.jsonl`: one line per entry in manifest order, the entry's fields (`audio_filepath` absolute) plus
   `outputs`, `audio_seconds`, `status` (`ok`, `skipped`, `error`) and `error`. A failing entry is reported there and
-  the others go on; the exit status is 1 if any failed.
+  the others go on; the exit status is 1 if any failed. The workers read each file by its absolute path (their
+  working folder need not be the driver's), so an error names the file by that path where the CLI, given a
+  relative manifest or folder, names it relative.
 
 Each Ray worker (an actor of `map_batches`) loads the model once and diarizes its batches with it; give each worker
 a GPU with `--gpus-per-worker 1` on a GPU cluster. Audio paths must be readable from every node (a shared file

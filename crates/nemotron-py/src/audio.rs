@@ -102,7 +102,9 @@ impl Audio {
     fn from_dict(name: &str, dict: &Bound<'_, PyDict>, sample_rate: Option<u32>) -> PyResult<Self> {
         if let Some(waveform) = dict.get_item("waveform")? {
             let rate = match (dict.get_item("sample_rate")?, sample_rate) {
-                (Some(rate), _) => Some(rate.extract::<u32>().map_err(|_| bad_argument(name, "sample_rate: not a rate in Hz"))?),
+                (Some(rate), _) => {
+                    Some(rate.extract::<u32>().map_err(|_| bad_argument(name, "sample_rate: not a rate in Hz"))?)
+                }
                 (None, rate) => rate,
             };
             return Self::extract(&format!("{name}['waveform']"), &waveform, rate);
@@ -122,8 +124,11 @@ impl Audio {
                 _ => Ok(None),
             }
         };
-        let options =
-            AudioOptions { offset: seconds("offset")?.unwrap_or(0.0), duration: seconds("duration")?, ..Default::default() };
+        let options = AudioOptions {
+            offset: seconds("offset")?.unwrap_or(0.0),
+            duration: seconds("duration")?,
+            ..Default::default()
+        };
         Ok(Audio::Path { path: path.extract()?, options })
     }
 

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use nemotron_engine::nemotron_towers::manifest::read_manifest as read;
+use nemotron_engine::{ManifestError, read_manifest as read};
 use pyo3::exceptions::{PyFileNotFoundError, PyValueError};
 use pyo3::prelude::*;
 use serde_json::{Value, json};
@@ -15,9 +15,7 @@ use serde_json::{Value, json};
 #[pyfunction]
 pub fn read_manifest<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Vec<Bound<'py, PyAny>>> {
     let entries = read(&path).map_err(|e| match &e {
-        nemotron_engine::nemotron_towers::manifest::ManifestError::Read { source, .. }
-            if source.kind() == std::io::ErrorKind::NotFound =>
-        {
+        ManifestError::Read { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
             PyFileNotFoundError::new_err(e.to_string())
         }
         _ => PyValueError::new_err(e.to_string()),

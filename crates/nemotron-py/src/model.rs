@@ -54,7 +54,8 @@ fn diarize_one(engine: &Engine, name: &str, audio: Audio, segmenter: &Segmenter)
 
 impl Model {
     fn load(py: Python<'_>, source: ModelSource, options: EngineOptions) -> PyResult<Self> {
-        let engine = detached(py, move || Engine::load(&source, &options, &mut |_, _, _| {}).map_err(|e| to_python(&e)))?;
+        let engine =
+            detached(py, move || Engine::load(&source, &options, &mut |_, _, _| {}).map_err(|e| to_python(&e)))?;
         Ok(Self { engine: Arc::new(engine) })
     }
 
@@ -190,8 +191,9 @@ impl Model {
     }
 
     /// Each word of `transcript` with its start, end and speaker (`<spk:N>` tags open speaker turns). `language`:
-    /// `zh` and `ja` align character by character; detected from the script when absent.
-    #[pyo3(signature = (audio, transcript, *, sample_rate=None, language=None))]
+    /// `zh` and `ja` align character by character; detected from the script when absent. `diarization`: a
+    /// `Diarization` of the same recording (from another diarizer, say) whose speakers replace the model's own.
+    #[pyo3(signature = (audio, transcript, *, sample_rate=None, language=None, diarization=None))]
     fn align(
         &self,
         py: Python<'_>,
@@ -199,6 +201,7 @@ impl Model {
         transcript: String,
         sample_rate: Option<i64>,
         language: Option<String>,
+        diarization: Option<Py<Diarization>>,
     ) -> PyResult<Alignment> {
         let audio = Audio::extract("audio", audio, rate(sample_rate)?)?;
         let engine = &self.engine;
@@ -207,7 +210,14 @@ impl Model {
             // Before the audio is decoded: a checkpoint that cannot align fails at once.
             engine.check_word_timestamps("align").map_err(|e| to_python(&e))?;
             let input: Input = audio.read("audio")?;
-            engine.align(input, &request, &mut |_, _, _| {}).map_err(|e| to_python(&e))
+            let quiet = &mut |_: &str, _: usize, _: usize| {};
+            match &diarization {
+                None => engine.align(input, &request, quiet),
+                Some(diarization) => {
+                    engine.align_with_diarization(input, &request, diarization.get().diarized(), quiet)
+                }
+            }
+            .map_err(|e| to_python(&e))
         })?;
         Ok(Alignment::new(aligned))
     }
@@ -225,7 +235,12 @@ impl Model {
             "low" => StreamingMode::LowLatency,
             "very-low" => StreamingMode::VeryLowLatency,
             "ultra-low" => StreamingMode::UltraLowLatency,
-            _ => return Err(bad_argument("latency", format!("{latency:?} is not \"low\", \"very-low\" or \"ultra-low\""))),
+            _ => {
+                return Err(bad_argument(
+                    "latency",
+                    format!("{latency:?} is not \"low\", \"very-low\" or \"ultra-low\""),
+                ));
+            }
         };
         let (settings, _): (SegmentSettings, _) = settings::from_kwargs(segment_settings)?;
         let engine = Arc::clone(&self.engine);

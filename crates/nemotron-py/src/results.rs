@@ -79,6 +79,11 @@ impl Diarization {
         array(py, values, &shape)
     }
 
+    /// The engine's result (for `align(diarization=…)`).
+    pub fn diarized(&self) -> &Diarized {
+        &self.diarized
+    }
+
     /// Seconds of audio diarized.
     pub fn seconds(&self) -> f64 {
         self.seconds
@@ -161,7 +166,8 @@ impl Diarization {
                 "to_annotation() needs pyannote.core: `pip install pyannote.core` (or `pip install nemotron-audio[pyannote]`)",
             )
         })?;
-        let annotation = core.getattr("Annotation")?.call((), Some(&[("uri", uri.unwrap_or(&self.uri))].into_py_dict(py)?))?;
+        let annotation =
+            core.getattr("Annotation")?.call((), Some(&[("uri", uri.unwrap_or(&self.uri))].into_py_dict(py)?))?;
         let segment = core.getattr("Segment")?;
         for (track, s) in self.segments.iter().enumerate() {
             let key = (segment.call1((s.start, s.end))?, track);
@@ -224,7 +230,7 @@ impl Alignment {
     /// The words, sorted by time.
     #[getter]
     fn words(&self) -> Vec<Word> {
-        let word = |w: &nemotron_engine::nemotron_towers::alignment::WordChunk| Word {
+        let word = |w: &nemotron_engine::WordChunk| Word {
             text: w.text.clone(),
             start: w.timestamp.0,
             end: w.timestamp.1,

@@ -17,8 +17,13 @@ def test_encode(demo, tmp_path, word_timestamps):
     out = tmp_path / "out.safetensors"
     run_cli("encode", "--demo", "--audio", SPEECH, "--out", out, *(["--word-timestamps"] if word_timestamps else []))
     expected = safetensors(out)
-    tensors = demo.encode(str(SPEECH), word_timestamps=word_timestamps)
-    assert list(tensors) == list(expected)
+    same_tensors(demo.encode(str(SPEECH), word_timestamps=word_timestamps), expected)
+
+
+def same_tensors(tensors, expected):
+    """`encode`'s arrays are the CLI's file's tensors: the same names, shapes and bits (the file stores them sorted by
+    name, the dict in the order `encode` documents)."""
+    assert sorted(tensors) == sorted(expected)
     for name, array in tensors.items():
         dtype, shape, raw = expected[name]
         assert (dtype, list(array.shape)) == ("F32", shape), name
@@ -68,6 +73,9 @@ def test_folder_models(tmp_path, folder):
     assert result.to_rttm() == rttm.read_text()
     assert result.to_safetensors() == tensors.read_bytes()
     assert not model.is_demo and model.description == str(REFERENCE / folder)
+    if folder == "tiny-chunks":  # a Transcribe checkpoint: encode too
+        run_cli("encode", "--model", REFERENCE / folder, "--audio", audio, "--out", tensors)
+        same_tensors(model.encode(audio), safetensors(tensors))
 
 
 def test_align(demo, tmp_path):
@@ -82,6 +90,24 @@ def test_align(demo, tmp_path):
     assert [(w.text, w.start, w.end, w.speaker) for w in alignment.words] == [
         (c["text"], c["timestamp"][0], c["timestamp"][1], c["speaker"]) for c in chunks
     ]
+
+
+def test_align_with_a_diarization(demo, tmp_path):
+    transcript = "<spk:0> the quick brown fox <spk:1> she sells sea shells"
+    out, segments = tmp_path / "words.json", tmp_path / "segments.json"
+    run_cli("align", "--demo", "--audio", SPEECH, "--transcript", transcript, "--out", out)
+    # The model's own diarization of the recording gives the CLI's alignment.
+    assert demo.align(SPEECH, transcript, diarization=demo.diarize(SPEECH)).to_json() == out.read_text()
+    # Another diarizer's: the words are placed on its speakers, and the result's diarization is that diarizer's
+    # segments as the CLI writes them (the 10 ms threshold rule).
+    diarizer = REFERENCE / "diar-tiny"
+    other = nemotron_audio.Model.from_pretrained(diarizer).diarize(SPEECH)
+    aligned = json.loads(demo.align(SPEECH, transcript, diarization=other).to_json())
+    run_cli("diarize", "--model", diarizer, "--audio", SPEECH, "--segments", segments)
+    expected = [(s["Start"], s["End"], s["Speaker"]) for s in json.loads(segments.read_text())]
+    got = [(round(s["timestamp"][0], 2), round(s["timestamp"][1], 2), s["speaker"]) for s in aligned["diarization"]]
+    assert sorted(got) == sorted(expected)
+    assert aligned["diarization"] != json.loads(out.read_text())["diarization"]
 
 
 @pytest.mark.parametrize("latency, settings, flags", [("very-low", {}, []), ("low", {"onset": 0.4}, ["--onset", "0.4"])])

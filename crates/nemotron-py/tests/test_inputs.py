@@ -59,6 +59,9 @@ def test_arrays_of_each_dtype_and_layout(demo, short):
         np.repeat(mono, 2)[::2],  # a strided view
         np.stack([mono, mono]),  # two equal channels mix to the same samples
         np.stack([mono, mono]).T.copy().T,  # (channels, samples), column-major
+        np.stack([scaled, scaled]),  # float32 (channels, samples)
+        np.asfortranarray(np.stack([scaled, scaled]).astype(np.float64)),  # float64 (channels, samples), column-major
+        np.repeat(scaled.astype(np.float64), 3)[::3],  # a strided float64 view
     ]:
         same(demo.diarize(array, sample_rate=rate), short)
     same(demo.diarize(TensorLike(scaled), sample_rate=rate), short)

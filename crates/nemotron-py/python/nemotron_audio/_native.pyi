@@ -108,6 +108,9 @@ class StreamSession:
     def finish(self) -> List[SegmentEvent]: ...
     def close(self) -> None: ...
     @property
+    def diarization(self) -> Diarization:
+        """The whole stream's diarization (after ``finish()``)."""
+    @property
     def segments(self) -> List[Segment]: ...
     @property
     def probabilities(self) -> "npt.NDArray[np.float32]": ...
@@ -177,6 +180,7 @@ class Model:
         *,
         sample_rate: Optional[int] = None,
         language: Optional[str] = None,
+        diarization: Optional[Diarization] = None,
     ) -> Alignment: ...
     def stream(
         self,

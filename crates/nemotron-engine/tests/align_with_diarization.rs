@@ -1,0 +1,60 @@
+//! `align_with_diarization`: the speakers of a diarization of the same recording replace the model's own diarizer's
+//! (its own diarization gives `align`'s result; another diarizer's makes the result's diarization), and a
+//! diarization of another recording is refused, naming the argument.
+
+use std::path::PathBuf;
+
+use nemotron_engine::{
+    AlignRequest, AudioOptions, Engine, EngineOptions, ErrorKind, Input, ModelSource, SegmentSettings,
+};
+
+fn reference(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/reference").join(path)
+}
+
+fn load(source: ModelSource) -> Engine {
+    Engine::load(&source, &EngineOptions::default(), &mut |_, _, _| {}).unwrap()
+}
+
+#[test]
+fn another_diarizers_speakers_replace_the_models_own() {
+    let demo = load(ModelSource::Demo);
+    let diarizer = load(ModelSource::Folder(reference("diar-tiny")));
+    let input = Input::read_path(&reference("tiny-chunks/audio.wav"), &AudioOptions::default()).unwrap();
+    let request =
+        AlignRequest { transcript: "<spk:0> the quick brown fox <spk:1> she sells sea shells".into(), language: None };
+    let quiet = &mut |_: &str, _: usize, _: usize| {};
+
+    let own = demo.align(input.clone(), &request, quiet).unwrap();
+    let own_diarization = demo.diarize(input.clone(), quiet).unwrap();
+    let same = demo.align_with_diarization(input.clone(), &request, &own_diarization, quiet).unwrap();
+    assert_eq!(same.to_json().unwrap(), own.to_json().unwrap());
+
+    let other = diarizer.diarize(input.clone(), quiet).unwrap();
+    let replaced = demo.align_with_diarization(input.clone(), &request, &other, quiet).unwrap();
+    let segments = |a: &nemotron_engine::Aligned| -> Vec<(usize, f64, f64)> {
+        a.alignment().diarization.iter().map(|s| (s.speaker, s.timestamp.0, s.timestamp.1)).collect()
+    };
+    assert_ne!(segments(&replaced), segments(&own), "the other diarizer's speakers were not used");
+    // The result's diarization is the other diarizer's, by the same 0.5 threshold on its 10 ms logits.
+    let mut expected: Vec<(usize, f64, f64)> =
+        other.segments(&SegmentSettings::default()).unwrap().iter().map(|s| (s.speaker, s.start, s.end)).collect();
+    let mut got = segments(&replaced);
+    let key = |a: &(usize, f64, f64), b: &(usize, f64, f64)| (a.1, a.2, a.0).partial_cmp(&(b.1, b.2, b.0)).unwrap();
+    expected.sort_by(key);
+    got.sort_by(key);
+    assert_eq!(got.len(), expected.len());
+    for (g, e) in got.iter().zip(&expected) {
+        assert!(g.0 == e.0 && (g.1 - e.1).abs() < 1e-9 && (g.2 - e.2).abs() < 1e-9, "{g:?} != {e:?}");
+    }
+
+    let shorter = Input::Samples(match &input {
+        Input::Samples(samples) => samples[..samples.len() / 2].to_vec(),
+        Input::Features(_) => unreachable!("an audio file gives samples"),
+    });
+    let half = diarizer.diarize(shorter, quiet).unwrap();
+    let error =
+        demo.align_with_diarization(input, &request, &half, quiet).err().expect("a diarization of another length");
+    assert_eq!(error.kind(), ErrorKind::Usage);
+    assert!(error.to_string().starts_with("diarization: "), "{error}");
+}
