@@ -19,6 +19,9 @@ use crate::metrics::Metrics;
 use crate::routes::STREAM;
 use crate::settings::segment_settings;
 
+/// How long a closing session waits for the client's close frame.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
 /// What a session needs from the server.
 pub struct Context {
     /// The streaming scheduler.
@@ -252,8 +255,21 @@ impl Session {
         Ok(self.socket.send(Message::Text(text.into())).await?)
     }
 
+    /// Sends the close frame, then reads (and drops) what the client still sends until its own close frame, for at
+    /// most [`CLOSE_WAIT`]: closing the TCP connection with unread data in it would reset it, and the client could
+    /// lose the error and the close frame before it reads them.
     async fn close(&mut self, code: u16, reason: &'static str) -> Result<(), axum::Error> {
-        self.socket.send(Message::Close(Some(CloseFrame { code, reason: reason.into() }))).await
+        self.socket.send(Message::Close(Some(CloseFrame { code, reason: reason.into() }))).await?;
+        let drain = async {
+            while let Some(Ok(message)) = self.socket.recv().await {
+                if matches!(message, Message::Close(_)) {
+                    break;
+                }
+            }
+        };
+        // A client that never answers the close only costs this wait.
+        let _ = tokio::time::timeout(CLOSE_WAIT, drain).await;
+        Ok(())
     }
 }
 
