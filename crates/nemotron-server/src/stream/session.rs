@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, close_code};
-use nemotron_engine::nemotron_towers::raw_pcm::{RawDecoder, RawFormat};
-use nemotron_engine::{SegmentEvent, SegmentFormat, StreamingMode, event_json_line, write_segments};
+use nemotron_engine::{
+    RawDecoder, RawFormat, SegmentEvent, SegmentFormat, StreamingMode, event_json_line, write_segments,
+};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -78,6 +79,14 @@ pub async fn run(socket: WebSocket, context: Context) {
 
 type StepFuture = Pin<Box<dyn Future<Output = Result<Step, StepError>> + Send>>;
 
+/// The end of the step in flight (never, when there is none).
+async fn step_done(running: &mut Option<StepFuture>) -> Result<Step, StepError> {
+    match running {
+        Some(step) => step.await,
+        None => std::future::pending().await,
+    }
+}
+
 /// What woke the session up.
 enum Wake {
     Message(Option<Result<Message, axum::Error>>),
@@ -112,7 +121,7 @@ impl Session {
             }
             let wake = tokio::select! {
                 message = self.socket.recv() => Wake::Message(message),
-                step = async { running.as_mut().expect("guarded").await }, if running.is_some() => Wake::StepDone(step),
+                step = step_done(&mut running), if running.is_some() => Wake::StepDone(step),
                 () = tokio::time::sleep_until(heard + self.context.idle_timeout) => Wake::Idle,
                 () = self.context.shutdown.cancelled() => Wake::Shutdown,
             };
