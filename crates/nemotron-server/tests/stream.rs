@@ -197,6 +197,12 @@ async fn protocol_errors_get_their_codes_and_the_server_keeps_serving() {
             1009,
         ),
         (
+            "a 5 MiB frame, past the transport's limit",
+            vec![Message::text(good.clone()), Message::binary(vec![0u8; 5 << 20])],
+            "frame_too_large",
+            1009,
+        ),
+        (
             "text where audio is due",
             vec![Message::text(good.clone()), Message::text("more audio")],
             "expected_audio",

@@ -14,6 +14,7 @@ use nemotron_engine::{
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::MAX_MESSAGE_BYTES;
 use super::protocol::{self, LATENCIES, ProtocolError, SAMPLE_RATE, SessionStart};
 use super::scheduler::{SchedulerHandle, SessionId, Step, StepError};
 use crate::metrics::Metrics;
@@ -22,6 +23,8 @@ use crate::settings::segment_settings;
 
 /// How long a closing session waits for the client's close frame.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
+/// How long a closing session whose reads failed keeps the connection open for the client to read the close frame.
+const CLOSE_LINGER: Duration = Duration::from_millis(500);
 
 /// What a session needs from the server.
 pub struct Context {
@@ -63,7 +66,7 @@ impl From<axum::Error> for Abort {
 pub async fn run(socket: WebSocket, context: Context) {
     context.metrics.sessions.inc();
     context.metrics.active_sessions.inc();
-    let mut session = Session { socket, context, id: None, public_id: String::new() };
+    let mut session = Session { socket, context, id: None, public_id: String::new(), deaf: false };
     if let Err(Abort(error, message)) = session.serve().await {
         session.context.metrics.error(STREAM, error.code());
         // The client may be gone already: nothing to do about a failed send then.
@@ -102,6 +105,8 @@ struct Session {
     id: Option<SessionId>,
     /// The id the client sees.
     public_id: String,
+    /// A read failed: the connection takes no more messages.
+    deaf: bool,
 }
 
 impl Session {
@@ -135,7 +140,11 @@ impl Session {
                     return Err(Abort::new(ProtocolError::IdleTimeout, format!("no message for {seconds} s")));
                 }
                 Wake::Shutdown => break close_code::AWAY,
-                Wake::Message(None | Some(Err(_)) | Some(Ok(Message::Close(_)))) => return Ok(()),
+                Wake::Message(Some(Err(error))) => {
+                    self.deaf = true;
+                    return past_the_limit(error);
+                }
+                Wake::Message(None | Some(Ok(Message::Close(_)))) => return Ok(()),
                 Wake::Message(Some(Ok(message))) => {
                     heard = Instant::now();
                     match message {
@@ -192,7 +201,11 @@ impl Session {
         let text = tokio::select! {
             message = idle => match message {
                 Err(_) => return Err(Abort::new(ProtocolError::IdleTimeout, "no session.start")),
-                Ok(None | Some(Err(_)) | Some(Ok(Message::Close(_)))) => return Ok(None),
+                Ok(Some(Err(error))) => {
+                    self.deaf = true;
+                    return past_the_limit(error).map(|()| None);
+                }
+                Ok(None | Some(Ok(Message::Close(_)))) => return Ok(None),
                 Ok(Some(Ok(Message::Text(text)))) => text,
                 Ok(Some(Ok(_))) => return expected("a binary or control message came first"),
             },
@@ -269,6 +282,12 @@ impl Session {
     /// lose the error and the close frame before it reads them.
     async fn close(&mut self, code: u16, reason: &'static str) -> Result<(), axum::Error> {
         self.socket.send(Message::Close(Some(CloseFrame { code, reason: reason.into() }))).await?;
+        if self.deaf {
+            // Nothing more can be read (the rest of a message past the limit is still unread): keep the connection
+            // a moment so that the client reads the close frame before the reset that closing it then causes.
+            tokio::time::sleep(CLOSE_LINGER).await;
+            return Ok(());
+        }
         let drain = async {
             while let Some(Ok(message)) = self.socket.recv().await {
                 if matches!(message, Message::Close(_)) {
@@ -279,6 +298,20 @@ impl Session {
         // A client that never answers the close only costs this wait.
         let _ = tokio::time::timeout(CLOSE_WAIT, drain).await;
         Ok(())
+    }
+}
+
+/// What a failed read means: a message past the transport's limit is the client's `frame_too_large` (it still hears
+/// why); anything else is a connection gone, with nobody left to tell.
+fn past_the_limit(error: axum::Error) -> Result<(), Abort> {
+    // axum hands over the WebSocket library's error as it is (the one tungstenite in the dependency tree; a test sends
+    // a frame past the limit, so a second version would be noticed).
+    match error.into_inner().downcast_ref::<tungstenite::Error>() {
+        Some(tungstenite::Error::Capacity(limit)) => {
+            let message = format!("{limit}: at most 1 s of audio per frame, {MAX_MESSAGE_BYTES} bytes per message");
+            Err(Abort::new(ProtocolError::FrameTooLarge, message))
+        }
+        _ => Ok(()),
     }
 }
 
