@@ -5,7 +5,7 @@
 //! Today the gathered steps run one after another (each session's step is its own GPU submission, as in
 //! `diarize --stream`), so a round is only a unit of accounting. The shape is the one batching needs: once the
 //! towers can run the due steps of several sessions as one submission (rows of several sessions in one GEMM,
-//! attention, cache and FIFO per session), [`Scheduler::run_steps`] hands a round's due steps to that call instead
+//! attention, cache and FIFO per session), `Scheduler::run_steps` hands a round's due steps to that call instead
 //! of looping, and nothing else in the server changes.
 //!
 //! Each session has at most one command in flight (its WebSocket task waits for the reply before it sends the
