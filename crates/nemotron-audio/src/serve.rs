@@ -60,7 +60,7 @@ pub struct ServeArgs {
 pub fn serve(settings: &Settings, args: &ServeArgs) -> Result<(), Failure> {
     let source = model::source(args.model.as_deref(), args.demo)?;
     let api_keys = match &args.api_key_file {
-        Some(path) => Some(ApiKeys::read(path).map_err(|e| Failure::Message(e.to_string()))?),
+        Some(path) => Some(ApiKeys::read(path).map_err(|e| Failure::Runtime(Box::new(e)))?),
         None => None,
     };
     let options = ServerOptions {
@@ -77,7 +77,7 @@ pub fn serve(settings: &Settings, args: &ServeArgs) -> Result<(), Failure> {
     };
     let (engine, quiet) = (settings.engine.clone(), settings.quiet);
     nemotron_server::serve_until_signal(options, move || model::load_source(&source, &engine, quiet).map(Arc::new))
-        .map_err(|e| Failure::Message(e.to_string()))
+        .map_err(|e| Failure::Runtime(Box::new(e)))
 }
 
 fn at_least_one(text: &str) -> Result<usize, String> {

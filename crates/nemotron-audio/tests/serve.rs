@@ -287,7 +287,7 @@ fn streams_are_diarize_streams_and_sigterm_ends_one_with_its_final_events() {
 }
 
 #[test]
-fn bad_serve_flags_are_usage_errors() {
+fn bad_serve_flags_are_usage_errors_and_a_taken_address_a_runtime_error() {
     for args in [
         &["serve"][..],
         &["serve", "--demo", "--listen", "localhost"],
@@ -302,4 +302,8 @@ fn bad_serve_flags_are_usage_errors() {
     std::fs::write(&empty, "# nobody yet\n").unwrap();
     fails(&["serve", "--demo", "--api-key-file", path_str(&empty)], "holds no key");
     fails(&["serve", "--demo", "--api-key-file", path_str(&dir.path().join("none"))], "cannot read the API key file");
+    // A runtime error, not a usage error: the address is taken.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap().to_string();
+    fails(&["serve", "--demo", "--listen", &address], &format!("cannot listen on {address}"));
 }
