@@ -69,10 +69,15 @@ pub async fn run(socket: WebSocket, context: Context) {
     let mut session = Session { socket, context, id: None, public_id: String::new(), deaf: false };
     if let Err(Abort(error, message)) = session.serve().await {
         session.context.metrics.error(STREAM, error.code());
-        // The client may be gone already: nothing to do about a failed send then.
-        if session.socket.send(Message::Text(error.message(&message).into())).await.is_ok() {
-            let _ = session.close(error.close_code(), error.code()).await;
-        }
+        // The client may be gone already (nothing to do about a failed send then), or read nothing any more (then
+        // the idle timeout bounds the wait as it bounds every send).
+        let limit = session.context.idle_timeout + CLOSE_WAIT;
+        let report = async {
+            if session.socket.send(Message::Text(error.message(&message).into())).await.is_ok() {
+                let _ = session.close(error.close_code(), error.code()).await;
+            }
+        };
+        let _ = tokio::time::timeout(limit, report).await;
     }
     if let Some(id) = session.id {
         session.context.scheduler.close(id);
@@ -273,15 +278,29 @@ impl Session {
         Ok(())
     }
 
+    /// Sends a text message; a client that reads nothing for the idle timeout (its connection's buffers full) gets
+    /// `idle_timeout`, so that it cannot hold its session and slot for ever.
     async fn send(&mut self, text: String) -> Result<(), Abort> {
-        Ok(self.socket.send(Message::Text(text.into())).await?)
+        let limit = self.context.idle_timeout;
+        match tokio::time::timeout(limit, self.socket.send(Message::Text(text.into()))).await {
+            Ok(sent) => Ok(sent?),
+            Err(_) => {
+                let message = format!("the client read nothing for {} s", limit.as_secs_f64());
+                Err(Abort::new(ProtocolError::IdleTimeout, message))
+            }
+        }
     }
 
     /// Sends the close frame, then reads (and drops) what the client still sends until its own close frame, for at
     /// most [`CLOSE_WAIT`]: closing the TCP connection with unread data in it would reset it, and the client could
     /// lose the error and the close frame before it reads them.
     async fn close(&mut self, code: u16, reason: &'static str) -> Result<(), axum::Error> {
-        self.socket.send(Message::Close(Some(CloseFrame { code, reason: reason.into() }))).await?;
+        let frame = Message::Close(Some(CloseFrame { code, reason: reason.into() }));
+        match tokio::time::timeout(self.context.idle_timeout, self.socket.send(frame)).await {
+            Ok(sent) => sent?,
+            // The client reads nothing: it will not read the close frame either.
+            Err(_) => return Ok(()),
+        }
         if self.deaf {
             // Nothing more can be read (the rest of a message past the limit is still unread): keep the connection
             // a moment so that the client reads the close frame before the reset that closing it then causes.
