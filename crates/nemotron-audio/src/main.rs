@@ -16,6 +16,7 @@ mod output;
 mod progress;
 mod score;
 mod segment_options;
+mod serve;
 mod stream;
 mod timeline;
 
@@ -126,6 +127,8 @@ enum Command {
     /// error rate of a hypothesis RTTM against a reference RTTM, per file and overall, as pyannote.metrics computes
     /// them.
     Score(score::ScoreArgs),
+    /// Serve diarization, alignment and features over HTTP and live diarization over WebSocket (docs/server.md).
+    Serve(serve::ServeArgs),
     /// The GPU adapter, backend, driver, enabled features and limits.
     Info,
     /// Time release-sized towers with random bf16 weights (no checkpoint needed): one ASR chunk
@@ -178,7 +181,10 @@ struct Input {
 fn main() -> ExitCode {
     quiet_device_select();
     let cli = Cli::parse();
-    let level = if cli.quiet { "error" } else { "warn,nemotron_towers=info,gpu_core=info,nemotron_audio=info" };
+    let level = match cli.quiet {
+        true => "error",
+        false => "warn,nemotron_towers=info,gpu_core=info,nemotron_audio=info,nemotron_server=info",
+    };
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).format_target(false).init();
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -255,6 +261,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             }
         }
         Command::Score(args) => score::run(args),
+        Command::Serve(args) => serve::serve(&settings, args),
         Command::Download { id } => model::download(&settings, id),
         Command::Bench { seconds, config, stream, .. } if stream.stream => {
             bench_report::bench_stream(&settings, seconds.as_deref(), stream, config.as_deref())

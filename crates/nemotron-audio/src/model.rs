@@ -3,7 +3,9 @@
 //! `--model TEXT` is a folder when a file or folder `TEXT` exists, else a Hub id `owner/name[@revision]`: a local
 //! folder always wins, so `./owner/name` forces a folder.
 
-use nemotron_engine::{Engine, ModelSource};
+use std::path::Path;
+
+use nemotron_engine::{Engine, EngineError, EngineOptions, ModelSource};
 use nemotron_towers::hub::{HubError, RepoId};
 
 use crate::failure::Failure;
@@ -27,14 +29,24 @@ pub fn require(input: &Input) -> Result<(), Failure> {
 /// The model named by `--model` or `--demo`, on a new GPU context, with a download bar for a Hub model.
 pub fn load(settings: &Settings, input: &Input) -> Result<Engine, Failure> {
     require(input)?;
-    let source = match &input.model {
-        Some(model) => ModelSource::from_path(model)?,
-        None => ModelSource::Demo,
-    };
-    let mut bar = DownloadBar::new(settings.quiet);
-    let engine = Engine::load(&source, &settings.engine, &mut |file, done, total| bar.update(file, done, total));
+    Ok(load_source(&source(input.model.as_deref(), input.demo)?, &settings.engine, settings.quiet)?)
+}
+
+/// What `--model PATH|ID` or `--demo` names (`serve` has the two flags without the rest of `Input`).
+pub fn source(model: Option<&Path>, demo: bool) -> Result<ModelSource, Failure> {
+    match model {
+        Some(model) => Ok(ModelSource::from_path(model)?),
+        None if demo => Ok(ModelSource::Demo),
+        None => Err(Failure::Usage(NO_MODEL.into())),
+    }
+}
+
+/// Loads `source` on a new GPU context, with a download bar for a Hub model unless `quiet`.
+pub fn load_source(source: &ModelSource, options: &EngineOptions, quiet: bool) -> Result<Engine, EngineError> {
+    let mut bar = DownloadBar::new(quiet);
+    let engine = Engine::load(source, options, &mut |file, done, total| bar.update(file, done, total));
     bar.finish();
-    Ok(engine?)
+    engine
 }
 
 /// `nemotron-audio download ID`: fetch ahead of time and print the snapshot folder.

@@ -83,6 +83,22 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! A stream that arrives as raw PCM bytes (standard input, a socket) goes through a [`RawDecoder`], which joins the
+//! samples that straddle two pieces and says at the end whether the stream stopped inside one:
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use nemotron_engine::{RawDecoder, RawFormat};
+//!
+//! let mut decoder = RawDecoder::new(RawFormat::S16le);
+//! let bytes: Vec<u8> = [16_384i16, -32_768].iter().flat_map(|s| s.to_le_bytes()).collect();
+//! let mut samples = decoder.decode(&bytes[..3]); // one sample and a half
+//! samples.extend(decoder.decode(&bytes[3..]));
+//! assert_eq!(samples, [0.5, -1.0]);
+//! decoder.finish()?; // no byte left over
+//! # Ok(())
+//! # }
+//! ```
 
 #![warn(missing_docs)]
 
@@ -111,6 +127,7 @@ pub use nemotron_postprocess::alignment::WordChunk;
 pub use nemotron_postprocess::diarization::{Segment, SegmentFormat};
 pub use nemotron_towers;
 pub use nemotron_towers::manifest::{ManifestEntry, ManifestError, read_manifest};
+pub use nemotron_towers::raw_pcm::{PartialSample, RawDecoder, RawFormat};
 pub use nemotron_towers::streaming::SegmentEvent;
 pub use nemotron_towers::{
     AudioOptions, Channel, Features, GpuOptions, MatmulOptions, ModelOptions, Precision, Progress, StreamingMode,

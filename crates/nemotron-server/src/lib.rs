@@ -20,6 +20,7 @@
 //! ```
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod auth;
 mod error;
@@ -168,10 +169,16 @@ fn start_scheduler(state: &AppState, engine: Arc<Engine>) -> Result<(), ServerEr
     Ok(())
 }
 
-/// Runs each task once on two seconds of silence, so the GPU pipelines are compiled before the first request.
+/// Runs each task once on two seconds of silence, so the GPU pipelines are compiled before the first request (the
+/// ASR tower's and the word-timestamp head's too, where the checkpoint has them).
 fn warm_up(engine: &Engine) -> Result<(), EngineError> {
     let silence = vec![0.0f32; 32_000];
     engine.diarize(Input::Samples(silence.clone()), &mut |_, _, _| {})?;
+    if engine.check_word_timestamps("encode").is_ok() {
+        engine.encode(Input::Samples(silence.clone()), true, &mut |_, _, _| {})?;
+    } else if engine.transcribe("encode").is_ok() {
+        engine.encode(Input::Samples(silence.clone()), false, &mut |_, _, _| {})?;
+    }
     let mut session = engine.stream(StreamingMode::LowLatency, &SegmentSettings::default())?;
     session.push(&silence)?;
     session.finish()?;

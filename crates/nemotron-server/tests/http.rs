@@ -39,7 +39,9 @@ async fn diarizations_are_the_clis_segment_files() {
     let samples = audio(3.0, 6.0);
     let file = wav(&samples);
     let post_processing = SegmentSettings { onset: Some(0.6), min_duration_off: Some(0.2), ..Default::default() };
-    let cases: [(&[(&str, &str)], SegmentSettings, SegmentFormat, &str); 4] = [
+    // (form fields, the settings they mean, the format, the RTTM file id)
+    type Case<'a> = (&'a [(&'a str, &'a str)], SegmentSettings, SegmentFormat, &'a str);
+    let cases: [Case; 4] = [
         (&[], SegmentSettings::default(), SegmentFormat::Json, "meeting"),
         (&[("response_format", "rttm"), ("uri", "room 4")], SegmentSettings::default(), SegmentFormat::Rttm, "room 4"),
         (

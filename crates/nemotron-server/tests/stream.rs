@@ -114,7 +114,7 @@ async fn sixteen_concurrent_streams_each_equal_their_solo_run() {
     let server = start(ServerOptions::default()).await;
     let latencies = ["low", "very-low", "ultra-low"];
     let runs = (0..16).map(|i| {
-        let samples = audio(1.0 + 4.3 * i as f64, 2.0 + 0.25 * i as f64);
+        let samples = audio(0.5 + 2.5 * i as f64, 2.0 + 0.25 * i as f64);
         let latency = latencies[i % 3];
         let (extra, settings) = match i % 2 {
             0 => (String::new(), SegmentSettings::default()),
@@ -135,6 +135,15 @@ async fn sixteen_concurrent_streams_each_equal_their_solo_run() {
     let metrics = common::client().get(server.url("/metrics")).send().await.unwrap().text().await.unwrap();
     assert!(metrics.lines().any(|l| l == "nemotron_stream_sessions_total 16"), "{metrics}");
     assert!(metrics.lines().any(|l| l == "nemotron_stream_sessions_active 0"), "{metrics}");
+    // The scheduler gathered the sessions' commands into shared rounds (where a batched step goes): more commands
+    // than rounds.
+    let value = |name: &str| -> f64 {
+        let line = metrics.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no {name} in {metrics}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let (commands, rounds) =
+        (value("nemotron_scheduler_round_steps_sum "), value("nemotron_scheduler_round_steps_count "));
+    assert!(commands > rounds, "{commands} commands in {rounds} rounds");
     server.stop().await.unwrap();
 }
 
@@ -188,6 +197,12 @@ async fn protocol_errors_get_their_codes_and_the_server_keeps_serving() {
             1009,
         ),
         (
+            "a 5 MiB frame, past the transport's limit",
+            vec![Message::text(good.clone()), Message::binary(vec![0u8; 5 << 20])],
+            "frame_too_large",
+            1009,
+        ),
+        (
             "text where audio is due",
             vec![Message::text(good.clone()), Message::text("more audio")],
             "expected_audio",
@@ -223,8 +238,9 @@ async fn protocol_errors_get_their_codes_and_the_server_keeps_serving() {
             }
         }
         assert_eq!(error_and_close(&mut socket).await, (code.to_string(), Some(close)), "{name}");
+        // One second sent at once: within the one-second buffer whatever the scheduler's pace.
         let mut socket = connect(&server).await;
-        let samples = audio(0.0, 1.5);
+        let samples = audio(0.0, 1.0);
         let transcript = session(&mut socket, &good, &f32le(&samples), 6_400).await;
         check(
             &transcript,
@@ -315,5 +331,44 @@ async fn a_shutdown_ends_a_stream_with_its_final_events() {
     let done: Value = serde_json::from_str(texts.last().unwrap()).unwrap();
     assert_eq!(done["type"], "session.done");
     assert_eq!(done["segments"], segments);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stream_route_needs_a_key_in_the_header_or_the_query_when_keys_are_set() {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let keys = nemotron_server::ApiKeys::parse("key-one\n").unwrap();
+    let server = start(ServerOptions { api_keys: Some(keys), ..ServerOptions::default() }).await;
+    let refused = |url: String, header: Option<&'static str>| async move {
+        let mut request = url.into_client_request().unwrap();
+        if let Some(value) = header {
+            request.headers_mut().insert("authorization", value.parse().unwrap());
+        }
+        match tokio_tungstenite::connect_async(request).await {
+            Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+                let body: Value = serde_json::from_slice(response.body().as_deref().unwrap()).unwrap();
+                Some((response.status().as_u16(), body["error"]["code"].as_str().unwrap().to_string()))
+            }
+            Err(other) => panic!("{other}"),
+            Ok(_) => None,
+        }
+    };
+    let url = server.stream_url();
+    let missing = Some((401, "missing_api_key".to_string()));
+    let invalid = Some((401, "invalid_api_key".to_string()));
+    assert_eq!(refused(url.clone(), None).await, missing);
+    assert_eq!(refused(url.clone(), Some("Bearer key-two")).await, invalid);
+    assert_eq!(refused(format!("{url}?access_token=key-two"), None).await, invalid);
+    // Accepted either way: a whole session runs.
+    let samples = audio(7.0, 1.0);
+    for (url, header) in [(url.clone(), Some("Bearer key-one")), (format!("{url}?access_token=key-one"), None)] {
+        let mut request = url.into_client_request().unwrap();
+        if let Some(value) = header {
+            request.headers_mut().insert("authorization", value.parse().unwrap());
+        }
+        let (mut socket, _) = tokio_tungstenite::connect_async(request).await.expect("the key is accepted");
+        let transcript = session(&mut socket, &session_start("low", "pcm_f32le", ""), &f32le(&samples), 8_000).await;
+        check(&transcript, &samples, StreamingMode::LowLatency, &SegmentSettings::default(), "with a key");
+    }
     server.stop().await.unwrap();
 }

@@ -15,7 +15,7 @@ use crate::state::{AppState, RETRY_AFTER_SECONDS};
 
 /// Largest WebSocket message or frame the transport reads (a PCM frame holds at most 1 s, 64,000 bytes of f32; a
 /// larger one up to this size gets the protocol's `frame_too_large` error, past it the transport refuses it).
-const MAX_MESSAGE_BYTES: usize = 4 << 20;
+pub(crate) const MAX_MESSAGE_BYTES: usize = 4 << 20;
 
 /// `GET /v1/audio/diarizations/stream`: the WebSocket upgrade. The session slot is taken here, before the upgrade,
 /// so a full server answers 503 over plain HTTP.

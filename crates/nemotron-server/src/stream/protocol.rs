@@ -49,7 +49,7 @@ pub enum ProtocolError {
     ExpectedAudio,
     /// The client sent audio faster than the server processes it for longer than the session's buffer.
     Backpressure,
-    /// No message from the client for the idle timeout.
+    /// No message from the client for the idle timeout, or nothing read by it for as long.
     IdleTimeout,
     /// The stream ended inside a sample (its byte count is not a multiple of the sample width).
     PartialSample,

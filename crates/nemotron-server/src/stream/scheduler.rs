@@ -5,11 +5,12 @@
 //! Today the gathered steps run one after another (each session's step is its own GPU submission, as in
 //! `diarize --stream`), so a round is only a unit of accounting. The shape is the one batching needs: once the
 //! towers can run the due steps of several sessions as one submission (rows of several sessions in one GEMM,
-//! attention, cache and FIFO per session), [`Scheduler::run_round`] hands a round's pushes to that call instead of
-//! looping, and nothing else in the server changes.
+//! attention, cache and FIFO per session), `Scheduler::run_steps` hands a round's due steps to that call instead
+//! of looping, and nothing else in the server changes.
 //!
 //! Each session has at most one command in flight (its WebSocket task waits for the reply before it sends the
-//! next), so the queue holds at most one command per session and needs no bound of its own.
+//! next; only a `Close` may follow a step still running when the client left), so the queue holds at most two
+//! commands per session and needs no bound of its own.
 
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -20,6 +21,7 @@ use std::time::{Duration, Instant};
 use nemotron_engine::{Engine, EngineError, LiveSession, Segment, SegmentEvent, SegmentSettings, StreamingMode};
 use tokio::sync::oneshot;
 
+use super::protocol::SAMPLE_RATE;
 use crate::metrics::Metrics;
 
 /// A session's number, given by the scheduler.
@@ -76,6 +78,13 @@ enum Command {
     Close {
         id: SessionId,
     },
+}
+
+/// A session's audio waiting for its step.
+struct Due {
+    id: SessionId,
+    samples: Vec<f32>,
+    reply: oneshot::Sender<Result<Step, StepError>>,
 }
 
 /// The sending side, cloned into every session's task.
@@ -175,37 +184,50 @@ impl<'e> Scheduler<'e> {
         round
     }
 
-    /// Runs a round's commands one after another (where batched submission will go).
+    /// Runs a round: the sessions it opens, then the steps of every session with audio due (in one call, see
+    /// [`Scheduler::run_steps`]), then the sessions it finishes or drops. Each session has at most one command in
+    /// flight (a `Close` comes last anyway), so this order never reorders one session's commands.
     fn run_round(&mut self, round: Vec<Command>, metrics: &Metrics) {
+        let (mut due, mut finishes, mut closes) = (Vec::new(), Vec::new(), Vec::new());
         for command in round {
             match command {
                 Command::Open { mode, settings, reply } => {
                     let _ = reply.send(self.open(mode, &settings));
                 }
-                Command::Push { id, samples, reply } => {
-                    let started = Instant::now();
-                    let seconds = samples.len() as f64 / 16_000.0;
-                    let step = self.guarded(id, |session| {
-                        let events = session.push(&samples)?;
-                        Ok(Step { events, processed_until: session.processed_seconds() })
-                    });
-                    metrics.engine_call("stream", started, seconds);
-                    let _ = reply.send(step);
-                }
-                Command::Finish { id, reply } => {
-                    let finished = match self.sessions.remove(&id) {
-                        Some(session) => catch_unwind(AssertUnwindSafe(|| session.finish()))
-                            .map_err(|_| StepError::Panicked)
-                            .and_then(|done| done.map_err(StepError::from))
-                            .map(|(events, segments)| Finished { events, segments }),
-                        None => Err(StepError::Stopped),
-                    };
-                    let _ = reply.send(finished);
-                }
-                Command::Close { id } => {
-                    self.sessions.remove(&id);
-                }
+                Command::Push { id, samples, reply } => due.push(Due { id, samples, reply }),
+                Command::Finish { id, reply } => finishes.push((id, reply)),
+                Command::Close { id } => closes.push(id),
             }
+        }
+        self.run_steps(due, metrics);
+        for (id, reply) in finishes {
+            let finished = match self.sessions.remove(&id) {
+                Some(session) => catch_unwind(AssertUnwindSafe(|| session.finish()))
+                    .map_err(|_| StepError::Panicked)
+                    .and_then(|done| done.map_err(StepError::from))
+                    .map(|(events, segments)| Finished { events, segments }),
+                None => Err(StepError::Stopped),
+            };
+            let _ = reply.send(finished);
+        }
+        for id in closes {
+            self.sessions.remove(&id);
+        }
+    }
+
+    /// The steps of every session due this round: the one function where the GPU work of several sessions meets.
+    /// Today each session's step is its own submission, one after another; a batched step replaces this loop with
+    /// one call over all of `due` (their rows in one submission) and answers each session as this does.
+    fn run_steps(&mut self, due: Vec<Due>, metrics: &Metrics) {
+        for Due { id, samples, reply } in due {
+            let started = Instant::now();
+            let seconds = samples.len() as f64 / f64::from(SAMPLE_RATE);
+            let step = self.guarded(id, |session| {
+                let events = session.push(&samples)?;
+                Ok(Step { events, processed_until: session.processed_seconds() })
+            });
+            metrics.engine_call("stream", started, seconds);
+            let _ = reply.send(step);
         }
     }
 

@@ -8,16 +8,23 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, close_code};
-use nemotron_engine::nemotron_towers::raw_pcm::{RawDecoder, RawFormat};
-use nemotron_engine::{SegmentEvent, SegmentFormat, StreamingMode, event_json_line, write_segments};
+use nemotron_engine::{
+    RawDecoder, RawFormat, SegmentEvent, SegmentFormat, StreamingMode, event_json_line, write_segments,
+};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::MAX_MESSAGE_BYTES;
 use super::protocol::{self, LATENCIES, ProtocolError, SAMPLE_RATE, SessionStart};
 use super::scheduler::{SchedulerHandle, SessionId, Step, StepError};
 use crate::metrics::Metrics;
 use crate::routes::STREAM;
 use crate::settings::segment_settings;
+
+/// How long a closing session waits for the client's close frame.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+/// How long a closing session whose reads failed keeps the connection open for the client to read the close frame.
+const CLOSE_LINGER: Duration = Duration::from_millis(500);
 
 /// What a session needs from the server.
 pub struct Context {
@@ -59,13 +66,18 @@ impl From<axum::Error> for Abort {
 pub async fn run(socket: WebSocket, context: Context) {
     context.metrics.sessions.inc();
     context.metrics.active_sessions.inc();
-    let mut session = Session { socket, context, id: None, public_id: String::new() };
+    let mut session = Session { socket, context, id: None, public_id: String::new(), deaf: false };
     if let Err(Abort(error, message)) = session.serve().await {
         session.context.metrics.error(STREAM, error.code());
-        // The client may be gone already: nothing to do about a failed send then.
-        if session.socket.send(Message::Text(error.message(&message).into())).await.is_ok() {
-            let _ = session.close(error.close_code(), error.code()).await;
-        }
+        // The client may be gone already (nothing to do about a failed send then), or read nothing any more (then
+        // the idle timeout bounds the wait as it bounds every send).
+        let limit = session.context.idle_timeout + CLOSE_WAIT;
+        let report = async {
+            if session.socket.send(Message::Text(error.message(&message).into())).await.is_ok() {
+                let _ = session.close(error.close_code(), error.code()).await;
+            }
+        };
+        let _ = tokio::time::timeout(limit, report).await;
     }
     if let Some(id) = session.id {
         session.context.scheduler.close(id);
@@ -74,6 +86,14 @@ pub async fn run(socket: WebSocket, context: Context) {
 }
 
 type StepFuture = Pin<Box<dyn Future<Output = Result<Step, StepError>> + Send>>;
+
+/// The end of the step in flight (never, when there is none).
+async fn step_done(running: &mut Option<StepFuture>) -> Result<Step, StepError> {
+    match running {
+        Some(step) => step.await,
+        None => std::future::pending().await,
+    }
+}
 
 /// What woke the session up.
 enum Wake {
@@ -90,6 +110,8 @@ struct Session {
     id: Option<SessionId>,
     /// The id the client sees.
     public_id: String,
+    /// A read failed: the connection takes no more messages.
+    deaf: bool,
 }
 
 impl Session {
@@ -109,7 +131,7 @@ impl Session {
             }
             let wake = tokio::select! {
                 message = self.socket.recv() => Wake::Message(message),
-                step = async { running.as_mut().expect("guarded").await }, if running.is_some() => Wake::StepDone(step),
+                step = step_done(&mut running), if running.is_some() => Wake::StepDone(step),
                 () = tokio::time::sleep_until(heard + self.context.idle_timeout) => Wake::Idle,
                 () = self.context.shutdown.cancelled() => Wake::Shutdown,
             };
@@ -123,7 +145,11 @@ impl Session {
                     return Err(Abort::new(ProtocolError::IdleTimeout, format!("no message for {seconds} s")));
                 }
                 Wake::Shutdown => break close_code::AWAY,
-                Wake::Message(None | Some(Err(_)) | Some(Ok(Message::Close(_)))) => return Ok(()),
+                Wake::Message(Some(Err(error))) => {
+                    self.deaf = true;
+                    return past_the_limit(error);
+                }
+                Wake::Message(None | Some(Ok(Message::Close(_)))) => return Ok(()),
                 Wake::Message(Some(Ok(message))) => {
                     heard = Instant::now();
                     match message {
@@ -180,7 +206,11 @@ impl Session {
         let text = tokio::select! {
             message = idle => match message {
                 Err(_) => return Err(Abort::new(ProtocolError::IdleTimeout, "no session.start")),
-                Ok(None | Some(Err(_)) | Some(Ok(Message::Close(_)))) => return Ok(None),
+                Ok(Some(Err(error))) => {
+                    self.deaf = true;
+                    return past_the_limit(error).map(|()| None);
+                }
+                Ok(None | Some(Ok(Message::Close(_)))) => return Ok(None),
                 Ok(Some(Ok(Message::Text(text)))) => text,
                 Ok(Some(Ok(_))) => return expected("a binary or control message came first"),
             },
@@ -248,12 +278,59 @@ impl Session {
         Ok(())
     }
 
+    /// Sends a text message; a client that reads nothing for the idle timeout (its connection's buffers full) gets
+    /// `idle_timeout`, so that it cannot hold its session and slot for ever.
     async fn send(&mut self, text: String) -> Result<(), Abort> {
-        Ok(self.socket.send(Message::Text(text.into())).await?)
+        let limit = self.context.idle_timeout;
+        match tokio::time::timeout(limit, self.socket.send(Message::Text(text.into()))).await {
+            Ok(sent) => Ok(sent?),
+            Err(_) => {
+                let message = format!("the client read nothing for {} s", limit.as_secs_f64());
+                Err(Abort::new(ProtocolError::IdleTimeout, message))
+            }
+        }
     }
 
+    /// Sends the close frame, then reads (and drops) what the client still sends until its own close frame, for at
+    /// most [`CLOSE_WAIT`]: closing the TCP connection with unread data in it would reset it, and the client could
+    /// lose the error and the close frame before it reads them.
     async fn close(&mut self, code: u16, reason: &'static str) -> Result<(), axum::Error> {
-        self.socket.send(Message::Close(Some(CloseFrame { code, reason: reason.into() }))).await
+        let frame = Message::Close(Some(CloseFrame { code, reason: reason.into() }));
+        match tokio::time::timeout(self.context.idle_timeout, self.socket.send(frame)).await {
+            Ok(sent) => sent?,
+            // The client reads nothing: it will not read the close frame either.
+            Err(_) => return Ok(()),
+        }
+        if self.deaf {
+            // Nothing more can be read (the rest of a message past the limit is still unread): keep the connection
+            // a moment so that the client reads the close frame before the reset that closing it then causes.
+            tokio::time::sleep(CLOSE_LINGER).await;
+            return Ok(());
+        }
+        let drain = async {
+            while let Some(Ok(message)) = self.socket.recv().await {
+                if matches!(message, Message::Close(_)) {
+                    break;
+                }
+            }
+        };
+        // A client that never answers the close only costs this wait.
+        let _ = tokio::time::timeout(CLOSE_WAIT, drain).await;
+        Ok(())
+    }
+}
+
+/// What a failed read means: a message past the transport's limit is the client's `frame_too_large` (it still hears
+/// why); anything else is a connection gone, with nobody left to tell.
+fn past_the_limit(error: axum::Error) -> Result<(), Abort> {
+    // axum hands over the WebSocket library's error as it is (the one tungstenite in the dependency tree; a test sends
+    // a frame past the limit, so a second version would be noticed).
+    match error.into_inner().downcast_ref::<tungstenite::Error>() {
+        Some(tungstenite::Error::Capacity(limit)) => {
+            let message = format!("{limit}: at most 1 s of audio per frame, {MAX_MESSAGE_BYTES} bytes per message");
+            Err(Abort::new(ProtocolError::FrameTooLarge, message))
+        }
+        _ => Ok(()),
     }
 }
 

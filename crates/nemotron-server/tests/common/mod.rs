@@ -77,10 +77,10 @@ pub async fn start(options: ServerOptions) -> TestServer {
     }));
     let server = TestServer { address, stop: Some(stop), task };
     for _ in 0..1200 {
-        if let Ok(response) = client().get(server.url("/health/ready")).send().await {
-            if response.status() == 200 {
-                return server;
-            }
+        if let Ok(response) = client().get(server.url("/health/ready")).send().await
+            && response.status() == 200
+        {
+            return server;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

@@ -17,7 +17,7 @@ const work = mkdtempSync(join(tmpdir(), "nemotron-page-"));
 const SAMPLE_RATE = 16000;
 let server;
 let origin;
-let browser;
+let context; // the browser, on a fresh profile
 
 // A WAV of `samples` (floats in [-1, 1]) as 16-bit PCM or 32-bit float, mono, 16 kHz.
 function wav(samples, float) {
@@ -90,12 +90,16 @@ before(async () => {
     if (ready) break;
     await new Promise((wake) => setTimeout(wake, 100));
   }
-  browser = await chromium.launch({
+  // A fresh profile of our own (deleted with `work`), and nothing that reaches the network: the test must run on a
+  // machine that can reach only itself.
+  context = await chromium.launchPersistentContext(join(work, "profile"), {
     executablePath: "/usr/bin/chromium",
+    headless: true,
     args: [
       "--headless",
       "--no-sandbox",
       "--disable-gpu",
+      "--disable-quic",
       "--disable-background-networking",
       "--disable-component-update",
       "--disable-sync",
@@ -109,7 +113,7 @@ before(async () => {
 });
 
 after(async () => {
-  await browser?.close();
+  await context?.close();
   server?.kill("SIGTERM");
   rmSync(work, { recursive: true, force: true });
 });
@@ -117,7 +121,7 @@ after(async () => {
 test("a file streamed from the page shows the segments of diarize --stream on that file", async () => {
   const expected = cliSegments(speechWav);
   assert.ok(expected.length > 0, "the demo model finds no segment in the test audio: the comparison would be empty");
-  const page = await browser.newPage();
+  const page = await context.newPage();
   await page.goto(origin);
   await page.setInputFiles("#file", speechWav);
   await page.waitForSelector("body[data-state=closed]", { timeout: 60_000 });
@@ -127,7 +131,7 @@ test("a file streamed from the page shows the segments of diarize --stream on th
 });
 
 test("the microphone's audio streamed from the page shows the segments of diarize --stream on that audio", async () => {
-  const page = await browser.newPage();
+  const page = await context.newPage();
   await page.goto(origin);
   await page.click("#mic");
   await page.waitForSelector("body[data-state=streaming]", { timeout: 30_000 });
