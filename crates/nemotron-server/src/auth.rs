@@ -89,7 +89,7 @@ fn bearer(request: &Request) -> Option<String> {
 
 /// The `access_token` query parameter, on the WebSocket route only (browsers cannot send headers there).
 fn access_token(request: &Request) -> Option<String> {
-    if request.uri().path() != crate::routes::STREAM {
+    if request.uri().path() != crate::stream::STREAM {
         return None;
     }
     let Query(mut query) = Query::<HashMap<String, String>>::try_from_uri(request.uri()).ok()?;

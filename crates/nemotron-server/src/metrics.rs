@@ -1,6 +1,7 @@
 //! Prometheus metrics (`GET /metrics`, text exposition format): requests and errors by route and code, the
 //! sessions open, the scheduler's queue, GPU time per step or request and the audio processed.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
@@ -16,7 +17,6 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use crate::error::ErrorCode;
-use crate::state::AppState;
 
 /// Labels of a finished HTTP request.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -120,22 +120,22 @@ impl Metrics {
 }
 
 /// `GET /metrics`.
-pub async fn metrics(State(state): State<AppState>) -> Response {
+pub async fn metrics(State(metrics): State<Arc<Metrics>>) -> Response {
     let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-    ([(header::CONTENT_TYPE, content_type)], state.metrics.render()).into_response()
+    ([(header::CONTENT_TYPE, content_type)], metrics.render()).into_response()
 }
 
 /// The middleware that counts every request by its route's pattern, and errors by their code.
-pub async fn count_requests(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub async fn count_requests(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
     let route = request.extensions().get::<MatchedPath>().map_or("unmatched", MatchedPath::as_str).to_string();
     let method = request.method().to_string();
     let started = Instant::now();
     let response = next.run(request).await;
     let labels = RequestLabels { route, method, status: response.status().as_u16() };
-    state.metrics.request_seconds.get_or_create(&labels).observe(started.elapsed().as_secs_f64());
-    state.metrics.requests.get_or_create(&labels).inc();
+    metrics.request_seconds.get_or_create(&labels).observe(started.elapsed().as_secs_f64());
+    metrics.requests.get_or_create(&labels).inc();
     if let Some(ErrorCode(code)) = response.extensions().get::<ErrorCode>() {
-        state.metrics.error(&labels.route, code);
+        metrics.error(&labels.route, code);
     }
     response
 }

@@ -15,10 +15,8 @@ use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{auth, http, metrics, service, stream};
-
-/// The live diarization WebSocket.
-pub const STREAM: &str = "/v1/audio/diarizations/stream";
+use crate::stream::STREAM;
+use crate::{auth, http, metrics, service};
 
 /// The whole application.
 pub fn router(state: AppState) -> Router {
@@ -33,13 +31,13 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/audio/diarizations", post(http::tasks::diarize))
         .route("/v1/audio/alignments", post(http::tasks::align))
         .route("/v1/audio/features", post(http::tasks::features))
-        .route(STREAM, get(stream::upgrade))
+        .route(STREAM, get(http::stream_upgrade::upgrade))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(state.options.max_body_bytes))
         .layer(middleware::from_fn_with_state(state.options.request_timeout, request_timeout))
         .layer(middleware::from_fn_with_state(state.options.api_keys.clone(), auth::require_key))
-        .layer(middleware::from_fn_with_state(state.clone(), metrics::count_requests))
+        .layer(middleware::from_fn_with_state(state.metrics.clone(), metrics::count_requests))
         .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION]))
         .layer(CatchPanicLayer::custom(|_| {
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "the request failed unexpectedly (a bug)")

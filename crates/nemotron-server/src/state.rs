@@ -32,6 +32,13 @@ pub struct AppState {
     loaded: Arc<OnceLock<Loaded>>,
 }
 
+/// The metrics' handlers take only the metrics.
+impl axum::extract::FromRef<AppState> for Arc<Metrics> {
+    fn from_ref(state: &AppState) -> Self {
+        state.metrics.clone()
+    }
+}
+
 /// The model, loaded and warmed up, and the scheduler of its streams.
 struct Loaded {
     engine: Arc<Engine>,

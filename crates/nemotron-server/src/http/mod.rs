@@ -1,4 +1,5 @@
-//! The offline routes and how they read their uploads.
+//! The offline routes and how they read their uploads, and the live route's WebSocket upgrade.
 
+pub mod stream_upgrade;
 pub mod tasks;
 mod upload;

@@ -1,50 +1,15 @@
-//! Live diarization over WebSocket: the upgrade (refused with 503 and `Retry-After` when every session slot is
-//! taken), the protocol, each session's state machine, and the scheduler all sessions' steps go through.
+//! Live diarization over WebSocket: the protocol, each session's state machine, and the scheduler all sessions' steps
+//! go through (the upgrade that starts a session is an HTTP route: `http/stream_upgrade.rs`).
 
 pub mod protocol;
 pub mod scheduler;
 mod session;
 
-use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::{State, WebSocketUpgrade};
-use axum::http::StatusCode;
-use axum::response::Response;
+pub(crate) use session::{Context, run};
 
-use crate::error::ApiError;
-use crate::state::{AppState, RETRY_AFTER_SECONDS};
+/// The live diarization WebSocket's route.
+pub const STREAM: &str = "/v1/audio/diarizations/stream";
 
 /// Largest WebSocket message or frame the transport reads (a PCM frame holds at most 1 s, 64,000 bytes of f32; a
 /// larger one up to this size gets the protocol's `frame_too_large` error, past it the transport refuses it).
 pub(crate) const MAX_MESSAGE_BYTES: usize = 4 << 20;
-
-/// `GET /v1/audio/diarizations/stream`: the WebSocket upgrade. The session slot is taken here, before the upgrade,
-/// so a full server answers 503 over plain HTTP.
-pub async fn upgrade(
-    State(state): State<AppState>,
-    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
-) -> Result<Response, ApiError> {
-    let upgrade = upgrade.map_err(|e| {
-        let message = format!("this route speaks WebSocket only: {}", e.body_text());
-        ApiError::new(StatusCode::UPGRADE_REQUIRED, "websocket_required", message)
-    })?;
-    let scheduler = state.scheduler()?;
-    let permit = state.sessions.clone().try_acquire_owned().map_err(|_| {
-        let message = format!("all {} session slots are taken", state.options.max_sessions);
-        ApiError::unavailable("too_many_sessions", message, RETRY_AFTER_SECONDS)
-    })?;
-    let context = session::Context {
-        scheduler,
-        idle_timeout: state.options.idle_timeout,
-        buffer_samples: (state.options.session_buffer_seconds * f64::from(protocol::SAMPLE_RATE)) as usize,
-        shutdown: state.shutdown.clone(),
-        metrics: state.metrics.clone(),
-    };
-    let tracker = state.tracker.clone();
-    Ok(upgrade.max_message_size(MAX_MESSAGE_BYTES).max_frame_size(MAX_MESSAGE_BYTES).on_upgrade(move |socket| {
-        tracker.track_future(async move {
-            session::run(socket, context).await;
-            // The slot frees when the session is over, disconnects included.
-            drop(permit);
-        })
-    }))
-}

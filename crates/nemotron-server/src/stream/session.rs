@@ -14,11 +14,10 @@ use nemotron_engine::{
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::MAX_MESSAGE_BYTES;
 use super::protocol::{self, LATENCIES, ProtocolError, SAMPLE_RATE, SessionStart};
 use super::scheduler::{SchedulerHandle, SessionId, Step, StepError};
+use super::{MAX_MESSAGE_BYTES, STREAM};
 use crate::metrics::Metrics;
-use crate::routes::STREAM;
 use crate::settings::segment_settings;
 
 /// How long a closing session waits for the client's close frame.
