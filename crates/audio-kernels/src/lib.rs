@@ -21,7 +21,7 @@ pub mod speaker_fusion;
 pub mod variants;
 
 pub use attention::attention;
-pub use conv_im2col::conv_im2col;
+pub use conv_im2col::{ConvBatch, conv_im2col};
 pub use gemm::{Activation, Epilogue, MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Tiles, Weight, gemm};
 pub use layer_norm::{LAYER_NORM_EPS, layer_norm, layer_norm_f64, residual_layer_norm};
 pub use log_softmax_gather::log_softmax_gather;

@@ -34,8 +34,8 @@ pub struct StreamBenchArgs {
     /// in real time.
     #[arg(long, conflicts_with = "profile")]
     pub stream: bool,
-    /// With --stream: the most sessions a load trial runs at once.
-    #[arg(long, requires = "stream", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
+    /// With --stream: the most sessions a load trial runs at once (each on its own thread, then batched).
+    #[arg(long, requires = "stream", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_sessions: u32,
 }
 
@@ -83,14 +83,15 @@ fn line(event: &BenchEvent<'_>) -> String {
         }
         BenchEvent::StreamLatency(latency) => stream_latency(latency),
         BenchEvent::StreamLoad(trial) => format!("  {}", load_trial(trial)),
-        BenchEvent::StreamCapacity { mode, best: Some(trial) } => format!(
-            "{}: {} sessions keep up with real time on one GPU (per-chunk wall under that load: {})",
+        BenchEvent::StreamCapacity { mode, batched, best: Some(trial) } => format!(
+            "{}{}: {} sessions keep up with real time on one GPU (per-chunk wall under that load: {})",
             mode.name(),
+            batching(*batched),
             trial.sessions,
             spread(&trial.wall_ms)
         ),
-        BenchEvent::StreamCapacity { mode, best: None } => {
-            format!("{}: not even one session keeps up with real time", mode.name())
+        BenchEvent::StreamCapacity { mode, batched, best: None } => {
+            format!("{}{}: not even one session keeps up with real time", mode.name(), batching(*batched))
         }
         BenchEvent::PeakMemory { bytes } => {
             format!("peak GPU memory (buffers of this process): {:.2} GiB", *bytes as f64 / GIB)
@@ -117,10 +118,16 @@ fn stream_latency(l: &StreamLatency) -> String {
     )
 }
 
+/// How a trial's sessions ran.
+fn batching(batched: bool) -> &'static str {
+    if batched { ", batched" } else { ", each on its own" }
+}
+
 fn load_trial(t: &LoadTrial) -> String {
     format!(
-        "{} × {} sessions: the slowest at {:.2}× real time; per-chunk wall {}{}",
+        "{}{} × {} sessions: the slowest at {:.2}× real time; per-chunk wall {}{}",
         t.mode.name(),
+        batching(t.batched),
         t.sessions,
         t.slowest_realtime,
         spread(&t.wall_ms),

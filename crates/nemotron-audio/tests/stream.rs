@@ -207,7 +207,12 @@ fn bench_stream_measures_every_mode() {
     for mode in ["low_latency", "very_low_latency", "ultra_low_latency"] {
         let lines: Vec<&str> = stdout.lines().filter(|l| l.trim_start().starts_with(mode)).collect();
         assert!(lines.iter().any(|l| l.contains("chunks of") && l.contains("p99")), "{mode}: {stdout}");
-        assert!(lines.iter().any(|l| l.contains("× 1 sessions")), "{mode}: {stdout}");
-        assert!(lines.iter().any(|l| l.contains("keep up") || l.contains("keeps up")), "{mode}: {stdout}");
+        for how in ["each on its own", "batched"] {
+            let trial = format!("{mode}, {how} × 1 sessions");
+            assert!(lines.iter().any(|l| l.starts_with(&trial)), "{mode}, {how}: {stdout}");
+            let capacity = format!("{mode}, {how}: ");
+            let said = |l: &&&str| l.starts_with(&capacity) && (l.contains("keep up") || l.contains("keeps up"));
+            assert!(lines.iter().any(|l| said(&l)), "{mode}, {how}: {stdout}");
+        }
     }
 }

@@ -72,6 +72,18 @@ impl LiveSession<'_> {
         Ok(self.kept.take(output))
     }
 
+    /// Feeds several sessions at once, as [`LiveSession::push`] feeds one: the chunks due in more than one of them
+    /// run as one batched GPU step (see [`nemotron_towers::streaming::push_many`]: each session's frames equal its
+    /// solo run's within float rounding, ≤ 1e-6 relative). One result per entry, in order.
+    pub fn push_many(pushes: &mut [(&mut LiveSession<'_>, &[f32])]) -> Vec<Result<Vec<SegmentEvent>, EngineError>> {
+        let outputs = {
+            let mut sessions: Vec<(&mut DiarizerSession<'_>, &[f32])> =
+                pushes.iter_mut().map(|(live, samples)| (&mut live.session, *samples)).collect();
+            nemotron_towers::streaming::push_many(&mut sessions)
+        };
+        pushes.iter_mut().zip(outputs).map(|((live, _), output)| Ok(live.kept.take(output?))).collect()
+    }
+
     /// Ends the stream: the last events, and every segment of the stream ordered by start then speaker.
     pub fn finish(self) -> Result<(Vec<SegmentEvent>, Vec<Segment>), EngineError> {
         let LiveRecording { events, segments, .. } = self.finish_recording()?;

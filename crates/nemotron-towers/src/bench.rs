@@ -61,6 +61,8 @@ pub enum BenchEvent<'a> {
     StreamCapacity {
         /// The mode.
         mode: StreamingMode,
+        /// Whether the trials ran the sessions' steps batched.
+        batched: bool,
         /// That trial.
         best: Option<&'a LoadTrial>,
     },
@@ -149,7 +151,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, report: &mut dyn FnMut(BenchEvent<
 fn tower_case(
     tower: &Tower,
     name: &str,
-    kind: InputKind,
+    kind: InputKind<'_>,
     rows: &[f32],
     n: usize,
     options: &BenchOptions,

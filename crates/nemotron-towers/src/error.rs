@@ -90,9 +90,10 @@ pub enum Error {
     /// Features handed to a tower without an input projection (it takes embedded rows).
     #[error("this tower has no input projection: it takes embedded rows, not features")]
     NoInputProjection,
-    /// A streaming step is one sequence.
-    #[error("a streaming step is one sequence, not {0}")]
-    StreamingBatch(usize),
+    /// The shared submission of a batched streaming step failed: every session in it gets this (the first cause
+    /// is in the message); their chunks did not run and run on their next push.
+    #[error("the batched streaming step this session was part of failed: {0}")]
+    BatchedStep(String),
     /// A streaming mode the diarizer cannot run.
     #[error(
         "streaming mode {mode}: a chunk of {chunk} and a look-ahead of {lookahead} encoder frames (the chunk needs at \

@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 
 use audio_kernels::MatmulOptions;
-use audio_kernels::{Activation, Epilogue, Weight, conv_im2col, gemm};
+use audio_kernels::{Activation, ConvBatch, Epilogue, Weight, conv_im2col, gemm};
 use gpu_core::{Gpu, GpuBuffer, Recorder, Timing};
 use nemotron_postprocess::math::sigmoid;
 
@@ -31,6 +31,8 @@ struct HeadWorkspace {
     upsampled: GpuBuffer,
     hidden: GpuBuffer,
     logits: GpuBuffer,
+    /// Rows of each sequence of a batch (at most one sequence per row).
+    lengths: GpuBuffer,
 }
 
 impl HeadWorkspace {
@@ -43,6 +45,7 @@ impl HeadWorkspace {
             upsampled: gpu.zeros("head upsampled", rows * sub * h)?,
             hidden: gpu.zeros("head hidden", rows * sub * h)?,
             logits: gpu.zeros("speaker logits", rows * sub * c.speakers)?,
+            lengths: gpu.zeros("head sequence lengths", rows)?,
         })
     }
 }
@@ -99,48 +102,51 @@ impl Sortformer {
     /// One step: embedded rows `[n, d]` (with their key mask) through the encoder and the head;
     /// returns logits `[n·subsampling, speakers]`.
     pub fn logits(&self, rows: &[f32], valid: &[bool]) -> Result<Vec<f32>> {
-        Ok(self.step(InputKind::Embeddings, rows, valid, 0..0, Timing::Off)?.logits)
+        let mut steps = self.steps(InputKind::Embeddings, &[Sequence { rows, valid }], &[0..0], Timing::Off)?;
+        Ok(steps.pop().ok_or_else(|| Error::Internal("a step's output is missing".into()))?.logits)
     }
 
-    /// One streaming step (one submission, one readback): `prefix` rows `[p, d]` (speaker cache and FIFO)
-    /// and a chunk's stacked features `[n, subsampling·mel]`, which the submission projects; every row is a
-    /// valid key. Returns the logits `[(p + n)·subsampling, speakers]` and the projected rows of the chunk
-    /// proper (its first `chunk_rows`), which the speaker cache keeps.
-    pub(crate) fn stream_step(
-        &self,
-        prefix: &[f32],
-        stacked: &[f32],
-        chunk_rows: usize,
-        timing: Timing,
-    ) -> Result<StepOutput> {
+    /// Streaming steps, of one session each, as one submission and one readback (each sequence padded to the
+    /// longest; padding rows are no keys and zeros to the head's conv, so each step's output is its own). Every row
+    /// of a step is a valid key. Returns per step the logits `[rows·subsampling, speakers]` and the projected rows of
+    /// its chunk proper (its first `chunk_rows` feature rows), which the speaker cache keeps.
+    pub(crate) fn stream_steps(&self, steps: &[StepInput<'_>], timing: Timing) -> Result<Vec<StepOutput>> {
         let c = &self.config.encoder;
-        let embedded = prefix.len() / c.hidden;
-        let rows = embedded + stacked.len() / c.stacked_features();
-        let input = [prefix, stacked].concat();
-        let kind = InputKind::EmbeddedThenFeatures { embedded };
-        self.step(kind, &input, &vec![true; rows], embedded..embedded + chunk_rows, timing)
+        let (d, width) = (c.hidden, c.stacked_features());
+        // Rows the values make; a step whose values are no whole rows is refused by the tower's upload.
+        let rows: Vec<usize> =
+            steps.iter().map(|s| s.embedded + s.rows.len().saturating_sub(s.embedded * d) / width).collect();
+        let valid: Vec<Vec<bool>> = rows.iter().map(|&n| vec![true; n]).collect();
+        let batch: Vec<Sequence<'_>> =
+            steps.iter().zip(&valid).map(|(s, v)| Sequence { rows: s.rows, valid: v }).collect();
+        let embedded: Vec<usize> = steps.iter().map(|s| s.embedded).collect();
+        let keep: Vec<std::ops::Range<usize>> = steps.iter().map(|s| s.embedded..s.embedded + s.chunk_rows).collect();
+        self.steps(InputKind::EmbeddedThenFeatures { embedded: &embedded }, &batch, &keep, timing)
     }
 
-    /// The encoder and head over one sequence; reads back the logits and the projected rows `embedded`
-    /// in one round trip, with the GPU time when `timing` asks for it.
-    fn step(
+    /// The encoder and head over a batch of sequences in one submission; reads back, in one round trip, each
+    /// sequence's logits and its projected rows `keep[i]`, with the GPU time of the submission when `timing` asks.
+    fn steps(
         &self,
-        kind: InputKind,
-        rows: &[f32],
-        valid: &[bool],
-        embedded: std::ops::Range<usize>,
+        kind: InputKind<'_>,
+        batch: &[Sequence<'_>],
+        keep: &[std::ops::Range<usize>],
         timing: Timing,
-    ) -> Result<StepOutput> {
+    ) -> Result<Vec<StepOutput>> {
         let c = &self.config;
-        let (d, sub_rows) = (c.encoder.hidden, valid.len() * c.encoder.subsampling);
-        self.tower.run(kind, &[Sequence { rows, valid }], |mut rec, encoded, projected, n| {
+        let (d, sub, speakers) = (c.encoder.hidden, c.encoder.subsampling, c.speakers);
+        let seq_len = batch.iter().map(|s| s.valid.len()).max().unwrap_or(0);
+        let lengths: Vec<u32> = batch.iter().map(|s| s.valid.len() as u32).collect();
+        self.tower.run(kind, batch, |mut rec, encoded, projected, n| {
             let mut guard = self.workspace.lock().unwrap_or_else(|p| p.into_inner());
             let work = reuse_or_make(
                 &mut guard,
                 |w| w.capacity >= n,
                 || HeadWorkspace::new(self.tower.gpu(), c, n.next_multiple_of(64)),
             )?;
-            self.record_head(&mut rec, encoded, work, n)?;
+            self.tower.gpu().write_u32(&work.lengths, 0, &lengths)?;
+            let conv = ConvBatch { sequences: batch.len(), seq_len, lengths: &work.lengths };
+            self.record_head(&mut rec, encoded, work, n, conv)?;
             let gpu_ms = match timing {
                 Timing::Off => {
                     rec.submit()?;
@@ -151,20 +157,34 @@ impl Sortformer {
                     .filter(|profile| !profile.entries.is_empty())
                     .map(|profile| profile.total_ns() / 1e6),
             };
-            let ranges =
-                [(&work.logits, 0, sub_rows * c.speakers), (projected, embedded.start * d, embedded.len() * d)];
+            let ranges: Vec<(&GpuBuffer, usize, usize)> = batch
+                .iter()
+                .zip(keep)
+                .enumerate()
+                .flat_map(|(i, (s, kept))| {
+                    let logits = (&work.logits, i * seq_len * sub * speakers, s.valid.len() * sub * speakers);
+                    [logits, (projected, (i * seq_len + kept.start) * d, kept.len() * d)]
+                })
+                .collect();
             let mut read = self.tower.gpu().read_f32_ranges(&ranges)?.into_iter();
             let mut next = || read.next().ok_or_else(|| Error::Internal("a readback range is missing".into()));
-            Ok(StepOutput { logits: next()?, embedded: next()?, gpu_ms })
+            (0..batch.len()).map(|_| Ok(StepOutput { logits: next()?, embedded: next()?, gpu_ms })).collect()
         })
     }
 
-    fn record_head(&self, rec: &mut Recorder<'_>, encoded: &GpuBuffer, work: &HeadWorkspace, n: usize) -> Result<()> {
+    fn record_head(
+        &self,
+        rec: &mut Recorder<'_>,
+        encoded: &GpuBuffer,
+        work: &HeadWorkspace,
+        n: usize,
+        conv: ConvBatch<'_>,
+    ) -> Result<()> {
         let c = &self.config;
         let (d, h, sub) = (c.encoder.hidden, c.head_hidden, c.encoder.subsampling);
         let w = &self.head;
         gemm(rec, encoded, &w.proj.weight, &work.projected, n, h, d, &epilogue(&w.proj, Activation::None))?;
-        conv_im2col(rec, &work.projected, &work.columns, n, h)?;
+        conv_im2col(rec, &work.projected, &work.columns, conv, h)?;
         // The classifier applies ReLU to the upsampled frames first: fused into the conv GEMM.
         gemm(
             rec,
@@ -256,6 +276,15 @@ impl Sortformer {
         }
         Ok(logits)
     }
+}
+
+/// One streaming step of a session: `rows` holds `embedded` projected rows `[embedded, d]` (speaker cache and FIFO),
+/// then a chunk's stacked features `[n, subsampling·mel]`, whose first `chunk_rows` are the chunk proper (the rest
+/// its look-ahead).
+pub(crate) struct StepInput<'a> {
+    pub rows: &'a [f32],
+    pub embedded: usize,
+    pub chunk_rows: usize,
 }
 
 /// What one step gives back.

@@ -25,17 +25,18 @@ pub(crate) type GpuEncoder = EncoderWeights<Weight, GpuBuffer>;
 
 /// What the rows of a call are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InputKind {
+pub enum InputKind<'a> {
     /// Stacked log-mel rows `[n, subsampling·mel]`, projected by the tower's input projection.
     Features,
     /// Already projected rows `[n, d]` (the Sortformer's cache/FIFO path).
     Embeddings,
-    /// A streaming diarization step (one sequence): `embedded` projected rows `[embedded, d]` (speaker
-    /// cache and FIFO), then stacked log-mel rows `[n − embedded, subsampling·mel]` (the new chunk), which
-    /// the same submission projects in place after them.
+    /// Streaming diarization steps, one per sequence (of one session each): sequence `i` holds `embedded[i]`
+    /// projected rows `[embedded[i], d]` (speaker cache and FIFO), then stacked log-mel rows
+    /// `[n_i − embedded[i], subsampling·mel]` (the new chunk), which the same submission projects in place after
+    /// them (the chunks of all sequences in one product).
     EmbeddedThenFeatures {
-        /// Rows at the start of the sequence that are already projected.
-        embedded: usize,
+        /// Per sequence, its rows at the start that are already projected.
+        embedded: &'a [usize],
     },
 }
 
@@ -155,7 +156,7 @@ impl Tower {
     /// A batch of more than [`Tower::max_rows`] padded rows (sequences × longest) is refused with
     /// [`gpu_core::GpuError::LimitExceeded`] naming `max_storage_buffer_binding_size`: split it
     /// (as `AsrEncoder::encode` does).
-    pub fn forward(&self, kind: InputKind, batch: &[Sequence<'_>]) -> Result<Vec<Vec<f32>>> {
+    pub fn forward(&self, kind: InputKind<'_>, batch: &[Sequence<'_>]) -> Result<Vec<Vec<f32>>> {
         let d = self.config.hidden;
         let seq_len = batch.iter().map(|s| s.valid.len()).max().unwrap_or(0);
         let all = self.run(kind, batch, |rec, out, _, rows| {
@@ -170,7 +171,7 @@ impl Tower {
     }
 
     /// Runs the batch with GPU `timing` and returns the times instead of the output (benchmarks).
-    pub fn timed(&self, kind: InputKind, batch: &[Sequence<'_>], timing: Timing) -> Result<Profile> {
+    pub fn timed(&self, kind: InputKind<'_>, batch: &[Sequence<'_>], timing: Timing) -> Result<Profile> {
         self.run(kind, batch, |rec, _, _, _| Ok(rec.with_timing(timing).submit_profiled()?))
     }
 
@@ -180,7 +181,7 @@ impl Tower {
     /// calls cannot overwrite the output before it is read.
     pub(crate) fn run<T>(
         &self,
-        kind: InputKind,
+        kind: InputKind<'_>,
         batch: &[Sequence<'_>],
         finish: impl FnOnce(Recorder<'_>, &GpuBuffer, &GpuBuffer, usize) -> Result<T>,
     ) -> Result<T> {
@@ -192,6 +193,9 @@ impl Tower {
         let mut rec = Recorder::new(&self.gpu);
         if rows > 0 {
             self.upload_batch(work, kind, batch, seq_len)?;
+            if let InputKind::EmbeddedThenFeatures { embedded } = kind {
+                self.record_step_projection(&mut rec, work, embedded, batch, seq_len)?;
+            }
             self.record(&mut rec, work, rope, kind, batch.len(), seq_len)?;
         }
         finish(rec, &work.a, &work.x, rows)
@@ -296,11 +300,17 @@ impl Tower {
     }
 
     /// Packs the batch into `[batch·seq_len]` rows (zero padding) and uploads rows and key mask.
-    fn upload_batch(&self, work: &Workspace, kind: InputKind, batch: &[Sequence<'_>], seq_len: usize) -> Result<()> {
+    fn upload_batch(
+        &self,
+        work: &Workspace,
+        kind: InputKind<'_>,
+        batch: &[Sequence<'_>],
+        seq_len: usize,
+    ) -> Result<()> {
         let (width, target) = match kind {
             InputKind::Features => (self.config.stacked_features(), &work.input),
             InputKind::Embeddings => (self.config.hidden, &work.x),
-            InputKind::EmbeddedThenFeatures { embedded } => return self.upload_step(work, embedded, batch),
+            InputKind::EmbeddedThenFeatures { embedded } => return self.upload_steps(work, embedded, batch, seq_len),
         };
         let mut rows = vec![0.0f32; batch.len() * seq_len * width];
         let mut mask = vec![0u32; batch.len() * seq_len];
@@ -319,31 +329,63 @@ impl Tower {
         Ok(())
     }
 
-    /// Uploads a streaming step: its projected rows to `x`, its stacked features to `input`, its key mask.
-    fn upload_step(&self, work: &Workspace, embedded: usize, batch: &[Sequence<'_>]) -> Result<()> {
-        let c = &self.config;
-        let [step] = batch else {
-            return Err(Error::StreamingBatch(batch.len()));
-        };
-        let rows = step.valid.len();
-        let expected = embedded * c.hidden + rows.saturating_sub(embedded) * c.stacked_features();
-        if embedded > rows {
-            return Err(Error::Frames { what: "streaming step: projected rows", found: embedded, frames: rows });
+    /// Uploads streaming steps: each sequence's projected rows to its rows of `x` (its padding rows zeroed), the
+    /// stacked features of all sequences one after another to `input`, the key mask.
+    fn upload_steps(&self, work: &Workspace, embedded: &[usize], batch: &[Sequence<'_>], seq_len: usize) -> Result<()> {
+        let (d, width) = (self.config.hidden, self.config.stacked_features());
+        if embedded.len() != batch.len() {
+            let what = "streaming steps: counts of projected rows, one per sequence".to_string();
+            return Err(Error::Length { what, expected: batch.len(), found: embedded.len() });
         }
-        if step.rows.len() != expected {
-            let what = format!(
-                "streaming step ({embedded} projected rows of {}, {} feature rows of {})",
-                c.hidden,
-                rows - embedded,
-                c.stacked_features()
-            );
-            return Err(Error::Length { what, expected, found: step.rows.len() });
+        let mut features = Vec::new();
+        let mut mask = vec![0u32; batch.len() * seq_len];
+        for (i, (step, &embedded)) in batch.iter().zip(embedded).enumerate() {
+            let rows = step.valid.len();
+            if embedded > rows {
+                return Err(Error::Frames { what: "streaming step: projected rows", found: embedded, frames: rows });
+            }
+            let expected = embedded * d + (rows - embedded) * width;
+            if step.rows.len() != expected {
+                let what = format!(
+                    "streaming step {i} ({embedded} projected rows of {d}, {} feature rows of {width})",
+                    rows - embedded
+                );
+                return Err(Error::Length { what, expected, found: step.rows.len() });
+            }
+            let (projected, stacked) = step.rows.split_at(embedded * d);
+            self.gpu.write_f32(&work.x, i * seq_len * d, projected)?;
+            if rows < seq_len {
+                self.gpu.write_f32(&work.x, (i * seq_len + rows) * d, &vec![0.0; (seq_len - rows) * d])?;
+            }
+            features.extend_from_slice(stacked);
+            for (m, &v) in mask[i * seq_len..].iter_mut().zip(step.valid) {
+                *m = v as u32;
+            }
         }
-        let (projected, features) = step.rows.split_at(embedded * c.hidden);
-        self.gpu.write_f32(&work.x, 0, projected)?;
-        self.gpu.write_f32(&work.input, 0, features)?;
-        let mask: Vec<u32> = step.valid.iter().map(|&v| v as u32).collect();
+        self.gpu.write_f32(&work.input, 0, &features)?;
         self.gpu.write_u32(&work.mask, 0, &mask)?;
+        Ok(())
+    }
+
+    /// Projects the chunks of streaming steps (uploaded by [`Tower::upload_steps`]) in one product into `h` (free
+    /// until the input norm writes it), then moves each sequence's rows after its projected ones in `x`.
+    fn record_step_projection(
+        &self,
+        rec: &mut Recorder<'_>,
+        work: &Workspace,
+        embedded: &[usize],
+        batch: &[Sequence<'_>],
+        seq_len: usize,
+    ) -> Result<()> {
+        let (d, stacked) = (self.config.hidden, self.config.stacked_features());
+        let new_rows: Vec<usize> = batch.iter().zip(embedded).map(|(s, &e)| s.valid.len() - e).collect();
+        let total = new_rows.iter().sum();
+        gemm(rec, &work.input, self.input_projection()?, &work.h, total, d, stacked, &Epilogue::default())?;
+        let mut from = 0;
+        for (i, (&embedded, &rows)) in embedded.iter().zip(&new_rows).enumerate() {
+            rec.copy(&work.h, from * d, &work.x, (i * seq_len + embedded) * d, rows * d)?;
+            from += rows;
+        }
         Ok(())
     }
 
@@ -354,7 +396,7 @@ impl Tower {
         rec: &mut Recorder<'_>,
         work: &'w Workspace,
         rope: &RopeTable,
-        kind: InputKind,
+        kind: InputKind<'_>,
         batch: usize,
         seq_len: usize,
     ) -> Result<&'w GpuBuffer> {
@@ -366,14 +408,8 @@ impl Tower {
                 let projection = self.input_projection()?;
                 gemm(rec, &work.input, projection, &work.x, rows, d, c.stacked_features(), &Epilogue::default())?
             }
-            InputKind::EmbeddedThenFeatures { embedded } => {
-                // Projected into `h` (free until the input norm writes it), then moved after the embedded rows.
-                let new_rows = rows - embedded;
-                let (project, stacked) = (self.input_projection()?, c.stacked_features());
-                gemm(rec, &work.input, project, &work.h, new_rows, d, stacked, &Epilogue::default())?;
-                rec.copy(&work.h, 0, &work.x, embedded * d, new_rows * d)?;
-            }
-            InputKind::Embeddings => {}
+            // A step's chunks were projected into `x` by `Tower::record_step_projection`.
+            InputKind::EmbeddedThenFeatures { .. } | InputKind::Embeddings => {}
         }
         norm(rec, &w.embed_norm, &work.x, &work.h, rows, d)?;
         // Pre-norm blocks: h is the residual stream, a the normalised input of the next product. The two residual

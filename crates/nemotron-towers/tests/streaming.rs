@@ -272,6 +272,68 @@ fn interleaved(jobs: &[(StreamingMode, usize)], seed: u64) -> Vec<Session> {
 }
 
 #[test]
+fn batched_pushes_equal_each_session_alone() {
+    // Sessions of every mode, two of a mode started apart (their steps differ in length until the cache and FIFO
+    // fill: the batch pads them), each fed its own random pieces: some have no chunk due in a push, some several.
+    let modes = [
+        StreamingMode::LowLatency,
+        StreamingMode::LowLatency,
+        StreamingMode::VeryLowLatency,
+        StreamingMode::UltraLowLatency,
+        StreamingMode::UltraLowLatency,
+        StreamingMode::Custom { chunk: 2, lookahead: 1 },
+    ];
+    let starts = [0, 40_000, 8_000, 0, 21_111, 3_000];
+    let samples: Vec<&[f32]> = starts.iter().map(|&s| &audio()[s..]).collect();
+    let alone: Vec<Session> = modes.iter().zip(&samples).map(|(&mode, s)| run(mode, s, || 4_000)).collect();
+    let mut sessions: Vec<DiarizerSession<'_>> = modes.iter().map(|&m| diarizer().session(m).unwrap()).collect();
+    let mut batched: Vec<Session> = modes.iter().map(|_| Session::default()).collect();
+    let mut fed = vec![0; modes.len()];
+    let mut pieces: Vec<_> = (0..modes.len()).map(|i| random_pieces(0x5ca1e + i as u64)).collect();
+    let mut batch_sizes = Vec::new();
+    while fed.iter().zip(&samples).any(|(&f, s)| f < s.len()) {
+        let ends: Vec<usize> = (0..modes.len()).map(|i| (fed[i] + pieces[i]()).min(samples[i].len())).collect();
+        let mut pushes: Vec<(&mut DiarizerSession<'_>, &[f32])> =
+            sessions.iter_mut().enumerate().map(|(i, s)| (s, &samples[i][fed[i]..ends[i]])).collect();
+        let outputs = nemotron_towers::streaming::push_many(&mut pushes);
+        batch_sizes.push(outputs.iter().filter(|o| o.as_ref().is_ok_and(|o| !o.chunks.is_empty())).count());
+        for (out, output) in batched.iter_mut().zip(outputs) {
+            out.add(output.expect("batched push"));
+        }
+        fed = ends;
+    }
+    for (out, session) in batched.iter_mut().zip(sessions) {
+        out.add(session.finish().unwrap());
+    }
+    assert!(batch_sizes.iter().any(|&n| n >= 3), "some pushes ran several sessions' chunks: {batch_sizes:?}");
+    for (i, (a, b)) in alone.iter().zip(&batched).enumerate() {
+        assert_eq!(a.chunks, b.chunks, "session {i}: the same chunks, features and rows");
+        for (what, x, y) in [("logits", &a.logits, &b.logits), ("probabilities", &a.probabilities, &b.probabilities)] {
+            let error = rel_frobenius(y, &f32_to_f64(x));
+            eprintln!("session {i} ({}): batched {what} vs alone, relative error {error:.3e}", modes[i].name());
+            assert!(error <= 1e-6, "session {i}: batched {what} differ from the session alone by {error:.3e}");
+        }
+    }
+}
+
+#[test]
+fn a_refused_push_in_a_batch_leaves_the_others_running() {
+    let mut good = diarizer().session(StreamingMode::UltraLowLatency).unwrap();
+    let mut bad = diarizer().session(StreamingMode::UltraLowLatency).unwrap();
+    let mut broken = audio()[..20_000].to_vec();
+    broken[12_345] = f32::NAN;
+    let mut pushes: Vec<(&mut DiarizerSession<'_>, &[f32])> =
+        vec![(&mut good, &audio()[..20_000]), (&mut bad, &broken)];
+    let outputs = nemotron_towers::streaming::push_many(&mut pushes);
+    assert!(!outputs[0].as_ref().unwrap().chunks.is_empty(), "the good session ran its chunks");
+    let Err(Error::Audio(AudioError::NonFinite { index, .. })) = &outputs[1] else {
+        panic!("the non-finite sample is refused: {:?}", outputs[1].as_ref().err())
+    };
+    assert_eq!(*index, 12_345);
+    assert_eq!(bad.samples_received(), 0, "a refused push appends nothing");
+}
+
+#[test]
 fn every_length_and_mode_emits_one_frame_per_hop() {
     let modes = [
         StreamingMode::Custom { chunk: 5, lookahead: 0 },

@@ -152,7 +152,7 @@ fn a_streaming_step_projects_its_chunk_after_the_embedded_rows() {
     let features = rng.f32s(chunk * c.encoder.stacked_features(), 1.7);
     let valid = vec![true; embedded + chunk];
     let rows = [prefix.clone(), features.clone()].concat();
-    let kind = InputKind::EmbeddedThenFeatures { embedded };
+    let kind = InputKind::EmbeddedThenFeatures { embedded: &[embedded] };
     let got = tower.forward(kind, &[Sequence { rows: &rows, valid: &valid }]).unwrap();
     let widen = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
     let mut all = widen(&prefix);

@@ -1,11 +1,16 @@
-/// `cols[t, ci·3 + tap] = h[t + tap − 1, ci]` (0 outside `[0, n)`) for `h` `[n, channels]`; `cols` is `[n, 3·channels]`.
-pub fn conv_im2col(h: &[f64], n: usize, channels: usize) -> Vec<f64> {
-    let mut cols = vec![0.0; n * 3 * channels];
-    for t in 0..n {
-        for ci in 0..channels {
-            for tap in 0..3 {
-                if let Some(source) = (t + tap).checked_sub(1).filter(|&s| s < n) {
-                    cols[(t * channels + ci) * 3 + tap] = h[source * channels + ci];
+/// Per sequence `s` of `lengths.len()` sequences of `seq_len` rows, `cols[s·L + t, ci·3 + tap] = h[s·L + t + tap − 1,
+/// ci]` (0 where `t + tap − 1` is outside `[0, min(lengths[s], L))`) for `h` `[sequences·L, channels]`; `cols` is
+/// `[sequences·L, 3·channels]`.
+pub fn conv_im2col(h: &[f64], lengths: &[usize], seq_len: usize, channels: usize) -> Vec<f64> {
+    let mut cols = vec![0.0; lengths.len() * seq_len * 3 * channels];
+    for (s, &length) in lengths.iter().enumerate() {
+        let first = s * seq_len;
+        for t in 0..seq_len {
+            for ci in 0..channels {
+                for tap in 0..3 {
+                    if let Some(source) = (t + tap).checked_sub(1).filter(|&r| r < length.min(seq_len)) {
+                        cols[((first + t) * channels + ci) * 3 + tap] = h[(first + source) * channels + ci];
+                    }
                 }
             }
         }

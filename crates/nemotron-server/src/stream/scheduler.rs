@@ -2,11 +2,10 @@
 //! sessions. Each round it takes the first waiting command, gathers more for up to `max_wait` or until it holds
 //! `max_batch`, then runs them.
 //!
-//! Today the gathered steps run one after another (each session's step is its own GPU submission, as in
-//! `diarize --stream`), so a round is only a unit of accounting. The shape is the one batching needs: once the
-//! towers can run the due steps of several sessions as one submission (rows of several sessions in one GEMM,
-//! attention, cache and FIFO per session), `Scheduler::run_steps` hands a round's due steps to that call instead
-//! of looping, and nothing else in the server changes.
+//! The round's audio goes to all its sessions in one call (`LiveSession::push_many`): the chunks due in several
+//! sessions of a mode run as one GPU submission (rows of all of them in each GEMM; attention, speaker cache and
+//! FIFO per session), so many sessions share each step's fixed costs instead of taking turns on the GPU. Each
+//! session's events are those of its solo run (its frames equal within float rounding, ≤ 1e-6 relative).
 //!
 //! Each session has at most one command in flight (its WebSocket task waits for the reply before it sends the
 //! next; only a `Close` may follow a step still running when the client left), so the queue holds at most two
@@ -215,19 +214,49 @@ impl<'e> Scheduler<'e> {
         }
     }
 
-    /// The steps of every session due this round: the one function where the GPU work of several sessions meets.
-    /// Today each session's step is its own submission, one after another; a batched step replaces this loop with
-    /// one call over all of `due` (their rows in one submission) and answers each session as this does.
-    fn run_steps(&mut self, due: Vec<Due>, metrics: &Metrics) {
-        for Due { id, samples, reply } in due {
-            let started = Instant::now();
-            let seconds = samples.len() as f64 / f64::from(SAMPLE_RATE);
-            let step = self.guarded(id, |session| {
-                let events = session.push(&samples)?;
-                Ok(Step { events, processed_until: session.processed_seconds() })
-            });
+    /// The steps of every session due this round, as one batched push. Each session has at most one push in
+    /// flight, so a round names each session once; should one come twice, its second push runs in a batch of its
+    /// own after the first.
+    fn run_steps(&mut self, mut due: Vec<Due>, metrics: &Metrics) {
+        while !due.is_empty() {
+            let mut batch: Vec<(Due, LiveSession<'e>)> = Vec::with_capacity(due.len());
+            let mut later = Vec::new();
+            for step in due {
+                if batch.iter().any(|(taken, _)| taken.id == step.id) {
+                    later.push(step);
+                } else if let Some(session) = self.sessions.remove(&step.id) {
+                    batch.push((step, session));
+                } else {
+                    let _ = step.reply.send(Err(StepError::Stopped));
+                }
+            }
+            self.run_batch(batch, metrics);
+            due = later;
+        }
+    }
+
+    /// Pushes each session's audio in one call; a panic drops the batch's sessions (the others go on).
+    fn run_batch(&mut self, mut batch: Vec<(Due, LiveSession<'e>)>, metrics: &Metrics) {
+        let started = Instant::now();
+        let results = catch_unwind(AssertUnwindSafe(|| {
+            let mut pushes: Vec<(&mut LiveSession<'e>, &[f32])> =
+                batch.iter_mut().map(|(step, session)| (session, step.samples.as_slice())).collect();
+            LiveSession::push_many(&mut pushes)
+        }));
+        let Ok(results) = results else {
+            for (step, _) in batch {
+                let _ = step.reply.send(Err(StepError::Panicked));
+            }
+            return;
+        };
+        for ((step, session), result) in batch.into_iter().zip(results) {
+            let seconds = step.samples.len() as f64 / f64::from(SAMPLE_RATE);
             metrics.engine_call("stream", started, seconds);
-            let _ = reply.send(step);
+            let reply = result
+                .map(|events| Step { events, processed_until: session.processed_seconds() })
+                .map_err(StepError::from);
+            self.sessions.insert(step.id, session);
+            let _ = step.reply.send(reply);
         }
     }
 
@@ -236,21 +265,5 @@ impl<'e> Scheduler<'e> {
         self.next_id += 1;
         self.sessions.insert(self.next_id, session);
         Ok(self.next_id)
-    }
-
-    /// Runs `step` on session `id`; a panic drops that session only.
-    fn guarded<T>(
-        &mut self,
-        id: SessionId,
-        step: impl FnOnce(&mut LiveSession<'e>) -> Result<T, EngineError>,
-    ) -> Result<T, StepError> {
-        let session = self.sessions.get_mut(&id).ok_or(StepError::Stopped)?;
-        match catch_unwind(AssertUnwindSafe(|| step(session))) {
-            Ok(result) => result.map_err(StepError::from),
-            Err(_) => {
-                self.sessions.remove(&id);
-                Err(StepError::Panicked)
-            }
-        }
     }
 }

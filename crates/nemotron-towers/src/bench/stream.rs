@@ -1,6 +1,8 @@
 //! `bench --stream`: streaming sessions on a release-sized standalone diarizer with random weights. Per mode,
 //! the time of each chunk once the speaker cache and FIFO are full (the largest steps a session makes), and
-//! how many sessions one GPU keeps in real time.
+//! how many sessions one GPU keeps in real time: each session pushing on its own (one submission per step, the
+//! sessions taking turns), then all of them batched (one submission per round for all their steps, as the
+//! server's scheduler runs them).
 
 use std::time::Instant;
 
@@ -11,7 +13,7 @@ use super::{BenchEvent, synthetic_audio};
 use crate::config::{ConfigError, ModelConfig};
 use crate::error::{Error, Result};
 use crate::pipeline::{Model, ModelOptions};
-use crate::streaming::{DiarizerSession, StreamingMode};
+use crate::streaming::{DiarizerSession, StreamingMode, push_many};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -36,7 +38,7 @@ impl Default for StreamBenchOptions {
             modes: StreamingMode::NAMED.to_vec(),
             seconds: 60.0,
             load_seconds: 6.0,
-            max_sessions: 256,
+            max_sessions: 1024,
             config: None,
             model: ModelOptions::default(),
         }
@@ -79,16 +81,19 @@ pub struct StreamLatency {
     pub wall_ms: Spread,
 }
 
-/// `sessions` sessions at once on one model, each on its own thread, fed as fast as they go.
+/// `sessions` sessions at once on one model, fed as fast as they go: each on its own thread, or all pushed together
+/// (`batched`).
 #[derive(Clone, Debug)]
 pub struct LoadTrial {
     /// The mode.
     pub mode: StreamingMode,
     /// Sessions run at once.
     pub sessions: usize,
+    /// Whether their steps ran batched (one push for all per chunk) rather than each session on its own thread.
+    pub batched: bool,
     /// Seconds of audio per wall-clock second of the slowest session.
     pub slowest_realtime: f64,
-    /// Host time of each chunk's push, over all sessions.
+    /// Host time of each chunk's push, over all sessions (batched: of each round, which every session waits).
     pub wall_ms: Spread,
 }
 
@@ -123,12 +128,15 @@ pub fn run(gpu: &Gpu, options: &StreamBenchOptions, report: &mut dyn FnMut(Bench
         let timed = &timed_audio[..(options.seconds * 16_000.0) as usize];
         report(BenchEvent::StreamLatency(&latency(&warm, timed)?));
         let load = &timed_audio[..(options.load_seconds * 16_000.0) as usize];
-        let best = capacity(options.max_sessions, |sessions| {
-            let trial = load_trial(&warm, load, sessions)?;
-            report(BenchEvent::StreamLoad(&trial));
-            Ok(trial)
-        })?;
-        report(BenchEvent::StreamCapacity { mode, best: best.as_ref() });
+        for batched in [false, true] {
+            let best = capacity(options.max_sessions, |sessions| {
+                let trial =
+                    if batched { batched_trial(&warm, load, sessions)? } else { load_trial(&warm, load, sessions)? };
+                report(BenchEvent::StreamLoad(&trial));
+                Ok(trial)
+            })?;
+            report(BenchEvent::StreamCapacity { mode, batched, best: best.as_ref() });
+        }
     }
     report(BenchEvent::PeakMemory { bytes: gpu.peak_memory() });
     Ok(())
@@ -229,7 +237,35 @@ fn load_trial(warm: &DiarizerSession<'_>, audio: &[f32], sessions: usize) -> Res
     Ok(LoadTrial {
         mode,
         sessions,
+        batched: false,
         slowest_realtime: seconds / slowest.max(f64::MIN_POSITIVE),
+        wall_ms: Spread::of(walls).ok_or_else(|| no_chunk(mode))?,
+    })
+}
+
+/// `sessions` copies of the warmed-up session pushed together, one chunk's samples each per round: every round one
+/// [`push_many`], whose wall time each session's chunk waits.
+fn batched_trial(warm: &DiarizerSession<'_>, audio: &[f32], sessions: usize) -> Result<LoadTrial> {
+    let mut all: Vec<DiarizerSession<'_>> = (0..sessions).map(|_| warm.clone()).collect();
+    let (mut walls, mut fed) = (Vec::new(), 0);
+    let start = Instant::now();
+    while fed + all[0].samples_until_next_chunk() <= audio.len() {
+        let piece = &audio[fed..fed + all[0].samples_until_next_chunk()];
+        let round = Instant::now();
+        let mut pushes: Vec<(&mut DiarizerSession<'_>, &[f32])> = all.iter_mut().map(|s| (s, piece)).collect();
+        for output in push_many(&mut pushes) {
+            output?;
+        }
+        walls.push(round.elapsed().as_secs_f64() * 1e3);
+        fed += piece.len();
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    let mode = warm.mode();
+    Ok(LoadTrial {
+        mode,
+        sessions,
+        batched: true,
+        slowest_realtime: fed as f64 / 16_000.0 / elapsed.max(f64::MIN_POSITIVE),
         wall_ms: Spread::of(walls).ok_or_else(|| no_chunk(mode))?,
     })
 }

@@ -25,10 +25,12 @@
 //! # }
 //! ```
 
+mod batch;
 mod events;
 mod mode;
 mod session;
 
+pub use batch::push_many;
 pub use events::{LiveSegments, SegmentEvent, SegmentRule};
 pub use mode::StreamingMode;
 pub use session::{ChunkReport, DiarizerSession, StreamOutput};

@@ -9,7 +9,7 @@ use crate::audio::AudioError;
 use crate::error::{Error, Result};
 use crate::frontend::{HOP_LENGTH, N_MELS, first_sample_needed};
 use crate::pipeline::Diarizer;
-use crate::sortformer::{encoder_rate_probabilities, mean_sigmoid};
+use crate::sortformer::{StepInput, StepOutput, encoder_rate_probabilities, mean_sigmoid};
 use crate::speaker_cache::{SpeakerCache, StepLayout};
 use crate::streaming::mode::{ChunkPlan, StreamingMode};
 
@@ -64,7 +64,7 @@ impl StreamOutput {
         self.chunks.iter().map(|c| c.frames).sum()
     }
 
-    fn append(&mut self, mut other: StreamOutput) {
+    pub(super) fn append(&mut self, mut other: StreamOutput) {
         if self.chunks.is_empty() {
             self.first_frame = other.first_frame;
         }
@@ -154,21 +154,44 @@ impl<'m> DiarizerSession<'m> {
 
     /// Appends 16 kHz mono samples (all finite) and runs every chunk they complete.
     pub fn push(&mut self, samples: &[f32]) -> Result<StreamOutput> {
-        if let Some((i, &value)) = samples.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            let input = "audio stream".to_string();
-            return Err(AudioError::NonFinite { input, index: self.received + i, value }.into());
-        }
-        self.samples.extend_from_slice(samples);
-        self.received += samples.len();
-        let mut out = StreamOutput { first_frame: self.frames_emitted(), ..StreamOutput::default() };
-        while self.received >= self.plan.trigger(self.next_chunk) {
+        self.check_samples(samples)?;
+        let mut out = self.accept(samples);
+        while self.chunk_due() {
             out.append(self.run_chunk(self.plan.chunk_frames, false)?);
         }
-        // Once per push: a long piece completes many chunks, and each would move the rest of it.
+        self.drop_used_samples();
+        Ok(out)
+    }
+
+    /// Checks that every sample is finite (a stream with a NaN or an infinity is refused, nothing appended).
+    pub(super) fn check_samples(&self, samples: &[f32]) -> Result<()> {
+        match samples.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            Some((i, &value)) => {
+                let input = "audio stream".to_string();
+                Err(AudioError::NonFinite { input, index: self.received + i, value }.into())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Appends checked samples; the output their chunks will fill.
+    pub(super) fn accept(&mut self, samples: &[f32]) -> StreamOutput {
+        self.samples.extend_from_slice(samples);
+        self.received += samples.len();
+        StreamOutput { first_frame: self.frames_emitted(), ..StreamOutput::default() }
+    }
+
+    /// Whether the stream holds all the audio of the next chunk.
+    pub(super) fn chunk_due(&self) -> bool {
+        self.received >= self.plan.trigger(self.next_chunk)
+    }
+
+    /// Drops the samples no chunk needs any more: once per push, since a long piece completes many chunks, and each
+    /// would move the rest of it.
+    pub(super) fn drop_used_samples(&mut self) {
         let keep = first_sample_needed(self.plan.first_frame(self.next_chunk)).max(self.first_sample);
         self.samples.drain(..keep - self.first_sample);
         self.first_sample = keep;
-        Ok(out)
     }
 
     /// Ends the stream: the frames not yet final (up to `⌊samples / 160⌋` in all) run as the last chunk,
@@ -189,33 +212,48 @@ impl<'m> DiarizerSession<'m> {
 
     /// Runs the next chunk over `frames` mel frames: with the mode's look-ahead, or as the `last` one.
     fn run_chunk(&mut self, frames: usize, last: bool) -> Result<StreamOutput> {
+        let due = self.prepare_chunk(frames, last)?;
+        let mut steps = self.diarizer.sortformer().stream_steps(&[due.step()], self.timing)?;
+        let step = steps.pop().ok_or_else(|| Error::Internal("a streaming step's output is missing".into()))?;
+        Ok(self.complete_chunk(due, step))
+    }
+
+    /// The next chunk's step, over `frames` mel frames (with the mode's look-ahead, or as the `last` one), as the
+    /// host prepares it: its features, and its rows after the speaker cache and FIFO.
+    pub(super) fn prepare_chunk(&self, frames: usize, last: bool) -> Result<DueChunk> {
         let c = self.diarizer.config();
         let lookahead = if last { 0 } else { self.plan.lookahead };
-        let (d, sub, speakers) = (c.encoder.hidden, c.encoder.subsampling, c.speakers);
-        let index = self.next_chunk;
-        let first = self.plan.first_frame(index);
+        let first = self.plan.first_frame(self.next_chunk);
         let mel_frames = first..first + frames;
         let features = self.diarizer.frontend().frames(&self.samples, self.first_sample, mel_frames.clone())?;
         // Stacked `sub` frames per row; a partial last group is zero-padded and stays a valid key upstream.
-        let rows = frames.div_ceil(sub);
-        let mut stacked = features.clone();
-        stacked.resize(rows * c.encoder.stacked_features(), 0.0);
-        let chunk_rows = rows - lookahead;
-        let (prefix, _) = self.cache.step_input(&[], &[]);
+        let sub_rows = frames.div_ceil(c.encoder.subsampling);
+        let (mut rows, _) = self.cache.step_input(&[], &[]);
         let layout = StepLayout {
             cache_rows: self.cache.cache_rows(),
             fifo_rows: self.cache.fifo_rows(),
             lookback: 0,
-            chunk_rows,
+            chunk_rows: sub_rows - lookahead,
         };
-        let sortformer = self.diarizer.sortformer();
-        let step = sortformer.stream_step(&prefix, &stacked, chunk_rows, self.timing)?;
+        rows.reserve(sub_rows * c.encoder.stacked_features());
+        rows.extend_from_slice(&features);
+        rows.resize(rows.len() + (sub_rows * c.encoder.stacked_features() - features.len()), 0.0);
+        Ok(DueChunk { last, lookahead, mel_frames, features, rows, layout })
+    }
+
+    /// Takes the step of a prepared chunk: updates the speaker cache and FIFO, and gives what the chunk made final.
+    pub(super) fn complete_chunk(&mut self, due: DueChunk, step: StepOutput) -> StreamOutput {
+        let c = self.diarizer.config();
+        let (sub, speakers) = (c.encoder.subsampling, c.speakers);
+        let DueChunk { last, lookahead, mel_frames, features, layout, .. } = due;
+        let index = self.next_chunk;
         // The last chunk drops the padding of its partial group.
-        let emitted = (chunk_rows * sub).min(frames);
+        let emitted = (layout.chunk_rows * sub).min(mel_frames.len());
         let start = layout.chunk_start() * sub * speakers;
         let speaker_logits = step.logits[start..start + emitted * speakers].to_vec();
-        let probs = encoder_rate_probabilities(&step.logits, &vec![true; prefix.len() / d + rows], sub, speakers);
-        self.cache.update(layout, &step.embedded, &probs, sortformer.silence());
+        let step_rows = step.logits.len() / (sub * speakers);
+        let probs = encoder_rate_probabilities(&step.logits, &vec![true; step_rows], sub, speakers);
+        self.cache.update(layout, &step.embedded, &probs, self.diarizer.sortformer().silence());
         let speaker_probabilities: Vec<f32> = speaker_logits
             .chunks(sub * speakers)
             .flat_map(|group| mean_sigmoid(group, speakers))
@@ -224,14 +262,54 @@ impl<'m> DiarizerSession<'m> {
         let report = ChunkReport {
             index,
             samples: self.plan.samples(index, last.then_some(self.received)),
-            mel_frames,
+            mel_frames: mel_frames.clone(),
             lookahead,
             frames: emitted,
-            step_rows: layout.chunk_start() + rows,
+            step_rows,
             features,
             gpu_ms: step.gpu_ms,
         };
         self.next_chunk += 1;
-        Ok(StreamOutput { first_frame: first, speaker_logits, speaker_probabilities, chunks: vec![report] })
+        StreamOutput { first_frame: mel_frames.start, speaker_logits, speaker_probabilities, chunks: vec![report] }
+    }
+
+    /// The diarizer the session runs on.
+    pub(super) fn diarizer(&self) -> &'m Diarizer {
+        self.diarizer
+    }
+
+    /// Whether GPU times are measured.
+    pub(super) fn timing(&self) -> Timing {
+        self.timing
+    }
+
+    /// Encoder rows of the mode's largest step: speaker cache, FIFO, chunk and look-ahead.
+    pub(super) fn max_step_rows(&self) -> usize {
+        let c = &self.diarizer.config().streaming_cache;
+        let (chunk, lookahead) = self.mode.frames();
+        c.cache_length + c.fifo_length + chunk + lookahead
+    }
+
+    /// The mode's chunk in 10 ms frames.
+    pub(super) fn chunk_frames(&self) -> usize {
+        self.plan.chunk_frames
+    }
+}
+
+/// A chunk whose step is due, prepared on the host ([`DiarizerSession::prepare_chunk`]).
+pub(super) struct DueChunk {
+    last: bool,
+    lookahead: usize,
+    mel_frames: Range<usize>,
+    features: Vec<f32>,
+    /// `[speaker cache ; FIFO]` rows `[p, d]`, then the chunk's stacked features.
+    rows: Vec<f32>,
+    layout: StepLayout,
+}
+
+impl DueChunk {
+    /// What the GPU step takes.
+    pub(super) fn step(&self) -> StepInput<'_> {
+        StepInput { rows: &self.rows, embedded: self.layout.chunk_start(), chunk_rows: self.layout.chunk_rows }
     }
 }
