@@ -124,8 +124,9 @@ fn batching(batched: bool) -> &'static str {
 }
 
 fn load_trial(t: &LoadTrial) -> String {
+    let gpu = t.gpu_ms.as_ref().map_or_else(String::new, |g| format!("; GPU per round {}", spread(g)));
     format!(
-        "{}{} × {} sessions: the slowest at {:.2}× real time; per-chunk wall {}{}",
+        "{}{} × {} sessions: the slowest at {:.2}× real time; per-chunk wall {}{gpu}{}",
         t.mode.name(),
         batching(t.batched),
         t.sessions,

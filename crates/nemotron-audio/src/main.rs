@@ -9,6 +9,7 @@
 mod align;
 mod batch;
 mod bench_report;
+mod bench_serve;
 mod encode;
 mod failure;
 mod model;
@@ -150,6 +151,8 @@ enum Command {
         config: Option<PathBuf>,
         #[command(flatten)]
         stream: bench_report::StreamBenchArgs,
+        #[command(flatten)]
+        serve: bench_serve::ServeBenchArgs,
     },
 }
 
@@ -263,6 +266,9 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Score(args) => score::run(args),
         Command::Serve(args) => serve::serve(&settings, args),
         Command::Download { id } => model::download(&settings, id),
+        Command::Bench { seconds, config, serve, .. } if serve.serve => {
+            bench_serve::bench_serve(&settings, seconds.as_deref(), serve, config.as_deref())
+        }
         Command::Bench { seconds, config, stream, .. } if stream.stream => {
             bench_report::bench_stream(&settings, seconds.as_deref(), stream, config.as_deref())
         }

@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use nemotron_towers::{AlignmentTokenizer, Gpu, GpuOptions, MatmulOptions, Model, ModelOptions};
+use nemotron_postprocess::alignment::TokenizerError;
+use nemotron_towers::{AlignmentTokenizer, Gpu, GpuOptions, MatmulOptions, Model, ModelConfig, ModelOptions};
 
 use crate::error::EngineError;
 
@@ -107,6 +108,8 @@ pub struct Engine {
 /// Where the alignment tokenizer is read from.
 enum TokenizerSource {
     Folder(PathBuf),
+    /// A random-weight model has none.
+    None,
     #[cfg(feature = "demo")]
     Demo,
 }
@@ -154,6 +157,19 @@ impl Engine {
         Ok(Self { model, gpu, description, tokenizer_source: TokenizerSource::Demo, tokenizer: OnceLock::new() })
     }
 
+    /// A model of `config`'s shapes with random weights (seeded), for benchmarks of the engine's front ends (e.g.
+    /// `nemotron-audio bench --serve`): its outputs are meaningless and it has no alignment tokenizer.
+    pub fn random(config: &ModelConfig, seed: u64, options: &EngineOptions) -> Result<Self, EngineError> {
+        let gpu = Gpu::with_options(&options.gpu).map_err(nemotron_towers::Error::from)?;
+        let model = Model::random(&gpu, config, seed, &options.model)?;
+        let kind = match config {
+            ModelConfig::Transcribe(_) => "nemo_speechlm",
+            ModelConfig::Diarization(_) => "nemotron3_diarization",
+        };
+        let description = format!("random weights ({kind})");
+        Ok(Self { model, gpu, description, tokenizer_source: TokenizerSource::None, tokenizer: OnceLock::new() })
+    }
+
     /// The loaded model.
     pub fn model(&self) -> &Model {
         &self.model
@@ -172,7 +188,7 @@ impl Engine {
     /// Whether this is the built-in demo model (random weights, meaningless outputs).
     pub fn is_demo(&self) -> bool {
         match self.tokenizer_source {
-            TokenizerSource::Folder(_) => false,
+            TokenizerSource::Folder(_) | TokenizerSource::None => false,
             #[cfg(feature = "demo")]
             TokenizerSource::Demo => true,
         }
@@ -189,6 +205,10 @@ impl Engine {
             })?,
             #[cfg(feature = "demo")]
             TokenizerSource::Demo => crate::demo::tokenizer()?,
+            TokenizerSource::None => {
+                let dir = self.description.clone();
+                return Err(TokenizerError::Missing { dir, has_proto: false }.into());
+            }
         };
         // Two threads may read it at once; either copy serves.
         Ok(self.tokenizer.get_or_init(|| tokenizer))

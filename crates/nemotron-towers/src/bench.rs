@@ -275,6 +275,11 @@ fn head_case(
     Ok(vec![measured, logits])
 }
 
+/// [`synthetic_audio`] with its own generator, seeded.
+pub fn seeded_audio(seconds: f64, seed: u64) -> Vec<f32> {
+    synthetic_audio(seconds, &mut Rng::new(seed))
+}
+
 /// Synthetic speech-like audio: a few drifting harmonics and noise, 16 kHz.
 pub fn synthetic_audio(seconds: f64, rng: &mut Rng) -> Vec<f32> {
     (0..(seconds * 16_000.0) as usize)

@@ -57,7 +57,8 @@ pub struct Spread {
 }
 
 impl Spread {
-    fn of(mut values: Vec<f64>) -> Option<Self> {
+    /// The spread of `values` (`None` when there are none).
+    pub fn of(mut values: Vec<f64>) -> Option<Self> {
         values.sort_by(f64::total_cmp);
         let at = |q: f64| values[((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1];
         (!values.is_empty()).then(|| Spread { median: values[values.len() / 2], p99: at(0.99), max: at(1.0) })
@@ -95,6 +96,8 @@ pub struct LoadTrial {
     pub slowest_realtime: f64,
     /// Host time of each chunk's push, over all sessions (batched: of each round, which every session waits).
     pub wall_ms: Spread,
+    /// Batched, with timestamps: GPU time of each round's (first) submission.
+    pub gpu_ms: Option<Spread>,
 }
 
 impl LoadTrial {
@@ -240,23 +243,28 @@ fn load_trial(warm: &DiarizerSession<'_>, audio: &[f32], sessions: usize) -> Res
         batched: false,
         slowest_realtime: seconds / slowest.max(f64::MIN_POSITIVE),
         wall_ms: Spread::of(walls).ok_or_else(|| no_chunk(mode))?,
+        gpu_ms: None,
     })
 }
 
 /// `sessions` copies of the warmed-up session pushed together, one chunk's samples each per round: every round one
 /// [`push_many`], whose wall time each session's chunk waits.
 fn batched_trial(warm: &DiarizerSession<'_>, audio: &[f32], sessions: usize) -> Result<LoadTrial> {
-    let mut all: Vec<DiarizerSession<'_>> = (0..sessions).map(|_| warm.clone()).collect();
-    let (mut walls, mut fed) = (Vec::new(), 0);
+    let mut all: Vec<DiarizerSession<'_>> = (0..sessions).map(|_| warm.clone().with_gpu_timing(true)).collect();
+    let (mut walls, mut gpus, mut fed) = (Vec::new(), Vec::new(), 0);
     let start = Instant::now();
     while fed + all[0].samples_until_next_chunk() <= audio.len() {
         let piece = &audio[fed..fed + all[0].samples_until_next_chunk()];
         let round = Instant::now();
         let mut pushes: Vec<(&mut DiarizerSession<'_>, &[f32])> = all.iter_mut().map(|s| (s, piece)).collect();
-        for output in push_many(&mut pushes) {
-            output?;
-        }
+        let outputs = push_many(&mut pushes);
         walls.push(round.elapsed().as_secs_f64() * 1e3);
+        for (i, output) in outputs.into_iter().enumerate() {
+            let output = output?;
+            if i == 0 {
+                gpus.extend(output.chunks.iter().filter_map(|c| c.gpu_ms));
+            }
+        }
         fed += piece.len();
     }
     let elapsed = start.elapsed().as_secs_f64();
@@ -267,5 +275,6 @@ fn batched_trial(warm: &DiarizerSession<'_>, audio: &[f32], sessions: usize) -> 
         batched: true,
         slowest_realtime: fed as f64 / 16_000.0 / elapsed.max(f64::MIN_POSITIVE),
         wall_ms: Spread::of(walls).ok_or_else(|| no_chunk(mode))?,
+        gpu_ms: Spread::of(gpus),
     })
 }

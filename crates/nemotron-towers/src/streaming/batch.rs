@@ -59,40 +59,78 @@ fn batches(pushes: &[(&mut DiarizerSession<'_>, &[f32])], due: Vec<usize>) -> Ve
         .collect()
 }
 
-/// Prepares the next chunk of each session of `batch`, runs their steps as one submission, and completes them.
+/// Prepares the next chunk of each session of `batch` (indices in increasing order), runs their steps as one
+/// submission, and completes them. The host's part (front end before, speaker cache after) runs on all cores.
 fn run_batch(pushes: &mut [(&mut DiarizerSession<'_>, &[f32])], batch: &[usize], outputs: &mut [Result<StreamOutput>]) {
-    let mut prepared: Vec<(usize, DueChunk)> = Vec::with_capacity(batch.len());
-    for &i in batch {
-        let session = &pushes[i].0;
-        match session.prepare_chunk(session.chunk_frames(), false) {
-            Ok(due) => prepared.push((i, due)),
+    let mut members: Vec<(usize, &mut DiarizerSession<'_>)> = pushes
+        .iter_mut()
+        .enumerate()
+        .filter(|(i, _)| batch.binary_search(i).is_ok())
+        .map(|(i, (session, _))| (i, &mut **session))
+        .collect();
+    let prepared = on_all_cores(members.iter().map(|(_, s)| &**s).collect(), |session| {
+        session.prepare_chunk(session.chunk_frames(), false)
+    });
+    let mut ready: Vec<(&mut DiarizerSession<'_>, DueChunk)> = Vec::with_capacity(members.len());
+    let mut ran: Vec<usize> = Vec::with_capacity(members.len());
+    for ((i, session), due) in members.drain(..).zip(prepared) {
+        match due {
+            Ok(due) => {
+                ready.push((session, due));
+                ran.push(i);
+            }
             Err(error) => outputs[i] = Err(error),
         }
     }
-    let Some(&(first, _)) = prepared.first() else { return };
-    let session = &pushes[first].0;
-    let (sortformer, timing) = (session.diarizer().sortformer(), session.timing());
-    let inputs: Vec<_> = prepared.iter().map(|(_, due)| due.step()).collect();
-    match sortformer.stream_steps(&inputs, timing) {
-        Ok(steps) if steps.len() == prepared.len() => {
-            for ((i, due), step) in prepared.into_iter().zip(steps) {
-                let output = pushes[i].0.complete_chunk(due, step);
-                if let Ok(out) = &mut outputs[i] {
-                    out.append(output);
-                }
-            }
-        }
+    let Some((first, _)) = ready.first() else { return };
+    let (sortformer, timing) = (first.diarizer().sortformer(), first.timing());
+    let inputs: Vec<_> = ready.iter().map(|(_, due)| due.step()).collect();
+    let steps = match sortformer.stream_steps(&inputs, timing) {
+        Ok(steps) if steps.len() == ready.len() => steps,
         Ok(steps) => {
-            let message = format!("{} outputs for {} steps", steps.len(), prepared.len());
-            fail(&prepared, outputs, &Error::Internal(message));
+            let message = format!("{} outputs for {} steps", steps.len(), ready.len());
+            return fail(&ran, outputs, &Error::Internal(message));
         }
-        Err(error) => fail(&prepared, outputs, &error),
+        Err(error) => return fail(&ran, outputs, &error),
+    };
+    drop(inputs);
+    let work: Vec<_> = ready.into_iter().zip(steps).collect();
+    let completed = on_all_cores(work, |((session, due), step)| session.complete_chunk(due, step));
+    for (i, output) in ran.into_iter().zip(completed) {
+        if let Ok(out) = &mut outputs[i] {
+            out.append(output);
+        }
     }
 }
 
+/// `f` of each item, in order, the items shared among the machine's cores (in one piece each); a few items run here.
+fn on_all_cores<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(items.len());
+    if threads <= 1 || items.len() < 4 {
+        return items.into_iter().map(f).collect();
+    }
+    let per_thread = items.len().div_ceil(threads);
+    let mut pieces: Vec<Vec<T>> = Vec::with_capacity(threads);
+    let mut items = items.into_iter();
+    loop {
+        let piece: Vec<T> = items.by_ref().take(per_thread).collect();
+        if piece.is_empty() {
+            break;
+        }
+        pieces.push(piece);
+    }
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> =
+            pieces.into_iter().map(|piece| scope.spawn(move || piece.into_iter().map(f).collect::<Vec<R>>())).collect();
+        // A panic in `f` is the caller's, as it would be on this thread.
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+    })
+}
+
 /// Gives every session of a failed step the failure.
-fn fail(prepared: &[(usize, DueChunk)], outputs: &mut [Result<StreamOutput>], error: &Error) {
-    for (i, _) in prepared {
-        outputs[*i] = Err(Error::BatchedStep(error.to_string()));
+fn fail(ran: &[usize], outputs: &mut [Result<StreamOutput>], error: &Error) {
+    for &i in ran {
+        outputs[i] = Err(Error::BatchedStep(error.to_string()));
     }
 }

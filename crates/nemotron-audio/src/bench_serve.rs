@@ -1,0 +1,283 @@
+//! `bench --serve`: the server under load, measured as its clients see it. A release-sized diarizer with random
+//! weights is served on a loopback port in this process; per mode and client count, that many WebSocket clients
+//! stream synthetic audio in real time (one frame per chunk of the mode, sent when its audio would have been
+//! captured, the clients' starts spread over one chunk), and each frame's latency is the time from its send to the
+//! `audio.ack` that covers it: the chunk's step, batched with the other sessions' by the server's scheduler.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use futures_util::{SinkExt, StreamExt};
+use nemotron_engine::{Engine, StreamingMode};
+use nemotron_server::{Server, ServerOptions};
+use nemotron_towers::ModelConfig;
+use nemotron_towers::bench::seeded_audio;
+use nemotron_towers::bench::stream::Spread;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::Settings;
+use crate::failure::Failure;
+
+/// The flags of `bench --serve`.
+#[derive(Args)]
+pub struct ServeBenchArgs {
+    /// Load the server (standalone diarization release model, random weights, loopback WebSocket) with real-time
+    /// clients: per mode and client count, each chunk's latency from its audio's send to its acknowledgement.
+    #[arg(long, conflicts_with_all = ["profile", "stream"])]
+    pub serve: bool,
+    /// With --serve: the numbers of clients to try, one trial each per mode.
+    #[arg(long, requires = "serve", value_delimiter = ',', default_value = "64,256,512",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub clients: Vec<u32>,
+    /// With --serve: the modes to try (low, very-low, ultra-low).
+    #[arg(long, requires = "serve", value_delimiter = ',', default_value = "low,very-low,ultra-low",
+          value_parser = ["low", "very-low", "ultra-low"])]
+    pub latencies: Vec<String>,
+    /// With --serve: the server's `--max-batch` (default: the most clients of a trial).
+    #[arg(long, requires = "serve", value_parser = clap::value_parser!(u32).range(1..))]
+    pub serve_max_batch: Option<u32>,
+    /// With --serve: the server's `--max-wait-ms`.
+    #[arg(long, requires = "serve", default_value_t = ServerOptions::default().max_wait.as_millis() as u64)]
+    pub serve_max_wait_ms: u64,
+}
+
+/// One trial: `clients` sessions of `latency` at once.
+struct Trial {
+    latency: String,
+    clients: usize,
+    chunk_seconds: f64,
+    /// Latency of every chunk whose audio ends in the stream's second half (the speaker cache has filled by then).
+    steady: Vec<f64>,
+    /// Of every chunk.
+    all: Vec<f64>,
+    /// Clients that ended with an error, and the first error.
+    failed: Vec<String>,
+}
+
+pub fn bench_serve(
+    settings: &Settings,
+    seconds: Option<&[u32]>,
+    args: &ServeBenchArgs,
+    config: Option<&Path>,
+) -> Result<(), Failure> {
+    let seconds = match seconds {
+        Some([seconds]) => f64::from(*seconds),
+        Some(_) => return Err(Failure::Usage("bench --serve takes one --seconds value (each stream's length)".into())),
+        None => 45.0,
+    };
+    let config = match config {
+        Some(path) => ModelConfig::from_file(path),
+        None => ModelConfig::from_json(r#"{"model_type":"nemotron3_diarization"}"#),
+    }
+    .map_err(nemotron_towers::Error::from)?;
+    let started = Instant::now();
+    let engine = Arc::new(Engine::random(&config, 0x5eed, &settings.engine)?);
+    let info = engine.gpu().adapter_info();
+    println!(
+        "nemotron-audio bench --serve on {} ({:?}, driver {} {}); random weights in {:.1} s",
+        info.name,
+        info.backend,
+        info.driver,
+        info.driver_info,
+        started.elapsed().as_secs_f64()
+    );
+    let most = args.clients.iter().copied().max().unwrap_or(1) as usize;
+    let options = ServerOptions {
+        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        max_sessions: most,
+        max_batch: args.serve_max_batch.map_or(most, |b| b as usize),
+        max_wait: Duration::from_millis(args.serve_max_wait_ms),
+        ..ServerOptions::default()
+    };
+    println!("server: --max-batch {} --max-wait-ms {}", options.max_batch, options.max_wait.as_millis());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Runtime(format!("starting the async runtime: {e}").into()))?;
+    let audio = Arc::new(seeded_audio(seconds, 7));
+    runtime.block_on(async move {
+        let server = Server::bind(options).await.map_err(|e| Failure::Runtime(Box::new(e)))?;
+        let address = server.local_addr().map_err(|e| Failure::Runtime(Box::new(e)))?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn(server.run(move || Ok(engine), async move {
+            let _ = stopped.await;
+        }));
+        ready(address).await?;
+        for latency in &args.latencies {
+            for &clients in &args.clients {
+                let trial = trial(address, latency, clients as usize, &audio).await;
+                println!("{}", report(&trial));
+            }
+        }
+        let _ = stop.send(());
+        match serving.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(error)) => Err(Failure::Runtime(Box::new(error))),
+            Err(panic) => Err(Failure::Runtime(format!("the server task failed: {panic}").into())),
+        }
+    })
+}
+
+/// Waits until `/health/ready` answers 200 (the model loaded and warmed up), for up to ten minutes.
+async fn ready(address: SocketAddr) -> Result<(), Failure> {
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while Instant::now() < deadline {
+        if let Ok(mut stream) = tokio::net::TcpStream::connect(address).await {
+            let request = format!("GET /health/ready HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
+            let mut answer = Vec::new();
+            if stream.write_all(request.as_bytes()).await.is_ok()
+                && stream.read_to_end(&mut answer).await.is_ok()
+                && answer.starts_with(b"HTTP/1.1 200")
+            {
+                return Ok(());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(Failure::Runtime("the server was not ready after 10 minutes".into()))
+}
+
+/// `clients` real-time sessions of `latency` at once, their starts spread over one chunk.
+async fn trial(address: SocketAddr, latency: &str, clients: usize, audio: &Arc<Vec<f32>>) -> Trial {
+    let mode = match latency {
+        "low" => StreamingMode::LowLatency,
+        "very-low" => StreamingMode::VeryLowLatency,
+        _ => StreamingMode::UltraLowLatency,
+    };
+    let chunk = Duration::from_secs_f64(mode.frames().0 as f64 * 0.08);
+    let epoch = tokio::time::Instant::now() + Duration::from_millis(200);
+    let tasks: Vec<_> = (0..clients)
+        .map(|i| {
+            let start = epoch + chunk.mul_f64(i as f64 / clients as f64);
+            let (audio, latency) = (audio.clone(), latency.to_string());
+            tokio::spawn(async move { client(address, &latency, start, chunk, &audio).await })
+        })
+        .collect();
+    let half = audio.len() as f64 / 2.0;
+    let mut trial = Trial {
+        latency: latency.to_string(),
+        clients,
+        chunk_seconds: chunk.as_secs_f64(),
+        steady: Vec::new(),
+        all: Vec::new(),
+        failed: Vec::new(),
+    };
+    for task in tasks {
+        match task.await {
+            Ok(Ok(latencies)) => {
+                trial.steady.extend(latencies.iter().filter(|(end, _)| *end as f64 > half).map(|(_, ms)| ms));
+                trial.all.extend(latencies.iter().map(|(_, ms)| ms));
+            }
+            Ok(Err(error)) => trial.failed.push(error),
+            Err(panic) => trial.failed.push(format!("client task failed: {panic}")),
+        }
+    }
+    trial
+}
+
+/// One client: `session.start`, then one frame of `chunk` audio each time that much would have been captured
+/// (from `start` on), then `session.end`; returns each frame's (end sample, latency in ms) from its send to the
+/// first `audio.ack` covering it.
+async fn client(
+    address: SocketAddr,
+    latency: &str,
+    start: tokio::time::Instant,
+    chunk: Duration,
+    audio: &[f32],
+) -> Result<Vec<(usize, f64)>, String> {
+    tokio::time::sleep_until(start).await;
+    let url = format!("ws://{address}/v1/audio/diarizations/stream");
+    let (socket, _) = tokio_tungstenite::connect_async(url.as_str()).await.map_err(|e| format!("connect: {e}"))?;
+    let (mut sink, mut messages) = socket.split();
+    let begin = json!({"type": "session.start", "latency": latency, "sample_rate": 16000, "encoding": "pcm_f32le"});
+    sink.send(Message::text(begin.to_string())).await.map_err(|e| format!("session.start: {e}"))?;
+    match next_json(&mut messages).await? {
+        message if message["type"] == "session.ready" => {}
+        other => return Err(format!("expected session.ready, got {other}")),
+    }
+    let frame = (chunk.as_secs_f64() * 16_000.0).round() as usize;
+    let frames: Vec<&[f32]> = audio.chunks(frame).collect();
+    let mut sent: Vec<(usize, Instant)> = Vec::with_capacity(frames.len());
+    let mut latencies = Vec::with_capacity(frames.len());
+    let mut next = 0;
+    let mut end_sent = false;
+    loop {
+        let due = start + chunk * (next as u32 + 1);
+        tokio::select! {
+            () = tokio::time::sleep_until(due), if !end_sent => {
+                if let Some(piece) = frames.get(next) {
+                    let bytes: Vec<u8> = piece.iter().flat_map(|s| s.to_le_bytes()).collect();
+                    sink.send(Message::binary(bytes)).await.map_err(|e| format!("audio: {e}"))?;
+                    let end = sent.last().map_or(0, |&(end, _)| end) + piece.len();
+                    sent.push((end, Instant::now()));
+                    next += 1;
+                } else {
+                    let end = json!({"type": "session.end"}).to_string();
+                    sink.send(Message::text(end)).await.map_err(|e| format!("session.end: {e}"))?;
+                    end_sent = true;
+                }
+            }
+            message = next_json(&mut messages) => {
+                let message = message?;
+                match message["type"].as_str() {
+                    Some("audio.ack") => {
+                        let until = message["processed_until"].as_f64().unwrap_or(0.0) * 16_000.0;
+                        let now = Instant::now();
+                        while let Some(&(end, at)) = sent.get(latencies.len()).filter(|(end, _)| *end as f64 <= until + 0.5) {
+                            latencies.push((end, now.duration_since(at).as_secs_f64() * 1e3));
+                        }
+                    }
+                    Some("session.done") => return Ok(latencies),
+                    Some("error") => return Err(format!("server error: {message}")),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+type Messages = futures_util::stream::SplitStream<
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+>;
+
+/// The next text message, parsed (binary and control messages skipped).
+async fn next_json(messages: &mut Messages) -> Result<Value, String> {
+    loop {
+        match messages.next().await {
+            Some(Ok(Message::Text(text))) => return serde_json::from_str(&text).map_err(|e| format!("{e}: {text}")),
+            Some(Ok(Message::Close(frame))) => return Err(format!("closed by the server: {frame:?}")),
+            Some(Ok(_)) => {}
+            Some(Err(error)) => return Err(format!("reading: {error}")),
+            None => return Err("the connection ended".into()),
+        }
+    }
+}
+
+fn report(t: &Trial) -> String {
+    let spread = |values: &[f64]| {
+        Spread::of(values.to_vec()).map_or_else(
+            || "no chunk".to_string(),
+            |s| format!("median {:.1} ms, p99 {:.1} ms, max {:.1} ms", s.median, s.p99, s.max),
+        )
+    };
+    let keeps_up = t.failed.is_empty() && Spread::of(t.steady.clone()).is_some_and(|s| s.p99 < t.chunk_seconds * 1e3);
+    let mut line = format!(
+        "serve {} × {} clients: per-chunk latency (send → ack) in the streams' second half {} ({} chunks); all \
+         chunks {}; {}",
+        t.latency,
+        t.clients,
+        spread(&t.steady),
+        t.steady.len(),
+        spread(&t.all),
+        if keeps_up { "keeps up (p99 under the chunk)" } else { "falls behind" }
+    );
+    if let Some(first) = t.failed.first() {
+        line += &format!("; {} clients failed, first: {first}", t.failed.len());
+    }
+    line
+}
