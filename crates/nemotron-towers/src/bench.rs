@@ -136,10 +136,16 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, report: &mut dyn FnMut(BenchEvent<
     let mut rng = Rng::new(7);
     let asr = model.asr_tower();
     let rows = rng.f32s(600 * asr.config().stacked_features(), 1.7);
-    results.push(tower_case(asr, "asr-chunk600", InputKind::Features, &rows, 600, options, report)?);
+    results.push(tower_case(asr, "asr-chunk600", InputKind::Features, (&rows, 1), options, report)?);
     let diar = model.diarizer().sortformer().tower();
     let rows = rng.f32s(828 * diar.config().hidden, 1.0);
-    results.push(tower_case(diar, "diar-step828", InputKind::Embeddings, &rows, 828, options, report)?);
+    results.push(tower_case(diar, "diar-step828", InputKind::Embeddings, (&rows, 1), options, report)?);
+    // The server's workload: the steps of 128 low-latency sessions (cache, FIFO, chunk and look-ahead: 465 rows each)
+    // batched in one submission (fewer where one binding holds fewer rows).
+    let rows = &rows[..STREAM_STEP_ROWS * diar.config().hidden];
+    let sessions = (diar.max_rows() / STREAM_STEP_ROWS).clamp(1, STREAM_BATCH);
+    let name = format!("diar-batch{sessions}x{STREAM_STEP_ROWS}");
+    results.push(tower_case(diar, &name, InputKind::Embeddings, (rows, sessions), options, report)?);
     results.extend(head_case(&model, HEAD_SECONDS, &mut rng, options, report)?);
     for &seconds in &options.seconds {
         results.push(module_case(&model, seconds, &mut rng, options, report)?);
@@ -148,17 +154,19 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, report: &mut dyn FnMut(BenchEvent<
     Ok(results)
 }
 
+/// Times `tower` over `sequences` copies of `rows` (one sequence's), all rows valid keys.
 fn tower_case(
     tower: &Tower,
     name: &str,
     kind: InputKind<'_>,
-    rows: &[f32],
-    n: usize,
+    (rows, sequences): (&[f32], usize),
     options: &BenchOptions,
     report: &mut dyn FnMut(BenchEvent<'_>),
 ) -> Result<Measurement> {
+    let c = tower.config();
+    let n = rows.len() / if kind == InputKind::Features { c.stacked_features() } else { c.hidden };
     let valid = vec![true; n];
-    let batch = [Sequence { rows, valid: &valid }];
+    let batch = vec![Sequence { rows, valid: &valid }; sequences];
     let (mut gpu_ms, mut wall_ms) = (Vec::new(), Vec::new());
     for i in 0..options.repeats + 2 {
         let start = Instant::now();
@@ -172,7 +180,7 @@ fn tower_case(
         name: name.to_string(),
         gpu_ms: Some(median(gpu_ms)),
         wall_ms: median(wall_ms),
-        flops: Some(tower_flops(tower.config(), n, kind == InputKind::Features)),
+        flops: Some(sequences as f64 * tower_flops(c, n, kind == InputKind::Features)),
         audio_seconds: None,
         from_waveform_ms: None,
     };
@@ -183,6 +191,11 @@ fn tower_case(
     }
     Ok(measurement)
 }
+
+/// Sessions in the batched streaming case (`diar-batch…`).
+const STREAM_BATCH: usize = 128;
+/// Rows of a low-latency streaming step once the speaker cache and FIFO are full (188 + 264 + 9 + 4).
+const STREAM_STEP_ROWS: usize = 465;
 
 /// Seconds of audio whose ASR states the word-timestamp head case classifies (the peer's
 /// `scripts/bench/word_timestamps_peer.py` runs the same).
