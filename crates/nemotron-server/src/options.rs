@@ -42,7 +42,7 @@ impl Default for ServerOptions {
             request_timeout: Duration::from_secs(600),
             idle_timeout: Duration::from_secs(30),
             session_buffer_seconds: 10.0,
-            max_batch: 16,
+            max_batch: 64,
             max_wait: Duration::from_millis(2),
             shutdown_grace: Duration::from_secs(30),
         }

@@ -140,7 +140,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, report: &mut dyn FnMut(BenchEvent<
     let diar = model.diarizer().sortformer().tower();
     let rows = rng.f32s(828 * diar.config().hidden, 1.0);
     results.push(tower_case(diar, "diar-step828", InputKind::Embeddings, (&rows, 1), options, report)?);
-    // The server's workload: the steps of 128 low-latency sessions (cache, FIFO, chunk and look-ahead: 465 rows each)
+    // The server's workload: the steps of 128 low-latency sessions (465 rows each: see `STREAM_STEP_ROWS`)
     // batched in one submission (fewer where one binding holds fewer rows).
     let rows = &rows[..STREAM_STEP_ROWS * diar.config().hidden];
     let sessions = (diar.max_rows() / STREAM_STEP_ROWS).clamp(1, STREAM_BATCH);
@@ -194,7 +194,8 @@ fn tower_case(
 
 /// Sessions in the batched streaming case (`diar-batch…`).
 const STREAM_BATCH: usize = 128;
-/// Rows of a low-latency streaming step once the speaker cache and FIFO are full (188 + 264 + 9 + 4).
+/// Rows of a low-latency streaming step with the speaker cache full (264), the FIFO at 188 of 264 rows, the chunk (9)
+/// and its look-ahead (4).
 const STREAM_STEP_ROWS: usize = 465;
 
 /// Seconds of audio whose ASR states the word-timestamp head case classifies (the peer's
