@@ -216,3 +216,23 @@ fn bench_stream_measures_every_mode() {
         }
     }
 }
+
+#[test]
+fn bench_serve_loads_the_server_with_real_time_clients() {
+    let config = testdata("reference/diar-tiny/config.json");
+    let args = ["--latencies", "ultra-low", "--clients", "1,3", "--seconds", "3"];
+    let output = ok(&[&["bench", "--serve", "--config", path_str(&config)][..], &args[..]].concat());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for clients in [1, 3] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("serve ultra-low × {clients} clients: per-chunk latency")))
+            .unwrap_or_else(|| panic!("no trial of {clients} clients: {stdout}"));
+        // 3 s in frames of 0.24 s: 12 whole frames and a short one per client, each acknowledged; half of them end in
+        // the second half.
+        assert!(line.contains(&format!("({} chunks)", 7 * clients)), "{line}");
+        assert!(!line.contains("failed"), "{line}");
+    }
+    let refused = run(&["bench", "--serve", "--clients", "0"]);
+    assert_eq!(refused.status.code(), Some(2), "zero clients is a usage error");
+}

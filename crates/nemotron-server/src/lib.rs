@@ -152,10 +152,15 @@ impl Server {
             served
         })
         .await;
-        match drained {
-            Err(_) => log::warn!("the shutdown deadline passed: dropping what is still in flight"),
-            Ok(Ok(Err(source))) => return Err(ServerError::Io { what: "serving", source }),
-            Ok(_) => {}
+        if drained.is_err() {
+            log::warn!("the shutdown deadline passed: dropping what is still in flight");
+        }
+        // The scheduler's thread ends with its sessions before this returns: a process that exits next must not
+        // race its GPU work.
+        let stopping = state.clone();
+        let _ = tokio::task::spawn_blocking(move || stopping.stop_scheduler()).await;
+        if let Ok(Ok(Err(source))) = drained {
+            return Err(ServerError::Io { what: "serving", source });
         }
         outcome
     }

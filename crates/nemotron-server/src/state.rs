@@ -79,6 +79,14 @@ impl AppState {
         Ok(self.loaded()?.scheduler.clone())
     }
 
+    /// Stops the streaming scheduler's thread and waits for it (blocking; see [`SchedulerHandle::stop`]), when the
+    /// model was loaded.
+    pub fn stop_scheduler(&self) {
+        if let Some(loaded) = self.loaded.get() {
+            loaded.scheduler.stop();
+        }
+    }
+
     fn loaded(&self) -> Result<&Loaded, ApiError> {
         if self.shutdown.is_cancelled() {
             return Err(ApiError::unavailable("shutting_down", "the server is shutting down", RETRY_AFTER_SECONDS));

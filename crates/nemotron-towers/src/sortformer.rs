@@ -102,7 +102,9 @@ impl Sortformer {
     /// One step: embedded rows `[n, d]` (with their key mask) through the encoder and the head;
     /// returns logits `[n·subsampling, speakers]`.
     pub fn logits(&self, rows: &[f32], valid: &[bool]) -> Result<Vec<f32>> {
-        let mut steps = self.steps(InputKind::Embeddings, &[Sequence { rows, valid }], &[0..0], Timing::Off)?;
+        // No projected rows to read back.
+        let keep = std::slice::from_ref(&(0..0));
+        let mut steps = self.steps(InputKind::Embeddings, &[Sequence { rows, valid }], keep, Timing::Off)?;
         Ok(steps.pop().ok_or_else(|| Error::Internal("a step's output is missing".into()))?.logits)
     }
 

@@ -13,8 +13,9 @@
 
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use nemotron_engine::{Engine, EngineError, LiveSession, Segment, SegmentEvent, SegmentSettings, StreamingMode};
@@ -77,6 +78,15 @@ enum Command {
     Close {
         id: SessionId,
     },
+    /// The server is going down: end the thread after this round (what is still queued is answered `Stopped`).
+    Stop,
+}
+
+/// Whether the thread goes on after a round.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Next {
+    Serve,
+    Stop,
 }
 
 /// A session's audio waiting for its step.
@@ -91,6 +101,8 @@ struct Due {
 pub struct SchedulerHandle {
     commands: Sender<Command>,
     metrics: Arc<Metrics>,
+    /// The thread, joined by [`SchedulerHandle::stop`].
+    thread: Arc<Mutex<Option<JoinHandle<()>>>>,
 }
 
 /// The gather window.
@@ -107,11 +119,22 @@ impl SchedulerHandle {
     pub fn start(engine: Arc<Engine>, window: Window, metrics: Arc<Metrics>) -> std::io::Result<Self> {
         let (commands, queue) = mpsc::channel();
         let scheduler_metrics = metrics.clone();
-        std::thread::Builder::new().name("stream-scheduler".into()).spawn(move || {
+        let thread = std::thread::Builder::new().name("stream-scheduler".into()).spawn(move || {
             let mut scheduler = Scheduler { engine: &engine, sessions: HashMap::new(), next_id: 0, window };
             scheduler.serve(&queue, &scheduler_metrics);
         })?;
-        Ok(Self { commands, metrics })
+        Ok(Self { commands, metrics, thread: Arc::new(Mutex::new(Some(thread))) })
+    }
+
+    /// Ends the thread after its current round and waits for it (blocking): its sessions and its share of the
+    /// engine are dropped before this returns, so a process that exits next does not race the thread's GPU work.
+    pub fn stop(&self) {
+        self.send(Command::Stop);
+        let thread = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(thread) = thread {
+            // A panic there was already reported by the panic hook; the thread is gone either way.
+            let _ = thread.join();
+        }
     }
 
     /// A new session of `mode` whose events follow `settings`.
@@ -166,7 +189,9 @@ impl<'e> Scheduler<'e> {
             let round = self.gather(first, queue);
             metrics.queue_depth.dec_by(round.len() as i64);
             metrics.round_size.observe(round.len() as f64);
-            self.run_round(round, metrics);
+            if self.run_round(round, metrics) == Next::Stop {
+                break;
+            }
         }
     }
 
@@ -186,8 +211,9 @@ impl<'e> Scheduler<'e> {
     /// Runs a round: the sessions it opens, then the steps of every session with audio due (in one call, see
     /// [`Scheduler::run_steps`]), then the sessions it finishes or drops. Each session has at most one command in
     /// flight (a `Close` comes last anyway), so this order never reorders one session's commands.
-    fn run_round(&mut self, round: Vec<Command>, metrics: &Metrics) {
+    fn run_round(&mut self, round: Vec<Command>, metrics: &Metrics) -> Next {
         let (mut due, mut finishes, mut closes) = (Vec::new(), Vec::new(), Vec::new());
+        let mut next = Next::Serve;
         for command in round {
             match command {
                 Command::Open { mode, settings, reply } => {
@@ -196,6 +222,7 @@ impl<'e> Scheduler<'e> {
                 Command::Push { id, samples, reply } => due.push(Due { id, samples, reply }),
                 Command::Finish { id, reply } => finishes.push((id, reply)),
                 Command::Close { id } => closes.push(id),
+                Command::Stop => next = Next::Stop,
             }
         }
         self.run_steps(due, metrics);
@@ -212,6 +239,7 @@ impl<'e> Scheduler<'e> {
         for id in closes {
             self.sessions.remove(&id);
         }
+        next
     }
 
     /// The steps of every session due this round, as one batched push. Each session has at most one push in
