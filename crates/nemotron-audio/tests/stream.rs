@@ -209,7 +209,7 @@ fn bench_stream_measures_every_mode() {
         assert!(lines.iter().any(|l| l.contains("chunks of") && l.contains("p99")), "{mode}: {stdout}");
         for how in ["each on its own", "batched"] {
             let trial = format!("{mode}, {how} × 1 sessions");
-            assert!(lines.iter().any(|l| l.starts_with(&trial)), "{mode}, {how}: {stdout}");
+            assert!(lines.iter().any(|l| l.trim_start().starts_with(&trial)), "{mode}, {how}: {stdout}");
             let capacity = format!("{mode}, {how}: ");
             let said = |l: &&&str| l.starts_with(&capacity) && (l.contains("keep up") || l.contains("keeps up"));
             assert!(lines.iter().any(|l| said(&l)), "{mode}, {how}: {stdout}");
