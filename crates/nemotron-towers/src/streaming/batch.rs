@@ -1,6 +1,8 @@
 //! Many live streams, one GPU: the chunks that several sessions have due run as one submission (rows of all of
 //! them in each GEMM; attention, speaker cache and FIFO per session), not one submission per session.
 
+use rayon::prelude::*;
+
 use crate::error::{Error, Result};
 use crate::streaming::session::{DiarizerSession, DueChunk, StreamOutput};
 
@@ -60,7 +62,8 @@ fn batches(pushes: &[(&mut DiarizerSession<'_>, &[f32])], due: Vec<usize>) -> Ve
 }
 
 /// Prepares the next chunk of each session of `batch` (indices in increasing order), runs their steps as one
-/// submission, and completes them. The host's part (front end before, speaker cache after) runs on all cores.
+/// submission, and completes them. The host's part (front end before, speaker cache after) runs on all cores
+/// (rayon's pool).
 fn run_batch(pushes: &mut [(&mut DiarizerSession<'_>, &[f32])], batch: &[usize], outputs: &mut [Result<StreamOutput>]) {
     let mut members: Vec<(usize, &mut DiarizerSession<'_>)> = pushes
         .iter_mut()
@@ -68,9 +71,8 @@ fn run_batch(pushes: &mut [(&mut DiarizerSession<'_>, &[f32])], batch: &[usize],
         .filter(|(i, _)| batch.binary_search(i).is_ok())
         .map(|(i, (session, _))| (i, &mut **session))
         .collect();
-    let prepared = on_all_cores(members.iter().map(|(_, s)| &**s).collect(), |session| {
-        session.prepare_chunk(session.chunk_frames(), false)
-    });
+    let prepared: Vec<Result<DueChunk>> =
+        members.par_iter().map(|(_, session)| session.prepare_chunk(session.chunk_frames(), false)).collect();
     let mut ready: Vec<(&mut DiarizerSession<'_>, DueChunk)> = Vec::with_capacity(members.len());
     let mut ran: Vec<usize> = Vec::with_capacity(members.len());
     for ((i, session), due) in members.drain(..).zip(prepared) {
@@ -95,37 +97,13 @@ fn run_batch(pushes: &mut [(&mut DiarizerSession<'_>, &[f32])], batch: &[usize],
     };
     drop(inputs);
     let work: Vec<_> = ready.into_iter().zip(steps).collect();
-    let completed = on_all_cores(work, |((session, due), step)| session.complete_chunk(due, step));
+    let completed: Vec<StreamOutput> =
+        work.into_par_iter().map(|((session, due), step)| session.complete_chunk(due, step)).collect();
     for (i, output) in ran.into_iter().zip(completed) {
         if let Ok(out) = &mut outputs[i] {
             out.append(output);
         }
     }
-}
-
-/// `f` of each item, in order, the items shared among the machine's cores (in one piece each); a few items run here.
-fn on_all_cores<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(items.len());
-    if threads <= 1 || items.len() < 4 {
-        return items.into_iter().map(f).collect();
-    }
-    let per_thread = items.len().div_ceil(threads);
-    let mut pieces: Vec<Vec<T>> = Vec::with_capacity(threads);
-    let mut items = items.into_iter();
-    loop {
-        let piece: Vec<T> = items.by_ref().take(per_thread).collect();
-        if piece.is_empty() {
-            break;
-        }
-        pieces.push(piece);
-    }
-    let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> =
-            pieces.into_iter().map(|piece| scope.spawn(move || piece.into_iter().map(f).collect::<Vec<R>>())).collect();
-        // A panic in `f` is the caller's, as it would be on this thread.
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
-    })
 }
 
 /// Gives every session of a failed step the failure.
