@@ -11,6 +11,8 @@ use crate::memory::MemoryCounter;
 use crate::params::ArenaPool;
 use crate::pipeline::PipelineStore;
 
+/// Polls for a device loss a failing call makes before it reports the failure itself (1 ms apart).
+const LOSS_CHECKS: usize = 20;
 /// Features used when the adapter has them; none is required.
 const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP
     .union(wgpu::Features::SHADER_F16)
@@ -242,12 +244,17 @@ impl Gpu {
     /// `error`, unless the device has been lost: a lost device makes every later call invalid,
     /// and the loss, not the symptom, is what the caller must hear about.
     pub(crate) fn lost_or(&self, error: GpuError) -> GpuError {
-        // wgpu runs the device-lost callback from a poll.
-        let _ = self.inner.device.poll(wgpu::PollType::Poll);
-        match self.inner.faults.lost() {
-            Some(reason) => GpuError::DeviceLost(reason),
-            None => error,
+        // wgpu runs the device-lost callback from a poll, on whichever thread polls: another thread's poll may be
+        // delivering it at this moment (the module runs two towers at once), so look again for a few milliseconds
+        // before taking the symptom for the cause. Only failing calls get here.
+        for _ in 0..LOSS_CHECKS {
+            let _ = self.inner.device.poll(wgpu::PollType::Poll);
+            if let Some(reason) = self.inner.faults.lost() {
+                return GpuError::DeviceLost(reason);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
+        error
     }
 
     /// Turns a fault reported asynchronously by wgpu (device lost, uncaptured error) into an error.
