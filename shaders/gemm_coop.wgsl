@@ -16,14 +16,19 @@
 // a bias that grows with the number of products accumulated, so each step's two products start from zero and join
 // the running total with an ordinary, correctly rounded f32 add.
 //
-// Tiling: a workgroup of SG_M × SG_N subgroups (SUBGROUP lanes each) computes a TILE_M × TILE_N tile of Y, each
-// subgroup 2T rows × 4T columns as 2×4 accumulators. k is walked in stages of STAGE_K: the workgroup copies a stage's
-// X rows (f32, split into hi and lo on the way) and W rows (f16) into workgroup memory once — each invocation a few
-// groups of 4 values, consecutive invocations along a row, so the global loads coalesce — and the subgroups
-// `coopLoad` their T×T operands from there. Double-buffered with one barrier per stage: stage s + 1's global loads are
-// issued into registers before stage s's products and stored to the other buffer after them; the barrier at the end
-// of the stage publishes those stores and keeps anyone from overwriting the buffer just read before every subgroup
-// is done with it. The epilogue stages one T×T accumulator per subgroup in workgroup memory at a time.
+// Tiling: a workgroup of SG_M × SG_N multiplying subgroups (SUBGROUP lanes each) computes a TILE_M × TILE_N tile of
+// Y, each subgroup 2T rows × 4T columns as 2×4 accumulators. k is walked in stages of STAGE_K, double-buffered in
+// workgroup memory with one barrier per stage: a stage's X rows (f32, scaled and split into hi and lo on the way)
+// and W rows (f16) are copied in once — each staging invocation a few groups of 4 values, consecutive invocations
+// along a row, so the global loads coalesce — and the multiplying subgroups `coopLoad` their T×T operands from there.
+// With PRODUCERS > 0, that many further subgroups only stage (the next stage's buffer, while the others multiply
+// from the current one); the barrier at the end of each stage publishes the one and frees the other. Without them
+// every subgroup stages too, its next stage's loads issued before its products and stored after them. Measured on
+// the H200 (fc1, 600 × 5120 × 1280): a subgroup's instructions run in order and the driver does not keep those loads
+// ahead of the products, so staging and products add up (170 µs); eight staging subgroups beside the eight
+// multiplying ones overlap them (124 µs, 128 registers per invocation, one workgroup per multiprocessor).
+// Staging subgroups that also prefetched the stage after next into registers were slower (169 µs). The epilogue
+// stages one T×T accumulator per multiplying subgroup in workgroup memory at a time.
 
 struct Params {
     n: u32,
@@ -53,6 +58,8 @@ override SUBGROUP: u32 = 32u;
 override SG_M: u32 = 4u;
 override SG_N: u32 = 2u;
 override STAGE_K: u32 = 16u;
+// Subgroups that only stage (see the tiling note); 0: the multiplying subgroups stage too.
+override PRODUCERS: u32 = 8u;
 
 const ROW_THREADS: u32 = 64u;
 var<workgroup> row_max: array<f32, ROW_THREADS>;
@@ -105,51 +112,73 @@ var<workgroup> tiles: array<vec4<f16>, TILES_LEN>;
 // naga 30 panics on the nameless override it would make.)
 override STAGED_LEN: u32 = SG_M * SG_N * T * T;
 var<workgroup> staged: array<f32, STAGED_LEN>;
-// Groups of 4 values one invocation copies per stage, at most (the launcher checks).
-const MAX_STAGE_LOADS: u32 = 16u;
+// Groups of 4 values of X, and of W, one staging invocation copies per stage, at most (the launcher checks).
+const MAX_STAGE_LOADS: u32 = 8u;
 
-// Group `u` of a stage starting at k0, from memory, as f32 (W's f16 widen exactly): X rows first (TILE_M of them,
-// STAGE_K / 4 groups each), then W rows. Zeros past the row's end (n or the padded W rows cannot be passed: W is
-// padded to 128 rows and TILE_N divides 128) and past `k_end`.
-fn stage_load(u: u32, k0: u32, k_end: u32, wid: vec3<u32>) -> vec4<f32> {
+// One invocation's share of a stage, in registers between its loads and its stores to workgroup memory.
+struct StageLoads {
+    x: array<vec4<f32>, MAX_STAGE_LOADS>,
+    w: array<vec4<f16>, MAX_STAGE_LOADS>,
+}
+
+// Who stages what: `stagers` invocations, this one number `at`; the groups of a stage are numbered X rows first
+// (TILE_M of them, STAGE_K / 4 groups each), then W rows, and invocation `at` takes groups at, at + stagers, …
+struct Stager {
+    at: u32,
+    stagers: u32,
+}
+
+fn x_loads(s: Stager) -> u32 {
+    return TILE_M * (STAGE_K / 4u) / s.stagers;
+}
+
+fn w_loads(s: Stager) -> u32 {
+    return TILE_N * (STAGE_K / 4u) / s.stagers;
+}
+
+// Loads this invocation's groups of the stage starting at k0 into registers. Zeros past the row's end (n; the
+// padded W rows cannot be passed: W is padded to 128 rows and TILE_N divides 128) and past `k_end`.
+fn stage_load(s: Stager, k0: u32, k_end: u32, wid: vec3<u32>, loads: ptr<function, StageLoads>) {
     let chunks = STAGE_K / 4u;
-    let row = u / chunks;
-    let kc = k0 + (u % chunks) * 4u;
-    var v = vec4<f32>();
-    if kc < k_end {
-        if row < TILE_M {
-            let r = wid.y * TILE_M + row;
-            if r < p.n {
-                v = x[(r * p.k + kc) / 4u];
-            }
-        } else {
-            let c = wid.x * TILE_N + row - TILE_M;
-            v = vec4<f32>(w[(c * p.k + kc) / 4u]);
+    for (var i = 0u; i < x_loads(s); i++) {
+        let u = i * s.stagers + s.at;
+        let kc = k0 + (u % chunks) * 4u;
+        let r = wid.y * TILE_M + u / chunks;
+        var v = vec4<f32>();
+        if kc < k_end && r < p.n {
+            v = x[(r * p.k + kc) / 4u];
         }
+        (*loads).x[i] = v;
     }
-    return v;
+    for (var i = 0u; i < w_loads(s); i++) {
+        let u = i * s.stagers + s.at;
+        let kc = k0 + (u % chunks) * 4u;
+        var v = vec4<f16>();
+        if kc < k_end {
+            v = w[((wid.x * TILE_N + u / chunks) * p.k + kc) / 4u];
+        }
+        (*loads).w[i] = v;
+    }
 }
 
-// Stores group `u` (loaded by `stage_load`) into the stage buffer at f16 offset `base`: an X group as its scaled hi
-// and lo halves in the hi and lo rows, a W group as it is.
-fn stage_store(base: u32, u: u32, v: vec4<f32>, wid: vec3<u32>) {
+// Stores the loaded groups into the stage buffer at f16 offset `base`: an X group scaled by its row's 2^r
+// (`row_scale`, read once per row before the loop) as its hi and lo halves in the hi and lo rows, a W group as it is.
+fn stage_store(s: Stager, base: u32, loads: ptr<function, StageLoads>,
+               row_scale: ptr<function, array<f32, MAX_STAGE_LOADS>>) {
     let chunks = STAGE_K / 4u;
-    let row = u / chunks;
-    let col = (u % chunks) * 4u;
-    if row < TILE_M {
-        let r = min(wid.y * TILE_M + row, p.n - 1u);
-        let scaled = v * scales[r].x;
+    for (var i = 0u; i < x_loads(s); i++) {
+        let u = i * s.stagers + s.at;
+        let at = base + (u / chunks) * ROW_ELEMS + (u % chunks) * 4u;
+        let scaled = (*loads).x[i] * (*row_scale)[i];
         let hi = bitcast<vec4<f32>>(bitcast<vec4<u32>>(scaled) & vec4(0xffffe000u));
-        store4(base + row * ROW_ELEMS + col, vec4<f16>(hi));
-        store4(base + (TILE_M + row) * ROW_ELEMS + col, vec4<f16>(scaled - hi));
-    } else {
-        store4(base + (TILE_M + row) * ROW_ELEMS + col, vec4<f16>(v));
+        tiles[at / 4u] = vec4<f16>(hi);
+        tiles[(at + TILE_M * ROW_ELEMS) / 4u] = vec4<f16>(scaled - hi);
     }
-}
-
-// `at` is an f16 offset, a multiple of 4.
-fn store4(at: u32, v: vec4<f16>) {
-    tiles[at / 4u] = v;
+    for (var i = 0u; i < w_loads(s); i++) {
+        let u = i * s.stagers + s.at;
+        let at = base + (2u * TILE_M + u / chunks) * ROW_ELEMS + (u % chunks) * 4u;
+        tiles[at / 4u] = (*loads).w[i];
+    }
 }
 
 // One subgroup's 2T × 4T share of the tile.
@@ -191,10 +220,23 @@ fn multiply(at: u32, hi: vec2<u32>, lo: vec2<u32>, wr: vec4<u32>, a: ptr<functio
     (*a).c13 = (*a).c13 + product(h1, l1, b3);
 }
 
-@compute @workgroup_size(SG_M * SG_N * SUBGROUP)
+// The products of one stage at f16 offset `cur` of `tiles`. Past k_end the staged operands are zeros, so those
+// steps add nothing. The bound is a constant on purpose: a loop bound that also tested k made the NVIDIA driver (580)
+// crash at pipeline creation.
+fn multiply_stage(cur: u32, hi: vec2<u32>, lo: vec2<u32>, wr: vec4<u32>, a: ptr<function, Accumulators>) {
+    for (var kk = 0u; kk < STAGE_K; kk += T) {
+        multiply(cur + kk, hi, lo, wr, a);
+    }
+}
+
+@compute @workgroup_size((SG_M * SG_N + PRODUCERS) * SUBGROUP)
 fn gemm_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-    let threads = SG_M * SG_N * SUBGROUP;
-    let loads = (TILE_M + TILE_N) * (STAGE_K / 4u) / threads;
+    let multipliers = SG_M * SG_N * SUBGROUP;
+    let multiplies = t < multipliers;
+    var stager = Stager(t, multipliers);
+    if PRODUCERS > 0u {
+        stager = Stager(t - multipliers, PRODUCERS * SUBGROUP);
+    }
     let stage_elems = STAGE_ROWS * ROW_ELEMS;
     let sg = t / SUBGROUP;
     let lane = t % SUBGROUP;
@@ -209,81 +251,77 @@ fn gemm_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     let lo = hi + vec2(TILE_M * ROW_ELEMS);
     let w0 = (2u * TILE_M + sn * 4u * T) * ROW_ELEMS;
     let wr = vec4(w0, w0 + T * ROW_ELEMS, w0 + 2u * T * ROW_ELEMS, w0 + 3u * T * ROW_ELEMS);
+    let stages = (k_end - min(k0, k_end) + STAGE_K - 1u) / STAGE_K;
 
     var a = Accumulators();
-    for (var i = 0u; i < loads; i++) {
-        let u = i * threads + t;
-        stage_store(0u, u, stage_load(u, k0, k_end, wid), wid);
+    var loads: StageLoads;
+    var row_scale: array<f32, MAX_STAGE_LOADS>;
+    let staging = PRODUCERS == 0u || !multiplies;
+    if staging {
+        for (var i = 0u; i < x_loads(stager); i++) {
+            let row = (i * stager.stagers + stager.at) / (STAGE_K / 4u);
+            row_scale[i] = scales[min(wid.y * TILE_M + row, p.n - 1u)].x;
+        }
+        stage_load(stager, k0, k_end, wid, &loads);
+        stage_store(stager, 0u, &loads, &row_scale);
     }
     workgroupBarrier();
-    var next: array<vec4<f32>, MAX_STAGE_LOADS>;
-    let stages = (k_end - min(k0, k_end) + STAGE_K - 1u) / STAGE_K;
     for (var s = 0u; s < stages; s++) {
-        let ks = k0 + s * STAGE_K;
         let cur = (s % 2u) * stage_elems;
         let more = s + 1u < stages;
-        if more {
-            for (var i = 0u; i < loads; i++) {
-                next[i] = stage_load(i * threads + t, ks + STAGE_K, k_end, wid);
-            }
+        if staging && more {
+            stage_load(stager, k0 + (s + 1u) * STAGE_K, k_end, wid, &loads);
         }
-        // Past k_end the staged operands are zeros, so those steps add nothing. The bound is a constant on purpose:
-        // a loop bound that also tested k made the NVIDIA driver (580) crash at pipeline creation.
-        for (var kk = 0u; kk < STAGE_K; kk += T) {
-            multiply(cur + kk, hi, lo, wr, &a);
+        if multiplies {
+            multiply_stage(cur, hi, lo, wr, &a);
         }
-        if more {
-            for (var i = 0u; i < loads; i++) {
-                let u = i * threads + t;
-                stage_store(stage_elems - cur, u, next[i], wid);
-            }
+        if staging && more {
+            stage_store(stager, stage_elems - cur, &loads, &row_scale);
         }
         // Publishes the next stage's buffer, and keeps its stores (next iteration) off this stage's buffer until
         // every subgroup has read it.
         workgroupBarrier();
     }
 
-    let base = sg * T * T;
-    coopStoreT(a.c00, &staged[base], T);
-    finish(row0, col0, base, lane, wid.z);
-    coopStoreT(a.c01, &staged[base], T);
-    finish(row0, col0 + T, base, lane, wid.z);
-    coopStoreT(a.c02, &staged[base], T);
-    finish(row0, col0 + 2u * T, base, lane, wid.z);
-    coopStoreT(a.c03, &staged[base], T);
-    finish(row0, col0 + 3u * T, base, lane, wid.z);
-    coopStoreT(a.c10, &staged[base], T);
-    finish(row0 + T, col0, base, lane, wid.z);
-    coopStoreT(a.c11, &staged[base], T);
-    finish(row0 + T, col0 + T, base, lane, wid.z);
-    coopStoreT(a.c12, &staged[base], T);
-    finish(row0 + T, col0 + 2u * T, base, lane, wid.z);
-    coopStoreT(a.c13, &staged[base], T);
-    finish(row0 + T, col0 + 3u * T, base, lane, wid.z);
+    // Staging subgroups take part in the epilogue's barriers only.
+    let base = min(sg, SG_M * SG_N - 1u) * T * T;
+    finish(a.c00, multiplies, row0, col0, base, lane, wid.z);
+    finish(a.c01, multiplies, row0, col0 + T, base, lane, wid.z);
+    finish(a.c02, multiplies, row0, col0 + 2u * T, base, lane, wid.z);
+    finish(a.c03, multiplies, row0, col0 + 3u * T, base, lane, wid.z);
+    finish(a.c10, multiplies, row0 + T, col0, base, lane, wid.z);
+    finish(a.c11, multiplies, row0 + T, col0 + T, base, lane, wid.z);
+    finish(a.c12, multiplies, row0 + T, col0 + 2u * T, base, lane, wid.z);
+    finish(a.c13, multiplies, row0 + T, col0 + 3u * T, base, lane, wid.z);
 }
 
-// Unscales, adds the bias, activates and writes this lane's share of the staged T×T tile at (row, col) — or, with
-// PARTIALS, writes the unscaled product to split z's slice. The barriers order the subgroup's store before the
-// reads, and the reads before the next store.
-fn finish(row: u32, col: u32, base: u32, lane: u32, z: u32) {
+// Stages accumulator `c` of the tile at (row, col), then unscales, adds the bias, activates and writes this lane's
+// share — or, with PARTIALS, writes the unscaled product to split z's slice. The barriers order the subgroup's store
+// before the reads, and the reads before the next store.
+fn finish(c: MatC, multiplies: bool, row: u32, col: u32, base: u32, lane: u32, z: u32) {
+    if multiplies {
+        coopStoreT(c, &staged[base], T);
+    }
     workgroupBarrier();
-    for (var e = lane; e < T * T; e += SUBGROUP) {
-        let r = row + e / T;
-        let c = col + e % T;
-        if r < p.n && c < p.m {
-            var v = staged[base + e] * p.w_unscale * scales[r].y;
-            let at = r * p.m + c;
-            if PARTIALS {
-                y[z * p.n * p.m + at] = v;
-            } else {
-                if HAS_BIAS {
-                    v += bias[c];
+    if multiplies {
+        for (var e = lane; e < T * T; e += SUBGROUP) {
+            let r = row + e / T;
+            let cc = col + e % T;
+            if r < p.n && cc < p.m {
+                var v = staged[base + e] * p.w_unscale * scales[r].y;
+                let at = r * p.m + cc;
+                if PARTIALS {
+                    y[z * p.n * p.m + at] = v;
+                } else {
+                    if HAS_BIAS {
+                        v += bias[cc];
+                    }
+                    v = activate(v);
+                    if ACCUMULATE {
+                        v += y[at];
+                    }
+                    y[at] = v;
                 }
-                v = activate(v);
-                if ACCUMULATE {
-                    v += y[at];
-                }
-                y[at] = v;
             }
         }
     }

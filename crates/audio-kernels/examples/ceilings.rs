@@ -170,7 +170,9 @@ const SHAPES: &[(&str, usize, usize, usize)] = &[
 ];
 
 /// Tile configurations swept (those the device cannot run are skipped).
-const TILES: &[(u32, u32, u32)] = &[(4, 2, 1), (2, 2, 1), (2, 2, 2), (4, 1, 1), (2, 1, 2), (2, 1, 1)];
+/// (subgroups_m, subgroups_n, stage_steps, producers).
+const TILES: &[(u32, u32, u32, u32)] =
+    &[(4, 2, 1, 8), (4, 2, 1, 4), (4, 2, 1, 0), (2, 2, 1, 4), (2, 2, 1, 0), (2, 2, 2, 8), (4, 1, 1, 0), (2, 1, 1, 0)];
 
 fn gemm_sweep(gpu: &Gpu) -> Fallible<()> {
     let mut rng = Rng::new(11);
@@ -187,8 +189,8 @@ fn gemm_sweep(gpu: &Gpu) -> Fallible<()> {
             Weight::upload(gpu, "w", &bits, m, k, &MatmulOptions { precision: Precision::F32, ..Default::default() })?;
         report("f32".into(), time_gemm(gpu, &x, &f32_weight, &y, (n, m, k), 1)?);
         let mut kernels = vec![TensorCoreKernel::Auto];
-        kernels.extend(TILES.iter().map(|&(subgroups_m, subgroups_n, stage_steps)| {
-            TensorCoreKernel::Tiles(Tiles { subgroups_m, subgroups_n, stage_steps })
+        kernels.extend(TILES.iter().map(|&(subgroups_m, subgroups_n, stage_steps, producers)| {
+            TensorCoreKernel::Tiles(Tiles { subgroups_m, subgroups_n, stage_steps, producers })
         }));
         for kernel in kernels {
             if !tensor_cores_available(gpu, kernel) {

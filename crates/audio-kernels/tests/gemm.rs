@@ -2,10 +2,9 @@
 //! above the 128×64 tile, with odd k (W words straddle rows: the general path) and even k (the word-aligned path);
 //! GELU's accuracy on its own; and the buffer-size errors.
 
-use audio_kernels::gemm::gemm_partials;
-use audio_kernels::gemm::tensor_cores_available;
+use audio_kernels::gemm::{TILE_CANDIDATES, gemm_partials, tensor_cores_available};
 use audio_kernels::reference;
-use audio_kernels::{Activation, Epilogue, MatmulOptions, MatmulPath, Precision, Weight, gemm};
+use audio_kernels::{Activation, Epilogue, MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Weight, gemm};
 use gpu_core::{Gpu, GpuError, GpuOptions, Recorder};
 use nemotron_testkit::{
     Rng, assert_close_to_scale, bf16_to_f64, f32_to_f64, fresh_seed, frobenius, poisoned, test_gpu, test_matmul,
@@ -204,6 +203,29 @@ fn two_contexts_with_different_precision_each_take_their_own_path() {
         }
         for (i, &(n, m, k)) in [(64, 64, 64), (70, 130, 1024), (97, 64, 5120)].iter().enumerate() {
             check_on(&gpu, &options, case, n, m, k, seed + i as u64);
+        }
+    }
+}
+
+/// Every tile configuration `Auto` may choose, not only the one it chooses on this device: with and without staging
+/// subgroups, on shapes off the tiles and with partial last stages. On a device without cooperative matrices none is
+/// available and this only checks that; CI runs it on Mesa's lavapipe with 8×8 matrices (`scripts/coop-lavapipe.sh`).
+#[test]
+fn every_tile_candidate_matches_the_reference() {
+    let gpu = test_gpu();
+    let seed = fresh_seed();
+    let case = Case { bias: true, activation: Activation::Gelu, accumulate: true };
+    let available = TILE_CANDIDATES
+        .iter()
+        .filter(|&&tiles| tensor_cores_available(gpu, TensorCoreKernel::Tiles(tiles)))
+        .collect::<Vec<_>>();
+    assert_eq!(available.is_empty(), !tensor_cores_available(gpu, TensorCoreKernel::Auto));
+    let names: Vec<String> = available.iter().map(|tiles| tiles.to_string()).collect();
+    println!("tensor-core tiles on this device: {}", names.join(", "));
+    for &&tiles in &available {
+        let options = MatmulOptions { precision: Precision::Auto, tensor_core_kernel: TensorCoreKernel::Tiles(tiles) };
+        for (i, &(n, m, k)) in [(33, 65, 128), (130, 200, 48), (257, 136, 1040)].iter().enumerate() {
+            check_on(gpu, &options, case, n, m, k, seed + i as u64);
         }
     }
 }

@@ -12,6 +12,7 @@ mod weight;
 
 pub use epilogue::{Activation, Epilogue};
 pub use options::{MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Tiles, UnknownSetting, UnknownValue};
+pub use tensor_core::TILE_CANDIDATES;
 pub use weight::{Weight, f16_exponent};
 
 use gpu_core::{GpuBuffer, GpuError, KernelVariant, Recorder, Result};

@@ -24,9 +24,10 @@ pub enum TensorCoreKernel {
     Tiles(Tiles),
 }
 
-/// A tile configuration of the tensor-core kernel: a workgroup of `subgroups_m` × `subgroups_n` subgroups, each
-/// computing 2×4 cooperative-matrix tiles of Y (32 × 64 values with 16×16 matrices), stepping through k in stages of
-/// `stage_steps` matrix steps staged through workgroup memory.
+/// A tile configuration of the tensor-core kernel: a workgroup of `subgroups_m` × `subgroups_n` multiplying subgroups,
+/// each computing 2×4 cooperative-matrix tiles of Y (32 × 64 values with 16×16 matrices), stepping through k in
+/// stages of `stage_steps` matrix steps staged through workgroup memory — by `producers` further subgroups that only
+/// stage, or, with none, by the multiplying subgroups themselves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tiles {
     /// Subgroups along the rows of Y.
@@ -35,11 +36,17 @@ pub struct Tiles {
     pub subgroups_n: u32,
     /// Matrix steps (of k = 16, or 8) per stage.
     pub stage_steps: u32,
+    /// Subgroups that only stage operands.
+    pub producers: u32,
 }
 
 impl fmt::Display for Tiles {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}x{}x{}", self.subgroups_m, self.subgroups_n, self.stage_steps)
+        write!(f, "{}x{}x{}", self.subgroups_m, self.subgroups_n, self.stage_steps)?;
+        if self.producers > 0 {
+            write!(f, "p{}", self.producers)?;
+        }
+        Ok(())
     }
 }
 
@@ -74,7 +81,7 @@ pub struct UnknownSetting {
 
 impl MatmulOptions {
     /// The defaults, overridden by `NEMOTRON_PRECISION` (`auto` or `f32`) and `NEMOTRON_COOP_KERNEL` (`auto`, or a
-    /// fixed tile configuration `MxNxS`, see [`Tiles`]); unset or empty variables keep the default. The only place
+    /// fixed tile configuration `MxNxS` or `MxNxSpP`, see [`Tiles`]); unset or empty variables keep the default. The only place
     /// this crate reads the environment.
     pub fn from_env() -> Result<Self, UnknownSetting> {
         let var =
@@ -105,16 +112,21 @@ impl std::str::FromStr for Precision {
 impl std::str::FromStr for TensorCoreKernel {
     type Err = UnknownValue;
     fn from_str(text: &str) -> Result<Self, UnknownValue> {
-        let unknown = || UnknownValue { value: text.into(), expected: "auto, or MxNxS tiles (e.g. 4x2x1)" };
+        let unknown = || UnknownValue { value: text.into(), expected: "auto, or MxNxS[pP] tiles (e.g. 4x2x1p8)" };
         if text == "auto" {
             return Ok(TensorCoreKernel::Auto);
         }
-        let parts: Vec<u32> = text.split('x').map(str::parse).collect::<Result<_, _>>().map_err(|_| unknown())?;
+        let (tiles, producers) = match text.split_once('p') {
+            Some((tiles, producers)) => (tiles, producers.parse::<u32>().map_err(|_| unknown())?),
+            None => (text, 0),
+        };
+        let parts: Vec<u32> = tiles.split('x').map(str::parse).collect::<Result<_, _>>().map_err(|_| unknown())?;
         match parts[..] {
             [subgroups_m, subgroups_n, stage_steps]
-                if [subgroups_m, subgroups_n, stage_steps].iter().all(|&v| (1..=8).contains(&v)) =>
+                if [subgroups_m, subgroups_n, stage_steps].iter().all(|&v| (1..=8).contains(&v))
+                    && producers <= 16 =>
             {
-                Ok(TensorCoreKernel::Tiles(Tiles { subgroups_m, subgroups_n, stage_steps }))
+                Ok(TensorCoreKernel::Tiles(Tiles { subgroups_m, subgroups_n, stage_steps, producers }))
             }
             _ => Err(unknown()),
         }

@@ -18,8 +18,8 @@ use crate::shaders::{GEMM_COOP8, GEMM_COOP16};
 pub(super) const TILE_COLS: usize = 128;
 /// k must be a multiple of this (one step of the larger matrices).
 pub(super) const K_STEP: usize = 16;
-/// Most 4-value groups one invocation stages per stage (`MAX_STAGE_LOADS` in the shader).
-const MAX_STAGE_LOADS: usize = 16;
+/// Most 4-value groups of X, and of W, one staging invocation copies per stage (`MAX_STAGE_LOADS` in the shader).
+const MAX_STAGE_LOADS: usize = 8;
 
 /// The GEMM shader built for a device's matrices.
 fn shader(matrices: Matrices) -> &'static Shader {
@@ -29,11 +29,14 @@ fn shader(matrices: Matrices) -> &'static Shader {
 /// Tile configurations `Auto` chooses from: the first that fits the device. On the H200 the largest tile was the
 /// fastest for every product shape of the towers once split-k fills the grid ([`auto_slices`]); smaller tiles with
 /// the same grid ran 1.2–2× slower, and two steps per stage 2–8× slower (`examples/ceilings.rs`, see
-/// docs/performance.md), so those are not candidates.
-const CANDIDATES: [Tiles; 3] = [
-    Tiles { subgroups_m: 4, subgroups_n: 2, stage_steps: 1 },
-    Tiles { subgroups_m: 2, subgroups_n: 2, stage_steps: 1 },
-    Tiles { subgroups_m: 2, subgroups_n: 1, stage_steps: 1 },
+/// docs/performance.md), so those are not candidates. Eight staging subgroups beside the eight multiplying ones made
+/// every GEMM of the towers 21–31 % faster than the multiplying subgroups staging themselves (vkprobe); the tiles
+/// without them are for devices that allow fewer than 512 invocations per workgroup.
+pub const TILE_CANDIDATES: [Tiles; 4] = [
+    Tiles { subgroups_m: 4, subgroups_n: 2, stage_steps: 1, producers: 8 },
+    Tiles { subgroups_m: 4, subgroups_n: 2, stage_steps: 1, producers: 0 },
+    Tiles { subgroups_m: 2, subgroups_n: 2, stage_steps: 1, producers: 0 },
+    Tiles { subgroups_m: 2, subgroups_n: 1, stage_steps: 1, producers: 0 },
 ];
 
 /// About one workgroup per multiprocessor of a large GPU (132 on the H200): products whose tiles give fewer are
@@ -60,13 +63,20 @@ impl Tiling {
         self.tiles.stage_steps as usize * self.matrices.t
     }
 
-    fn threads(self) -> usize {
+    fn multipliers(self) -> usize {
         (self.tiles.subgroups_m * self.tiles.subgroups_n) as usize * self.matrices.subgroup
     }
 
-    /// 4-value groups each invocation stages per stage.
-    fn loads(self) -> usize {
-        ((self.rows() + self.cols()) * self.stage_k() / 4).div_ceil(self.threads())
+    /// Invocations that stage: the staging subgroups', or else the multiplying ones'.
+    fn stagers(self) -> usize {
+        match self.tiles.producers {
+            0 => self.multipliers(),
+            producers => producers as usize * self.matrices.subgroup,
+        }
+    }
+
+    fn threads(self) -> usize {
+        self.multipliers() + self.tiles.producers as usize * self.matrices.subgroup
     }
 
     /// Workgroup memory: two stage buffers of (2·rows + cols) rows of stage_k + 8 f16, and one T×T f32 epilogue tile
@@ -77,13 +87,17 @@ impl Tiling {
             + (self.tiles.subgroups_m * self.tiles.subgroups_n) as usize * t * t * 4
     }
 
-    /// Whether `gpu` can run this configuration: the stage divides evenly among the invocations, the tile divides the
-    /// weight's row padding, and the limits hold.
+    /// Whether `gpu` can run this configuration: X's and W's share of a stage each divide evenly among the staging
+    /// invocations, in at most [`MAX_STAGE_LOADS`] groups each, the tile divides the weight's row padding, and the
+    /// limits hold.
     fn fits(self, gpu: &Gpu) -> bool {
         let limits = gpu.limits();
-        let groups = (self.rows() + self.cols()) * self.stage_k() / 4;
-        groups.is_multiple_of(self.threads())
-            && self.loads() <= MAX_STAGE_LOADS
+        let evenly = |rows: usize| {
+            let groups = rows * self.stage_k() / 4;
+            groups.is_multiple_of(self.stagers()) && groups / self.stagers() <= MAX_STAGE_LOADS
+        };
+        evenly(self.rows())
+            && evenly(self.cols())
             && TILE_COLS.is_multiple_of(self.cols())
             && self.workgroup_bytes() <= limits.max_compute_workgroup_storage_size as usize
             && self.threads() <= limits.max_compute_invocations_per_workgroup as usize
@@ -98,6 +112,7 @@ impl Tiling {
             ("SG_M", self.tiles.subgroups_m as f64),
             ("SG_N", self.tiles.subgroups_n as f64),
             ("STAGE_K", self.stage_k() as f64),
+            ("PRODUCERS", self.tiles.producers as f64),
         ]);
         constants
     }
@@ -109,7 +124,7 @@ fn tiling(gpu: &Gpu, kernel: TensorCoreKernel) -> Option<Tiling> {
     let on_device = |tiles| Tiling { tiles, matrices };
     match kernel {
         TensorCoreKernel::Tiles(tiles) => Some(on_device(tiles)).filter(|t| t.fits(gpu)),
-        TensorCoreKernel::Auto => CANDIDATES.into_iter().map(on_device).find(|t| t.fits(gpu)),
+        TensorCoreKernel::Auto => TILE_CANDIDATES.into_iter().map(on_device).find(|t| t.fits(gpu)),
     }
 }
 
@@ -158,7 +173,7 @@ pub(super) fn variants() -> Vec<KernelVariant> {
     for matrices in Matrices::USUAL {
         let shader = shader(matrices);
         variants.push(KernelVariant::from(&spec(shader, "row_scales", &[])));
-        for tiles in CANDIDATES {
+        for tiles in TILE_CANDIDATES {
             let tiling = Tiling { tiles, matrices };
             for epilogue in EpilogueKind::all() {
                 variants.push(KernelVariant::from(&spec(shader, "gemm_coop", &tiling.constants(epilogue, false))));
@@ -249,7 +264,7 @@ mod tests {
             let mut validator =
                 naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
             let info = validator.validate(&module).expect("gemm_coop validates");
-            for tiles in CANDIDATES {
+            for tiles in TILE_CANDIDATES {
                 let tiling = Tiling { tiles, matrices };
                 let constants: naga::back::PipelineConstants = tiling
                     .constants(EpilogueKind::of(&Epilogue::default()), false)
