@@ -123,8 +123,7 @@ impl std::str::FromStr for TensorCoreKernel {
         let parts: Vec<u32> = tiles.split('x').map(str::parse).collect::<Result<_, _>>().map_err(|_| unknown())?;
         match parts[..] {
             [subgroups_m, subgroups_n, stage_steps]
-                if [subgroups_m, subgroups_n, stage_steps].iter().all(|&v| (1..=8).contains(&v))
-                    && producers <= 16 =>
+                if [subgroups_m, subgroups_n, stage_steps].iter().all(|&v| (1..=8).contains(&v)) && producers <= 16 =>
             {
                 Ok(TensorCoreKernel::Tiles(Tiles { subgroups_m, subgroups_n, stage_steps, producers }))
             }
