@@ -123,9 +123,11 @@ pub enum KeySplits {
     Fixed(usize),
 }
 
-/// Workgroups that fill a large GPU several times over (the H200 holds 5–10 of these workgroups on each of its 132
-/// multiprocessors); grids under it have the keys split.
-pub const FULL_GRID: usize = 1024;
+/// Grids under this many workgroups have the keys split. The H200 holds four of these workgroups on each of its 132
+/// multiprocessors (208 registers per invocation at head dim 128); measured there (vkprobe, 2026-12-03): an ASR
+/// layer (190 query blocks) 236 µs unsplit, 192 in 2 slices, 210 in the 5 that 1024 gave; a Sortformer layer (208
+/// blocks) 93 µs unsplit against 95 in 4 slices plus their merge pass.
+pub const FULL_GRID: usize = 400;
 
 impl KeySplits {
     fn resolve(self, blocks: usize, tiles: usize) -> usize {
@@ -244,7 +246,9 @@ mod tests {
     #[test]
     fn key_splits_fill_the_grid_without_empty_slices() {
         // ASR chunk: 19 blocks of queries × 10 heads, 19 key tiles.
-        assert_eq!(KeySplits::Auto.resolve(190, 19), 5);
+        assert_eq!(KeySplits::Auto.resolve(190, 19), 2);
+        assert_eq!(KeySplits::Auto.resolve(208, 26), 1);
+        assert_eq!(KeySplits::Auto.resolve(40, 19), 9);
         assert_eq!(KeySplits::Auto.resolve(4000, 19), 1);
         assert_eq!(KeySplits::Auto.resolve(1, 1), 1);
         assert_eq!(KeySplits::Fixed(64).resolve(10, 19), 19);
