@@ -137,7 +137,7 @@ fn load_trial(t: &LoadTrial) -> String {
 }
 
 fn measurement(m: &Measurement) -> String {
-    let mut text = format!("{:<26}", m.name);
+    let mut text = format!("{:<36}", m.name);
     match m.gpu_ms {
         Some(gpu) => text += &format!(" gpu {gpu:9.2} ms"),
         None => text += &format!(" {:16}", ""),

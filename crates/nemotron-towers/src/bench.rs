@@ -338,5 +338,25 @@ fn module_case(
         from_waveform_ms: Some(audio_ms),
     };
     report(BenchEvent::Measured(&measurement));
+    // Where the module's time goes: each tower alone on the same features (the module runs them side by side, so
+    // the slower one is its floor).
+    let (mut asr_ms, mut diarization_ms) = (Vec::new(), Vec::new());
+    for _ in 0..options.repeats.max(1) {
+        let start = Instant::now();
+        model.asr_encoder().encode(&features)?;
+        asr_ms.push(start.elapsed().as_secs_f64() * 1e3);
+        let start = Instant::now();
+        model.diarizer().diarize_features(features.clone(), &mut |_, _, _| {})?;
+        diarization_ms.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    for (part, times) in [("asr", asr_ms), ("diarization", diarization_ms)] {
+        let alone = Measurement {
+            name: format!("audio-module-{seconds}s-{part}-alone"),
+            from_waveform_ms: None,
+            wall_ms: median(times),
+            ..measurement.clone()
+        };
+        report(BenchEvent::Measured(&alone));
+    }
     Ok(measurement)
 }

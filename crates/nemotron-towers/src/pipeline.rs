@@ -137,6 +137,11 @@ impl AudioModel {
         &self.diarizer
     }
 
+    /// The ASR encoder over whole recordings (the module's benchmark times it alone).
+    pub(crate) fn asr_encoder(&self) -> &AsrEncoder {
+        &self.asr
+    }
+
     /// The GPU ASR encoder tower (weights and workspace), e.g. for benchmarks of the tower alone.
     pub fn asr_tower(&self) -> &Tower {
         self.asr.tower()
