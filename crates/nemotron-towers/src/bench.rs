@@ -317,7 +317,7 @@ fn module_case(
     let features = model.diarizer().frontend().compute(&audio)?;
     // Medians of `repeats` runs after a warm-up on this length (pipelines exist already; workspaces grow to the
     // chunk batch there), as the peer takes its medians.
-    model.encode_features(features.clone(), &mut |_, _, _| {})?;
+    let warm = model.encode_features(features.clone(), &mut |_, _, _| {})?;
     let (mut from_features, mut from_audio) = (Vec::new(), Vec::new());
     for _ in 0..options.repeats.max(1) {
         let input = features.clone();
@@ -339,8 +339,8 @@ fn module_case(
     };
     report(BenchEvent::Measured(&measurement));
     // Where the module's time goes: each tower alone on the same features (the module runs them side by side, so
-    // the slower one is its floor).
-    let (mut asr_ms, mut diarization_ms) = (Vec::new(), Vec::new());
+    // the slower one is its floor), then the fusion and projector that follow them.
+    let (mut asr_ms, mut diarization_ms, mut fusion_ms) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..options.repeats.max(1) {
         let start = Instant::now();
         model.asr_encoder().encode(&features)?;
@@ -348,8 +348,11 @@ fn module_case(
         let start = Instant::now();
         model.diarizer().diarize_features(features.clone(), &mut |_, _, _| {})?;
         diarization_ms.push(start.elapsed().as_secs_f64() * 1e3);
+        let start = Instant::now();
+        model.fusion().run(&warm.asr_hidden, &warm.speaker_probabilities, warm.features.tokens())?;
+        fusion_ms.push(start.elapsed().as_secs_f64() * 1e3);
     }
-    for (part, times) in [("asr", asr_ms), ("diarization", diarization_ms)] {
+    for (part, times) in [("asr", asr_ms), ("diarization", diarization_ms), ("fusion", fusion_ms)] {
         let alone = Measurement {
             name: format!("audio-module-{seconds}s-{part}-alone"),
             from_waveform_ms: None,

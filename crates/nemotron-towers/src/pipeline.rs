@@ -142,6 +142,11 @@ impl AudioModel {
         &self.asr
     }
 
+    /// The speaker fusion and projector (the module's benchmark times it alone).
+    pub(crate) fn fusion(&self) -> &Fusion {
+        &self.fusion
+    }
+
     /// The GPU ASR encoder tower (weights and workspace), e.g. for benchmarks of the tower alone.
     pub fn asr_tower(&self) -> &Tower {
         self.asr.tower()
