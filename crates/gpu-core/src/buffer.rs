@@ -129,27 +129,27 @@ impl Gpu {
 
     /// Reads `len` f32 values starting at word `offset`.
     pub fn read_f32_range(&self, buffer: &GpuBuffer, offset: usize, len: usize) -> Result<Vec<f32>> {
-        // Collected, not cast: a byte vector need not be 4-aligned (an empty one never is).
-        Ok(bytemuck::pod_collect_to_vec(&self.read_bytes(buffer, offset, len)?))
+        self.read_ranges(&[(buffer, offset, len)], bytemuck::pod_collect_to_vec)
     }
 
     /// Reads several `(buffer, word offset, words)` ranges as f32 with one copy submission and one
     /// mapping: one round trip however many ranges.
     pub fn read_f32_ranges(&self, ranges: &[(&GpuBuffer, usize, usize)]) -> Result<Vec<Vec<f32>>> {
-        let bytes = self.read_ranges(ranges)?;
-        let mut start = 0;
-        Ok(ranges
-            .iter()
-            .map(|&(_, _, words)| {
-                start += words * 4;
-                bytemuck::pod_collect_to_vec(&bytes[start - words * 4..start])
-            })
-            .collect())
+        self.read_ranges(ranges, |bytes| {
+            let mut start = 0;
+            ranges
+                .iter()
+                .map(|&(_, _, words)| {
+                    start += words * 4;
+                    bytemuck::pod_collect_to_vec(&bytes[start - words * 4..start])
+                })
+                .collect()
+        })
     }
 
     /// Reads the whole buffer back as u32.
     pub fn read_u32(&self, buffer: &GpuBuffer) -> Result<Vec<u32>> {
-        Ok(bytemuck::pod_collect_to_vec(&self.read_bytes(buffer, 0, buffer.len_words())?))
+        self.read_ranges(&[(buffer, 0, buffer.len_words())], bytemuck::pod_collect_to_vec)
     }
 
     fn write_words(&self, buffer: &GpuBuffer, offset: usize, bytes: &[u8]) -> Result<()> {
@@ -227,12 +227,9 @@ impl Gpu {
         Ok(GpuBuffer { inner: Arc::new(BufferInner { buffer, id, label: label.to_string(), memory }) })
     }
 
-    fn read_bytes(&self, buffer: &GpuBuffer, offset: usize, words: usize) -> Result<Vec<u8>> {
-        self.read_ranges(&[(buffer, offset, words)])
-    }
-
-    /// The bytes of each range, one after another.
-    fn read_ranges(&self, ranges: &[(&GpuBuffer, usize, usize)]) -> Result<Vec<u8>> {
+    /// The bytes of each range, one after another, as `decode` makes them into values: decoded straight from the
+    /// mapped staging memory (one copy; collected, not cast, since the mapping need not be aligned for the type).
+    fn read_ranges<T>(&self, ranges: &[(&GpuBuffer, usize, usize)], decode: impl FnOnce(&[u8]) -> T) -> Result<T> {
         for &(buffer, offset, words) in ranges {
             if offset + words > buffer.len_words() {
                 return Err(GpuError::SizeMismatch {
@@ -244,7 +241,7 @@ impl Gpu {
         }
         let bytes: u64 = ranges.iter().map(|&(_, _, words)| words as u64 * 4).sum();
         if bytes == 0 {
-            return Ok(Vec::new());
+            return Ok(decode(&[]));
         }
         let what = ranges.iter().map(|(b, _, _)| b.label()).collect::<Vec<_>>().join(", ");
         let device = &self.inner.device;
@@ -266,10 +263,11 @@ impl Gpu {
             let _ = sender.send(result);
         });
         self.await_mapping(&receiver, &what)?;
-        let data = staging
-            .get_mapped_range(..)
-            .map_err(|e| GpuError::Readback { what: what.clone(), message: e.to_string() })?
-            .to_vec();
+        let data = decode(
+            &staging
+                .get_mapped_range(..)
+                .map_err(|e| GpuError::Readback { what: what.clone(), message: e.to_string() })?,
+        );
         staging.unmap();
         Ok(data)
     }
