@@ -27,7 +27,7 @@ fn shader(matrices: Matrices) -> &'static Shader {
 }
 
 /// Tile configurations `Auto` chooses from: the first that fits the device. On the H200 the largest tile was the
-/// fastest for every product shape of the towers once split-k fills the grid ([`auto_slices`]); smaller tiles with
+/// fastest for every product shape of the towers once split-k fills the grid ([`auto_slices`](crate::gemm::auto_slices)); smaller tiles with
 /// the same grid ran 1.2–2× slower, and two steps per stage 2–8× slower (`examples/ceilings.rs`, see
 /// docs/performance.md), so those are not candidates. Eight staging subgroups beside the eight multiplying ones made
 /// every GEMM of the towers 21–31 % faster than the multiplying subgroups staging themselves (vkprobe); the tiles
