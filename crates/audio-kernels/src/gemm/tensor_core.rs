@@ -30,7 +30,7 @@ fn shader(matrices: Matrices) -> &'static Shader {
 /// fastest for every product shape of the towers once split-k fills the grid
 /// ([`auto_slices`](crate::gemm::auto_slices)); smaller tiles with the same grid ran 1.2–2× slower, and two steps per
 /// stage 2–8× slower (`examples/ceilings.rs`, see docs/performance.md), so those are not candidates. Eight staging
-/// subgroups beside the eight multiplying ones made every GEMM of the towers 12–27 % faster than the multiplying
+/// subgroups beside the eight multiplying ones made every GEMM of the towers 8–24 % faster than the multiplying
 /// subgroups staging themselves (vkprobe); the tiles without them are for devices that allow fewer than 512
 /// invocations per workgroup.
 pub const TILE_CANDIDATES: [Tiles; 4] = [
