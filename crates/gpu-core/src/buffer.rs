@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::error::{GpuError, Result};
 use crate::gpu::Gpu;
 use crate::memory::MemoryCounter;
+use crate::transfer::BELT_MIN_BYTES;
 
 static NEXT_BUFFER_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -129,27 +130,18 @@ impl Gpu {
 
     /// Reads `len` f32 values starting at word `offset`.
     pub fn read_f32_range(&self, buffer: &GpuBuffer, offset: usize, len: usize) -> Result<Vec<f32>> {
-        self.read_ranges(&[(buffer, offset, len)], bytemuck::pod_collect_to_vec)
+        Ok(self.read_ranges(&[(buffer, offset, len)])?.remove(0))
     }
 
     /// Reads several `(buffer, word offset, words)` ranges as f32 with one copy submission and one
-    /// mapping: one round trip however many ranges.
+    /// mapping per 16 MiB: one round trip for any number of small ranges.
     pub fn read_f32_ranges(&self, ranges: &[(&GpuBuffer, usize, usize)]) -> Result<Vec<Vec<f32>>> {
-        self.read_ranges(ranges, |bytes| {
-            let mut start = 0;
-            ranges
-                .iter()
-                .map(|&(_, _, words)| {
-                    start += words * 4;
-                    bytemuck::pod_collect_to_vec(&bytes[start - words * 4..start])
-                })
-                .collect()
-        })
+        self.read_ranges(ranges)
     }
 
     /// Reads the whole buffer back as u32.
     pub fn read_u32(&self, buffer: &GpuBuffer) -> Result<Vec<u32>> {
-        self.read_ranges(&[(buffer, 0, buffer.len_words())], bytemuck::pod_collect_to_vec)
+        Ok(self.read_ranges(&[(buffer, 0, buffer.len_words())])?.remove(0))
     }
 
     fn write_words(&self, buffer: &GpuBuffer, offset: usize, bytes: &[u8]) -> Result<()> {
@@ -161,7 +153,9 @@ impl Gpu {
                 got: (offset + words) as u64,
             });
         }
-        if !bytes.is_empty() {
+        if bytes.len() >= BELT_MIN_BYTES {
+            self.write_through_belt(buffer, offset as u64 * 4, bytes)?;
+        } else if !bytes.is_empty() {
             self.inner.queue.write_buffer(&buffer.inner.buffer, offset as u64 * 4, bytes);
         }
         Ok(())
@@ -225,50 +219,5 @@ impl Gpu {
         let memory = Arc::clone(&self.inner.memory);
         memory.allocated(size);
         Ok(GpuBuffer { inner: Arc::new(BufferInner { buffer, id, label: label.to_string(), memory }) })
-    }
-
-    /// The bytes of each range, one after another, as `decode` makes them into values: decoded straight from the
-    /// mapped staging memory (one copy; collected, not cast, since the mapping need not be aligned for the type).
-    fn read_ranges<T>(&self, ranges: &[(&GpuBuffer, usize, usize)], decode: impl FnOnce(&[u8]) -> T) -> Result<T> {
-        for &(buffer, offset, words) in ranges {
-            if offset + words > buffer.len_words() {
-                return Err(GpuError::SizeMismatch {
-                    what: format!("readback of {words} words at offset {offset} from `{}`", buffer.label()),
-                    expected: buffer.len_words() as u64,
-                    got: (offset + words) as u64,
-                });
-            }
-        }
-        let bytes: u64 = ranges.iter().map(|&(_, _, words)| words as u64 * 4).sum();
-        if bytes == 0 {
-            return Ok(decode(&[]));
-        }
-        let what = ranges.iter().map(|(b, _, _)| b.label()).collect::<Vec<_>>().join(", ");
-        let device = &self.inner.device;
-        let staging = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
-        let mut at = 0;
-        for &(buffer, offset, words) in ranges.iter().filter(|(_, _, words)| *words > 0) {
-            encoder.copy_buffer_to_buffer(&buffer.inner.buffer, offset as u64 * 4, &staging, at, words as u64 * 4);
-            at += words as u64 * 4;
-        }
-        self.inner.queue.submit([encoder.finish()]);
-        let (sender, receiver) = std::sync::mpsc::channel();
-        staging.map_async(wgpu::MapMode::Read, .., move |result| {
-            let _ = sender.send(result);
-        });
-        self.await_mapping(&receiver, &what)?;
-        let data = decode(
-            &staging
-                .get_mapped_range(..)
-                .map_err(|e| GpuError::Readback { what: what.clone(), message: e.to_string() })?,
-        );
-        staging.unmap();
-        Ok(data)
     }
 }

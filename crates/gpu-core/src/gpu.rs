@@ -10,6 +10,7 @@ use crate::faults::FaultLog;
 use crate::memory::MemoryCounter;
 use crate::params::ArenaPool;
 use crate::pipeline::PipelineStore;
+use crate::transfer::Staging;
 
 /// Polls for a device loss a failing call makes before it reports the failure itself (1 ms apart).
 const LOSS_CHECKS: usize = 20;
@@ -76,6 +77,7 @@ pub(crate) struct GpuInner {
     pub(crate) arenas: ArenaPool,
     pub(crate) faults: Arc<FaultLog>,
     pub(crate) memory: Arc<MemoryCounter>,
+    pub(crate) staging: Staging,
     cooperative_matrices: Vec<wgpu::CooperativeMatrixProperties>,
     scratch: Mutex<std::collections::HashMap<&'static str, crate::GpuBuffer>>,
 }
@@ -129,8 +131,10 @@ impl Gpu {
             Vec::new()
         };
         let pipelines = PipelineStore::new(&device, &info, features, options);
+        let staging = Staging::new(&device);
         Ok(Self {
             inner: Arc::new(GpuInner {
+                staging,
                 device,
                 queue,
                 info,
@@ -210,8 +214,14 @@ impl Gpu {
 
     /// Blocks until all submitted work has finished, then reports any device fault.
     pub fn wait(&self) -> Result<()> {
+        self.wait_for(None)
+    }
+
+    /// Waits for `submission` (all submitted work when `None`).
+    fn wait_for(&self, submission: Option<wgpu::SubmissionIndex>) -> Result<()> {
         let timeout = std::time::Duration::from_secs(600);
-        let poll = self.inner.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(timeout) });
+        let poll =
+            self.inner.device.poll(wgpu::PollType::Wait { submission_index: submission, timeout: Some(timeout) });
         match poll {
             Ok(_) => self.check_faults(),
             Err(wgpu::PollError::Timeout) => Err(GpuError::Timeout { seconds: timeout.as_secs() }),
@@ -222,17 +232,19 @@ impl Gpu {
         }
     }
 
-    /// Waits until the `map_async` callback feeding `receiver` has run. Another thread's poll can
-    /// be the one that fires it, after this thread's poll has returned, so one poll is not proof.
+    /// Waits until the `map_async` callback feeding `receiver` has run, polling for `submission` (all submitted work
+    /// when `None`). Another thread's poll can be the one that fires it, after this thread's poll has returned, so
+    /// one poll is not proof.
     pub(crate) fn await_mapping(
         &self,
         receiver: &std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+        submission: Option<wgpu::SubmissionIndex>,
         what: &str,
     ) -> Result<()> {
         let failed = |message: String| GpuError::Readback { what: what.to_string(), message };
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
         loop {
-            self.wait()?;
+            self.wait_for(submission.clone())?;
             match receiver.recv_timeout(std::time::Duration::from_millis(5)) {
                 Ok(mapped) => return mapped.map_err(|e| failed(e.to_string())),
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) if std::time::Instant::now() < deadline => {}

@@ -16,6 +16,7 @@ mod params;
 mod pipeline;
 mod profiler;
 mod recorder;
+mod transfer;
 
 pub use buffer::{GpuBuffer, pack_bf16};
 pub use error::{GpuError, Result};

@@ -70,7 +70,7 @@ impl PendingProfile {
         self.staging.map_async(wgpu::MapMode::Read, .., move |r| {
             let _ = sender.send(r);
         });
-        gpu.await_mapping(&receiver, "profiler timestamps")?;
+        gpu.await_mapping(&receiver, None, "profiler timestamps")?;
         let failed = |message: String| GpuError::Readback { what: "profiler timestamps".into(), message };
         let ticks: Vec<u64> =
             bytemuck::cast_slice(&self.staging.get_mapped_range(..).map_err(|e| failed(e.to_string()))?).to_vec();

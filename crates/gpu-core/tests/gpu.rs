@@ -73,6 +73,36 @@ fn several_ranges_come_back_in_one_readback() {
     }
 }
 
+/// Writes and readbacks larger than one 16 MiB staging piece: written through the staging belt in several chunks
+/// (twice, the second write over part of the first), read back through several pieces that cut ranges in two.
+#[test]
+fn transfers_larger_than_a_staging_piece_arrive_whole_and_in_order() {
+    let gpu = gpu();
+    let words = 9_000_001; // 36 MB: three pieces, the last one short
+    let first: Vec<f32> = (0..words).map(|i| i as f32).collect();
+    let buffer = gpu.zeros("large", words + 5).unwrap();
+    gpu.write_f32(&buffer, 3, &first).unwrap();
+    let second: Vec<f32> = (0..5_000_000).map(|i| -(i as f32)).collect();
+    gpu.write_f32(&buffer, 4_000_000, &second).unwrap();
+    let mut expected = vec![0.0f32; words + 5];
+    expected[3..3 + words].copy_from_slice(&first);
+    expected[4_000_000..9_000_000].copy_from_slice(&second);
+    // `assert!`, not `assert_eq!`: a failure must not print 36 MB.
+    assert!(gpu.read_f32(&buffer).unwrap() == expected, "whole buffer");
+    let small = gpu.upload_f32("small", &[7.0, 8.0, 9.0]).unwrap();
+    let got = gpu.read_f32_ranges(&[
+        (&small, 1, 2),
+        (&buffer, 1, 8_388_607),
+        (&small, 0, 1),
+        (&buffer, 8_000_000, 1_000_006),
+    ]);
+    let got = got.unwrap();
+    assert_eq!(got[0], [8.0, 9.0]);
+    assert!(got[1] == expected[1..8_388_608], "a range cut by the first piece's end");
+    assert_eq!(got[2], [7.0]);
+    assert!(got[3] == expected[8_000_000..], "the last range");
+}
+
 #[test]
 fn oversized_buffers_name_the_limit() {
     let gpu = gpu();

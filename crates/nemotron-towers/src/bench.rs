@@ -147,6 +147,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, report: &mut dyn FnMut(BenchEvent<
     let name = format!("diar-batch{sessions}x{STREAM_STEP_ROWS}");
     results.push(tower_case(diar, &name, InputKind::Embeddings, (rows, sessions), options, report)?);
     results.extend(head_case(&model, HEAD_SECONDS, &mut rng, options, report)?);
+    results.extend(transfer_case(gpu, options, report)?);
     for &seconds in &options.seconds {
         results.push(module_case(&model, seconds, &mut rng, options, report)?);
     }
@@ -287,6 +288,55 @@ fn head_case(
         report(BenchEvent::Profile { case: &name, profile });
     }
     Ok(vec![measured, logits])
+}
+
+/// Bytes of the host ↔ device transfer case: about what the module moves per minute of audio at the release widths.
+const TRANSFER_BYTES: usize = 64 << 20;
+
+/// Host time of an upload and of a readback of [`TRANSFER_BYTES`] (the module's outputs and the head's log-probabilities
+/// come back this way), each measured from the call to its end with the GPU idle before.
+fn transfer_case(
+    gpu: &Gpu,
+    options: &BenchOptions,
+    report: &mut dyn FnMut(BenchEvent<'_>),
+) -> Result<Vec<Measurement>> {
+    let words = TRANSFER_BYTES / 4;
+    let values: Vec<f32> = (0..words).map(|i| i as f32).collect();
+    let buffer = gpu.zeros("transfer bench", words)?;
+    let (mut upload, mut readback) = (Vec::new(), Vec::new());
+    // One untimed round first: the staging memory is made then and reused after.
+    for round in 0..=options.repeats.max(1) {
+        gpu.wait()?;
+        let start = Instant::now();
+        gpu.write_f32(&buffer, 0, &values)?;
+        gpu.wait()?;
+        let uploaded = start.elapsed().as_secs_f64() * 1e3;
+        let start = Instant::now();
+        let back = gpu.read_f32(&buffer)?;
+        let read = start.elapsed().as_secs_f64() * 1e3;
+        if back != values {
+            let message = "other values came back than were written".to_string();
+            return Err(gpu_core::GpuError::Readback { what: "transfer bench".into(), message }.into());
+        }
+        if round > 0 {
+            upload.push(uploaded);
+            readback.push(read);
+        }
+    }
+    let mut measured = Vec::new();
+    for (direction, times) in [("upload", upload), ("readback", readback)] {
+        let measurement = Measurement {
+            name: format!("transfer-{}MiB-{direction}", TRANSFER_BYTES >> 20),
+            gpu_ms: None,
+            wall_ms: median(times),
+            flops: None,
+            audio_seconds: None,
+            from_waveform_ms: None,
+        };
+        report(BenchEvent::Measured(&measurement));
+        measured.push(measurement);
+    }
+    Ok(measured)
 }
 
 /// [`synthetic_audio`] with its own generator, seeded.

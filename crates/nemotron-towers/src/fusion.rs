@@ -146,8 +146,10 @@ impl Fusion {
             let projector = Epilogue { bias: w.projector.bias.as_ref(), ..Epilogue::default() };
             gemm(&mut rec, &work.fused, &w.projector.weight, &work.embeds, keep, text, d, &projector)?;
             rec.submit()?;
-            fused.extend(self.gpu.read_f32_range(&work.fused, 0, rows * d)?);
-            embeds.extend(self.gpu.read_f32_range(&work.embeds, 0, keep * text)?);
+            // Both in one readback: one round trip per block.
+            let mut read = self.gpu.read_f32_ranges(&[(&work.fused, 0, rows * d), (&work.embeds, 0, keep * text)])?;
+            embeds.extend(read.pop().unwrap_or_default());
+            fused.extend(read.pop().unwrap_or_default());
         }
         Ok(FusionOutput { fused, embeds })
     }
