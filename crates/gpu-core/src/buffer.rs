@@ -139,6 +139,12 @@ impl Gpu {
         self.read_ranges(ranges)
     }
 
+    /// Reads `outputs[i].len()` f32 values from `ranges[i] = (buffer, word offset)` into `outputs[i]`: for callers
+    /// that place GPU results straight where they belong (no intermediate vector, no second copy).
+    pub fn read_f32_into(&self, ranges: &[(&GpuBuffer, usize)], outputs: &mut [&mut [f32]]) -> Result<()> {
+        self.read_into(ranges, outputs)
+    }
+
     /// Reads the whole buffer back as u32.
     pub fn read_u32(&self, buffer: &GpuBuffer) -> Result<Vec<u32>> {
         Ok(self.read_ranges(&[(buffer, 0, buffer.len_words())])?.remove(0))

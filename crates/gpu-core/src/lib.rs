@@ -25,6 +25,7 @@ pub use layout::{Binding, BufferKind, ParamField, ParamType, ParamValue, ParamsL
 pub use pipeline::{Access, Kernel, KernelSpec, KernelVariant, MAX_PARAMS_BYTES, Shader};
 pub use profiler::Profile;
 pub use recorder::{Recorder, Timing};
+pub use transfer::host_vec;
 
 /// Re-exported so dependants name the same wgpu version.
 pub use wgpu;

@@ -3,8 +3,13 @@
 //! A host-visible buffer created per transfer is a fresh allocation of pinned host memory, and on the H200 VM a
 //! readback through one ran at 0.5–2 GB/s (the word-timestamp head's 143 MB of logits took 307 ms). Readbacks here go
 //! through [`PIECE_BYTES`] staging buffers taken from a small pool, two pieces in flight: the copy of the next piece
-//! runs on the GPU while the host decodes the one before. Uploads of [`BELT_MIN_BYTES`] or more go through wgpu's
-//! [`StagingBelt`](wgpu::util::StagingBelt), whose chunks are mapped again and reused once the GPU has copied them.
+//! runs on the GPU while the host copies the one before out, on several threads. Uploads of [`BELT_MIN_BYTES`] or more
+//! go through wgpu's [`StagingBelt`](wgpu::util::StagingBelt), whose chunks are mapped again and reused once the GPU
+//! has copied them.
+//!
+//! The host side of a readback is bound by first writes to fresh memory: 64 MiB copied into a new `Vec` took 25 ms on
+//! a 2-core VM, 4 KiB page faults, against 8 ms with transparent huge pages. [`host_vec`] advises them for large
+//! outputs, and the readers copy in parallel.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -19,6 +24,12 @@ pub(crate) const PIECE_BYTES: u64 = 16 << 20;
 /// Idle readback staging buffers kept for later readbacks: two readers (the module's two towers) with two pieces in
 /// flight each.
 const KEPT_READBACK_BUFFERS: usize = 4;
+/// Bytes one thread copies out of a mapped piece at a time.
+const COPY_BYTES: usize = 1 << 20;
+/// Most threads that copy one piece out.
+const MAX_COPY_THREADS: usize = 8;
+/// Outputs from this size on are advised for transparent huge pages.
+const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 /// Writes from this size on go through the staging belt; smaller ones through `Queue::write_buffer`, whose per-call
 /// staging allocation is cheap at that size and which needs no submission of its own.
 pub(crate) const BELT_MIN_BYTES: usize = 1 << 20;
@@ -27,21 +38,45 @@ pub(crate) const BELT_MIN_BYTES: usize = 1 << 20;
 pub(crate) struct Staging {
     readback: Mutex<Vec<wgpu::Buffer>>,
     belt: Mutex<wgpu::util::StagingBelt>,
+    copy_threads: usize,
 }
 
 impl Staging {
     pub(crate) fn new(device: &wgpu::Device) -> Self {
-        Self { readback: Mutex::default(), belt: Mutex::new(wgpu::util::StagingBelt::new(device.clone(), PIECE_BYTES)) }
+        let copy_threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_COPY_THREADS);
+        Self {
+            readback: Mutex::default(),
+            belt: Mutex::new(wgpu::util::StagingBelt::new(device.clone(), PIECE_BYTES)),
+            copy_threads,
+        }
     }
 }
 
+/// `len` zeroed values; from [`HUGE_PAGE_MIN_BYTES`] on (on Linux) in memory advised for transparent huge pages, so
+/// that filling it takes a page fault per 2 MiB rather than per 4 KiB. For large host outputs of GPU work.
+pub fn host_vec<T: bytemuck::Pod>(len: usize) -> Vec<T> {
+    let mut values = Vec::with_capacity(len);
+    #[cfg(target_os = "linux")]
+    if len * std::mem::size_of::<T>() >= HUGE_PAGE_MIN_BYTES {
+        const HUGE: usize = 2 << 20;
+        let start = (values.as_mut_ptr() as usize).next_multiple_of(HUGE);
+        let end = (values.as_mut_ptr() as usize + len * std::mem::size_of::<T>()) / HUGE * HUGE;
+        if end > start {
+            // SAFETY: advice only (the contents are unchanged and nothing has been written yet), on whole huge pages
+            // inside this vector's own allocation. A kernel without transparent huge pages refuses it: ignored.
+            let _ = unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+        }
+    }
+    values.resize(len, T::zeroed());
+    values
+}
+
 /// Part of a requested range that one piece carries: `words` words of `ranges[range]` from word `offset` of its
-/// buffer, landing at word `to` of that range's output.
+/// buffer (the pieces take each range's words in order).
 #[derive(Clone, Copy, Debug)]
 struct Segment {
     range: usize,
     offset: usize,
-    to: usize,
     words: usize,
 }
 
@@ -55,7 +90,7 @@ fn pieces(ranges: impl Iterator<Item = (usize, usize)>, piece_words: usize) -> V
         let mut to = 0;
         while to < words {
             let take = (words - to).min(room);
-            piece.push(Segment { range, offset: offset + to, to, words: take });
+            piece.push(Segment { range, offset: offset + to, words: take });
             (to, room) = (to + take, room - take);
             if room == 0 {
                 pieces.push(std::mem::take(&mut piece));
@@ -78,11 +113,32 @@ struct InFlight {
 }
 
 impl Gpu {
-    /// The values of each `(buffer, word offset, words)` range, after all submitted work: each range read piece by
-    /// piece through reused staging buffers, straight into its output.
+    /// The values of each `(buffer, word offset, words)` range, after all submitted work (see [`Gpu::read_into`]).
     pub(crate) fn read_ranges<T: bytemuck::Pod>(&self, ranges: &[(&GpuBuffer, usize, usize)]) -> Result<Vec<Vec<T>>> {
+        let mut outputs: Vec<Vec<T>> = ranges.iter().map(|&(_, _, words)| host_vec(words)).collect();
+        let starts: Vec<(&GpuBuffer, usize)> = ranges.iter().map(|&(buffer, offset, _)| (buffer, offset)).collect();
+        let mut targets: Vec<&mut [T]> = outputs.iter_mut().map(|o| o.as_mut_slice()).collect();
+        self.read_into(&starts, &mut targets)?;
+        Ok(outputs)
+    }
+
+    /// Reads `outputs[i].len()` words from `ranges[i] = (buffer, word offset)` into `outputs[i]`, after all submitted
+    /// work: piece by piece through reused staging buffers, two pieces in flight.
+    pub(crate) fn read_into<T: bytemuck::Pod>(
+        &self,
+        ranges: &[(&GpuBuffer, usize)],
+        outputs: &mut [&mut [T]],
+    ) -> Result<()> {
         debug_assert_eq!(std::mem::size_of::<T>(), 4);
-        for &(buffer, offset, words) in ranges {
+        if ranges.len() != outputs.len() {
+            return Err(GpuError::SizeMismatch {
+                what: "readback outputs for its ranges".into(),
+                expected: ranges.len() as u64,
+                got: outputs.len() as u64,
+            });
+        }
+        for (&(buffer, offset), output) in ranges.iter().zip(outputs.iter()) {
+            let words = output.len();
             if offset + words > buffer.len_words() {
                 return Err(GpuError::SizeMismatch {
                     what: format!("readback of {words} words at offset {offset} from `{}`", buffer.label()),
@@ -91,24 +147,26 @@ impl Gpu {
                 });
             }
         }
-        let mut outputs: Vec<Vec<T>> = ranges.iter().map(|&(_, _, words)| vec![T::zeroed(); words]).collect();
-        let what = ranges.iter().map(|(b, _, _)| b.label()).collect::<Vec<_>>().join(", ");
+        let what = ranges.iter().map(|(b, _)| b.label()).collect::<Vec<_>>().join(", ");
+        // What is left to fill of each output, as bytes: each piece takes its segments off the front.
+        let mut rest: Vec<&mut [u8]> = outputs.iter_mut().map(|o| bytemuck::cast_slice_mut::<T, u8>(o)).collect();
+        let spans = ranges.iter().zip(rest.iter()).map(|(&(_, offset), o)| (offset, o.len() / 4));
+        let pieces = pieces(spans, (PIECE_BYTES / 4) as usize);
         let mut flight = VecDeque::with_capacity(2);
-        let spans = ranges.iter().map(|&(_, offset, words)| (offset, words));
-        for segments in pieces(spans, (PIECE_BYTES / 4) as usize) {
+        for segments in pieces {
             if flight.len() == 2 {
-                self.finish_piece(flight.pop_front().expect("two in flight"), &mut outputs, &what)?;
+                self.finish_piece(flight.pop_front().expect("two in flight"), &mut rest, &what)?;
             }
             flight.push_back(self.start_piece(ranges, segments)?);
         }
         while let Some(piece) = flight.pop_front() {
-            self.finish_piece(piece, &mut outputs, &what)?;
+            self.finish_piece(piece, &mut rest, &what)?;
         }
-        Ok(outputs)
+        Ok(())
     }
 
     /// Copies `segments` into a staging buffer from the pool and asks for it to be mapped.
-    fn start_piece(&self, ranges: &[(&GpuBuffer, usize, usize)], segments: Vec<Segment>) -> Result<InFlight> {
+    fn start_piece(&self, ranges: &[(&GpuBuffer, usize)], segments: Vec<Segment>) -> Result<InFlight> {
         let staging = self.readback_buffer()?;
         let device = &self.inner.device;
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
@@ -126,8 +184,9 @@ impl Gpu {
         Ok(InFlight { staging, segments, mapped, submission })
     }
 
-    /// Waits for `piece`'s mapping, copies its bytes into the outputs and puts its staging buffer back.
-    fn finish_piece<T: bytemuck::Pod>(&self, piece: InFlight, outputs: &mut [Vec<T>], what: &str) -> Result<()> {
+    /// Waits for `piece`'s mapping, copies its bytes to the front of the outputs' unfilled `rest` (in parallel when
+    /// large) and puts its staging buffer back.
+    fn finish_piece(&self, piece: InFlight, rest: &mut [&mut [u8]], what: &str) -> Result<()> {
         let InFlight { staging, segments, mapped, submission } = piece;
         self.await_mapping(&mapped, Some(submission), what)?;
         let bytes: u64 = segments.iter().map(|s| s.words as u64 * 4).sum();
@@ -136,11 +195,25 @@ impl Gpu {
                 .slice(..bytes)
                 .get_mapped_range()
                 .map_err(|e| GpuError::Readback { what: what.to_string(), message: e.to_string() })?;
+            let mut copies: Vec<(&mut [u8], &[u8])> = Vec::new();
             let mut at = 0;
             for s in &segments {
-                let to = &mut outputs[s.range][s.to..s.to + s.words];
-                bytemuck::cast_slice_mut::<T, u8>(to).copy_from_slice(&view[at..at + s.words * 4]);
+                let (to, left) = std::mem::take(&mut rest[s.range]).split_at_mut(s.words * 4);
+                rest[s.range] = left;
+                let from = &view[at..at + s.words * 4];
+                copies.extend(to.chunks_mut(COPY_BYTES).zip(from.chunks(COPY_BYTES)));
                 at += s.words * 4;
+            }
+            let threads = self.inner.staging.copy_threads.min(copies.len());
+            if threads <= 1 {
+                copies.into_iter().for_each(|(to, from)| to.copy_from_slice(from));
+            } else {
+                let per_thread = copies.len().div_ceil(threads);
+                std::thread::scope(|scope| {
+                    for share in copies.chunks_mut(per_thread) {
+                        scope.spawn(move || share.iter_mut().for_each(|(to, from)| to.copy_from_slice(from)));
+                    }
+                });
             }
         }
         staging.unmap();
@@ -210,8 +283,7 @@ mod tests {
                 let words: usize = piece.iter().map(|s| s.words).sum();
                 assert!(words > 0 && words <= piece_words, "piece of {words} words for {piece_words}");
                 for s in piece {
-                    assert_eq!(s.to, next[s.range], "segment out of order");
-                    assert_eq!(s.offset, ranges[s.range].0 + s.to);
+                    assert_eq!(s.offset, ranges[s.range].0 + next[s.range], "segments in order, none missing");
                     next[s.range] += s.words;
                 }
             }

@@ -101,6 +101,26 @@ fn transfers_larger_than_a_staging_piece_arrive_whole_and_in_order() {
     assert!(got[1] == expected[1..8_388_608], "a range cut by the first piece's end");
     assert_eq!(got[2], [7.0]);
     assert!(got[3] == expected[8_000_000..], "the last range");
+    // Into the caller's slices: two disjoint parts of one vector (in huge pages) and a small one.
+    let mut into = gpu_core::host_vec::<f32>(6_000_000);
+    let mut three = [0.0f32; 3];
+    let (front, back) = into.split_at_mut(4_500_000);
+    gpu.read_f32_into(&[(&buffer, 2), (&small, 0), (&buffer, 7_000_000)], &mut [front, &mut three, back]).unwrap();
+    assert!(into[..4_500_000] == expected[2..4_500_002] && into[4_500_000..] == expected[7_000_000..8_500_000]);
+    assert_eq!(three, [7.0, 8.0, 9.0]);
+    match gpu.read_f32_into(&[(&small, 0)], &mut []) {
+        Err(GpuError::SizeMismatch { what, .. }) => assert!(what.contains("outputs"), "{what}"),
+        other => panic!("expected SizeMismatch for one range and no output, got {other:?}"),
+    }
+}
+
+#[test]
+fn host_vectors_are_zeroed_at_every_size() {
+    for len in [0, 1, 1000, (4 << 20) / 4 - 1, 3 << 20] {
+        let v = gpu_core::host_vec::<f32>(len);
+        assert_eq!(v.len(), len);
+        assert!(v.iter().all(|&x| x == 0.0), "len {len}");
+    }
 }
 
 #[test]

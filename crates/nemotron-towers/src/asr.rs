@@ -42,7 +42,7 @@ impl AsrEncoder {
         let valid: Vec<bool> = (0..frames).map(|t| t * sub < features.valid).collect();
         let chunks = schedule(frames, &self.chunks);
         let per_batch = self.chunks_per_batch();
-        let mut hidden = vec![0.0f32; frames * c.hidden];
+        let mut hidden = gpu_core::host_vec(frames * c.hidden);
         for group in chunks.chunks(per_batch) {
             let (first, last) = (group[0].context_start, group[group.len() - 1].context_end);
             let normalized = normalization.apply(features, first * sub..last * sub);
@@ -53,11 +53,15 @@ impl AsrEncoder {
                     valid: &valid[k.context_start..k.context_end],
                 })
                 .collect();
-            let outputs = self.tower.forward(InputKind::Features, &batch)?;
-            for (k, out) in group.iter().zip(outputs) {
-                let rows = &out[k.lookback() * c.hidden..(k.lookback() + k.end - k.start) * c.hidden];
-                hidden[k.start * c.hidden..k.end * c.hidden].copy_from_slice(rows);
+            // Each chunk's kept rows go straight to their place in `hidden` (the chunks of a group are consecutive).
+            let mut rest = &mut hidden[group[0].start * c.hidden..group[group.len() - 1].end * c.hidden];
+            let mut targets = Vec::with_capacity(group.len());
+            for k in group {
+                let (rows, tail) = std::mem::take(&mut rest).split_at_mut((k.end - k.start) * c.hidden);
+                targets.push((k.lookback(), rows));
+                rest = tail;
             }
+            self.tower.forward_into(InputKind::Features, &batch, &mut targets)?;
         }
         Ok(hidden)
     }

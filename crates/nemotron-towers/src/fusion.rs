@@ -121,8 +121,8 @@ impl Fusion {
             |w| w.rows >= block,
             || FusionWorkspace::new(&self.gpu, block, d, speakers, text),
         )?;
-        let mut fused = Vec::with_capacity(asr_hidden.len());
-        let mut embeds = Vec::with_capacity(tokens * text);
+        let mut fused = gpu_core::host_vec(asr_hidden.len());
+        let mut embeds = gpu_core::host_vec(tokens * text);
         for start in (0..frames).step_by(block) {
             let rows = block.min(frames - start);
             let keep = tokens.saturating_sub(start).min(rows);
@@ -146,10 +146,11 @@ impl Fusion {
             let projector = Epilogue { bias: w.projector.bias.as_ref(), ..Epilogue::default() };
             gemm(&mut rec, &work.fused, &w.projector.weight, &work.embeds, keep, text, d, &projector)?;
             rec.submit()?;
-            // Both in one readback: one round trip per block.
-            let mut read = self.gpu.read_f32_ranges(&[(&work.fused, 0, rows * d), (&work.embeds, 0, keep * text)])?;
-            embeds.extend(read.pop().unwrap_or_default());
-            fused.extend(read.pop().unwrap_or_default());
+            // Both in one readback, straight into place: one round trip per block.
+            let block_fused = &mut fused[start * d..(start + rows) * d];
+            let first_token = start.min(tokens);
+            let block_embeds = &mut embeds[first_token * text..(first_token + keep) * text];
+            self.gpu.read_f32_into(&[(&work.fused, 0), (&work.embeds, 0)], &mut [block_fused, block_embeds])?;
         }
         Ok(FusionOutput { fused, embeds })
     }

@@ -158,16 +158,42 @@ impl Tower {
     /// (as `AsrEncoder::encode` does).
     pub fn forward(&self, kind: InputKind<'_>, batch: &[Sequence<'_>]) -> Result<Vec<Vec<f32>>> {
         let d = self.config.hidden;
+        let mut outputs: Vec<Vec<f32>> = batch.iter().map(|s| gpu_core::host_vec(s.valid.len() * d)).collect();
+        let mut targets: Vec<(usize, &mut [f32])> = outputs.iter_mut().map(|o| (0, o.as_mut_slice())).collect();
+        self.forward_into(kind, batch, &mut targets)?;
+        Ok(outputs)
+    }
+
+    /// [`Tower::forward`] that reads only some output rows, straight into the caller's memory: `targets[i] = (first,
+    /// rows)` receives sequence `i`'s output rows from `first` on (as many as `rows` holds, whole rows).
+    pub fn forward_into(
+        &self,
+        kind: InputKind<'_>,
+        batch: &[Sequence<'_>],
+        targets: &mut [(usize, &mut [f32])],
+    ) -> Result<()> {
+        let d = self.config.hidden;
         let seq_len = batch.iter().map(|s| s.valid.len()).max().unwrap_or(0);
-        let all = self.run(kind, batch, |rec, out, _, rows| {
+        if targets.len() != batch.len() {
+            let what = "forward_into: targets, one per sequence".to_string();
+            return Err(Error::Length { what, expected: batch.len(), found: targets.len() });
+        }
+        for (i, (s, (first, rows))) in batch.iter().zip(targets.iter()).enumerate() {
+            if !rows.len().is_multiple_of(d) || first + rows.len() / d > s.valid.len() {
+                return Err(Error::Length {
+                    what: format!("output rows {first}.. of sequence {i} ({} rows, width {d})", s.valid.len()),
+                    expected: s.valid.len().saturating_sub(*first) * d,
+                    found: rows.len(),
+                });
+            }
+        }
+        self.run(kind, batch, |rec, out, _, _| {
             rec.submit()?;
-            Ok(self.gpu.read_f32_range(out, 0, rows * d)?)
-        })?;
-        Ok(batch
-            .iter()
-            .enumerate()
-            .map(|(i, s)| all[i * seq_len * d..(i * seq_len + s.valid.len()) * d].to_vec())
-            .collect())
+            let ranges: Vec<(&GpuBuffer, usize)> =
+                targets.iter().enumerate().map(|(i, (first, _))| (out, (i * seq_len + first) * d)).collect();
+            let mut outputs: Vec<&mut [f32]> = targets.iter_mut().map(|(_, rows)| &mut **rows).collect();
+            Ok(self.gpu.read_f32_into(&ranges, &mut outputs)?)
+        })
     }
 
     /// Runs the batch with GPU `timing` and returns the times instead of the output (benchmarks).

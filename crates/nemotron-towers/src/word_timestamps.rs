@@ -147,14 +147,22 @@ impl WordTimestampHead {
     /// frames valid → hidden states and logits of all `f·T` head frames.
     pub fn run(&self, asr_hidden: &[f32], valid_frames: usize) -> Result<WordTimestampOutputs> {
         let (d, vocab) = (self.config.encoder.hidden, self.config.vocab_size);
-        let frames = asr_hidden.len() / d * self.config.upsampling_factor;
-        let mut out = WordTimestampOutputs { hidden: Vec::with_capacity(frames * d), logits: Vec::new() };
-        out.logits.reserve(frames * vocab);
-        self.for_each_block(asr_hidden, valid_frames, &mut |block| {
-            out.hidden.extend_from_slice(block.hidden);
-            out.logits.extend_from_slice(block.logits);
-            Ok(())
-        })?;
+        let f = self.config.upsampling_factor;
+        let frames = self.check_states(asr_hidden, valid_frames)?;
+        let mut out = WordTimestampOutputs {
+            hidden: gpu_core::host_vec(f * frames * d),
+            logits: gpu_core::host_vec(f * frames * vocab),
+        };
+        // Each batch's frames are read straight into their place in the outputs (the batches are consecutive).
+        for group in schedule(frames, &self.chunks).chunks(self.chunks_per_batch()) {
+            let (first, last) = (f * group[0].start, f * group[group.len() - 1].end);
+            self.batch(asr_hidden, valid_frames, group, |rec, work, _| {
+                rec.submit()?;
+                let hidden = &mut out.hidden[first * d..last * d];
+                let logits = &mut out.logits[first * vocab..last * vocab];
+                Ok(self.tower.gpu().read_f32_into(&[(&work.hidden, 0), (&work.logits, 0)], &mut [hidden, logits])?)
+            })?;
+        }
         Ok(out)
     }
 

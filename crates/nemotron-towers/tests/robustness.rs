@@ -250,6 +250,7 @@ fn a_small_device_splits_the_recording_and_gets_the_same_answer() {
     for (name, x, y) in [
         ("asr_hidden", &got.asr_hidden, &want.asr_hidden),
         ("speaker_logits", &got.speaker_logits, &want.speaker_logits),
+        ("fused", &got.fused, &want.fused),
         ("audio_embeds", &got.audio_embeds, &want.audio_embeds),
     ] {
         let error = rel_frobenius(x, &y.iter().map(|&v| f64::from(v)).collect::<Vec<_>>());
