@@ -227,14 +227,16 @@ impl Gpu {
             Err(wgpu::PollError::Timeout) => Err(GpuError::Timeout { seconds: timeout.as_secs() }),
             Err(e) => {
                 self.check_faults()?;
-                Err(GpuError::DeviceLost(e.to_string()))
+                // The device's own reason when it has one (a lost device also makes the wait fail, e.g. on a
+                // submission that never ran).
+                Err(self.lost_or(GpuError::DeviceLost(e.to_string())))
             }
         }
     }
 
     /// Waits until the `map_async` callback feeding `receiver` has run, polling for `submission` (all submitted work
     /// when `None`). Another thread's poll can be the one that fires it, after this thread's poll has returned, so
-    /// one poll is not proof.
+    /// one poll is not proof. On a lost device a mapping can fail or never come: the loss is what is reported.
     pub(crate) fn await_mapping(
         &self,
         receiver: &std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
@@ -246,9 +248,13 @@ impl Gpu {
         loop {
             self.wait_for(submission.clone())?;
             match receiver.recv_timeout(std::time::Duration::from_millis(5)) {
-                Ok(mapped) => return mapped.map_err(|e| failed(e.to_string())),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if std::time::Instant::now() < deadline => {}
-                Err(_) => return Err(failed("the buffer was never mapped".into())),
+                Ok(mapped) => return mapped.map_err(|e| self.lost_or(failed(e.to_string()))),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if std::time::Instant::now() < deadline => {
+                    if let Some(reason) = self.inner.faults.lost() {
+                        return Err(GpuError::DeviceLost(reason));
+                    }
+                }
+                Err(_) => return Err(self.lost_or(failed("the buffer was never mapped".into()))),
             }
         }
     }

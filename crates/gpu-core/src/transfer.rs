@@ -147,6 +147,10 @@ impl Gpu {
                 });
             }
         }
+        // A lost device maps nothing; say so before any work (pooled staging buffers skip the check at creation).
+        if let Some(reason) = self.inner.faults.lost() {
+            return Err(GpuError::DeviceLost(reason));
+        }
         let what = ranges.iter().map(|(b, _)| b.label()).collect::<Vec<_>>().join(", ");
         // What is left to fill of each output, as bytes: each piece takes its segments off the front.
         let mut rest: Vec<&mut [u8]> = outputs.iter_mut().map(|o| bytemuck::cast_slice_mut::<T, u8>(o)).collect();
@@ -194,7 +198,7 @@ impl Gpu {
             let view = staging
                 .slice(..bytes)
                 .get_mapped_range()
-                .map_err(|e| GpuError::Readback { what: what.to_string(), message: e.to_string() })?;
+                .map_err(|e| self.lost_or(GpuError::Readback { what: what.to_string(), message: e.to_string() }))?;
             let mut copies: Vec<(&mut [u8], &[u8])> = Vec::new();
             let mut at = 0;
             for s in &segments {

@@ -1,8 +1,9 @@
 //! The ASR tower over a whole recording: log-mel in, `[T, d]` hidden states out. All chunks are
 //! independent, so they run as batches of sequences, up to [`MAX_CHUNKS_PER_BATCH`] per
-//! submission (fewer when the device's storage-binding limit says so).
+//! submission (fewer when the device's storage-binding limit says so), a much shorter chunk in a
+//! batch of its own ([`batches`]).
 
-use crate::chunks::{MAX_CHUNKS_PER_BATCH, schedule};
+use crate::chunks::{MAX_CHUNKS_PER_BATCH, batches, schedule};
 use crate::config::ChunkConfig;
 use crate::error::{Error, Result};
 use crate::frontend::Features;
@@ -43,7 +44,7 @@ impl AsrEncoder {
         let chunks = schedule(frames, &self.chunks);
         let per_batch = self.chunks_per_batch();
         let mut hidden = gpu_core::host_vec(frames * c.hidden);
-        for group in chunks.chunks(per_batch) {
+        for group in batches(&chunks, per_batch) {
             let (first, last) = (group[0].context_start, group[group.len() - 1].context_end);
             let normalized = normalization.apply(features, first * sub..last * sub);
             let batch: Vec<Sequence<'_>> = group

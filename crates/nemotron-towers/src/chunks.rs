@@ -44,9 +44,60 @@ pub fn schedule(frames: usize, c: &ChunkConfig) -> Vec<Chunk> {
         .collect()
 }
 
+/// `chunks` cut into consecutive batches of at most `per_batch`, each of similar lengths: a batch pads every
+/// sequence to its longest (attention and the row-wise passes run over the padded rows), so a chunk with context
+/// shorter than 3/4 of the others' starts a batch of its own. A recording's last chunk is often such a one: at 60 s the
+/// release schedule's chunks run over 550 and 300 frames, and batched the second would be 45 % padding.
+pub fn batches(chunks: &[Chunk], per_batch: usize) -> Vec<&[Chunk]> {
+    let rows = |k: &Chunk| k.context_end - k.context_start;
+    let mut batches = Vec::new();
+    let mut first = 0;
+    while first < chunks.len() {
+        let (mut shortest, mut longest) = (rows(&chunks[first]), rows(&chunks[first]));
+        let mut end = first + 1;
+        while end < chunks.len() && end - first < per_batch.max(1) {
+            let (low, high) = (shortest.min(rows(&chunks[end])), longest.max(rows(&chunks[end])));
+            if 4 * low < 3 * high {
+                break;
+            }
+            (shortest, longest, end) = (low, high, end + 1);
+        }
+        batches.push(&chunks[first..end]);
+        first = end;
+    }
+    batches
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn batches_keep_order_size_and_similar_lengths() {
+        let c = ChunkConfig { length: 500, left_context: 50, right_context: 50 };
+        let rows = |k: &Chunk| k.context_end - k.context_start;
+        for frames in [0, 1, 499, 500, 750, 1234, 7500, 9_321] {
+            let chunks = schedule(frames, &c);
+            for per_batch in [1, 3, 8] {
+                let got = batches(&chunks, per_batch);
+                assert_eq!(got.concat(), chunks, "every chunk once, in order");
+                for batch in &got {
+                    assert!(!batch.is_empty() && batch.len() <= per_batch);
+                    let (low, high) = (batch.iter().map(rows).min().unwrap(), batch.iter().map(rows).max().unwrap());
+                    assert!(4 * low >= 3 * high, "{frames} frames: a batch of {low}..{high} rows");
+                }
+                // Never cut where both sides are alike and there is room.
+                for pair in got.windows(2) {
+                    let joined: Vec<usize> = pair.concat().iter().map(rows).collect();
+                    let alike = 4 * joined.iter().min().unwrap() >= 3 * joined.iter().max().unwrap();
+                    assert!(pair[0].len() == per_batch || !alike, "{frames} frames: a needless cut");
+                }
+            }
+        }
+        // 60 s: 550 and 300 rows run apart; 600 s: 550, 600 × 13 and 550 rows batch by eight.
+        assert_eq!(batches(&schedule(750, &c), 8).len(), 2);
+        assert_eq!(batches(&schedule(7500, &c), 8).iter().map(|b| b.len()).collect::<Vec<_>>(), [8, 7]);
+    }
 
     #[test]
     fn release_schedule_covers_every_frame_once() {
