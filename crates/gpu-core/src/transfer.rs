@@ -52,7 +52,7 @@ impl Staging {
     }
 }
 
-/// `len` zeroed values; from [`HUGE_PAGE_MIN_BYTES`] on (on Linux) in memory advised for transparent huge pages, so
+/// `len` zeroed values; from 4 MiB on (on Linux) in memory advised for transparent huge pages, so
 /// that filling it takes a page fault per 2 MiB rather than per 4 KiB. For large host outputs of GPU work.
 pub fn host_vec<T: bytemuck::Pod>(len: usize) -> Vec<T> {
     let mut values = Vec::with_capacity(len);
