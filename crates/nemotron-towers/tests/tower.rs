@@ -184,6 +184,43 @@ fn a_batch_of_three_equals_three_single_calls() {
     }
 }
 
+/// `forward_into` reads the rows asked for, each sequence from its own first row, into poisoned targets (the bits of
+/// `forward` on the same batch), and refuses targets that do not fit their sequences.
+#[test]
+fn forward_into_reads_the_asked_rows_and_refuses_others() {
+    let gpu = test_gpu();
+    let (checkpoint, config) = reference_checkpoint("model.safetensors");
+    let ModelConfig::Transcribe(t) = &config else { panic!("tiny-chunks is a Transcribe checkpoint") };
+    let tower = Tower::load(gpu, &checkpoint, TowerKind::Asr, &t.asr, &test_matmul()).unwrap();
+    let d = t.asr.hidden;
+    let mut rng = Rng::new(fresh_seed());
+    let width = t.asr.stacked_features();
+    let inputs: Vec<(Vec<f32>, Vec<bool>)> =
+        [(23, 20), (9, 9)].iter().map(|&(n, v)| random_sequence(&mut rng, n, width, v)).collect();
+    let batch: Vec<Sequence<'_>> = inputs.iter().map(|(rows, valid)| Sequence { rows, valid }).collect();
+    let whole = tower.forward(InputKind::Features, &batch).unwrap();
+    let (mut first, mut second) = (vec![f32::NAN; 14 * d], vec![f32::NAN; 9 * d]);
+    tower.forward_into(InputKind::Features, &batch, &mut [(5, &mut first[..]), (0, &mut second[..])]).unwrap();
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    assert!(bits(&first) == bits(&whole[0][5 * d..19 * d]), "rows 5..19 of the first sequence");
+    assert!(bits(&second) == bits(&whole[1]), "all of the second");
+    // (first row, values) of each target: past the first sequence's end, not whole rows, one target for two sequences.
+    let refused = [
+        ("past the end", vec![(5, 19 * d), (0, 9 * d)]),
+        ("not whole rows", vec![(0, d + 1), (0, 9 * d)]),
+        ("one target for two sequences", vec![(0, 14 * d)]),
+    ];
+    for (what, shapes) in refused {
+        let mut buffers: Vec<Vec<f32>> = shapes.iter().map(|&(_, len)| vec![0.0; len]).collect();
+        let mut targets: Vec<(usize, &mut [f32])> =
+            shapes.iter().zip(buffers.iter_mut()).map(|(&(first, _), b)| (first, b.as_mut_slice())).collect();
+        match tower.forward_into(InputKind::Features, &batch, &mut targets) {
+            Err(nemotron_towers::Error::Length { .. }) => {}
+            other => panic!("{what}: expected a Length error, got {:?}", other.map(|_| ())),
+        }
+    }
+}
+
 /// Two runs of a tower on the same input give the same bits: nothing in the kernels depends on scheduling (split
 /// products are added in order, no atomics).
 #[test]
