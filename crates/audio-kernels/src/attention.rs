@@ -1,12 +1,9 @@
-//! Masked multi-head attention: the f32 launcher (`shaders/attention.wgsl`, flash style), and [`attention`], which
-//! takes the tensor-core kernel ([`crate::attention_coop`]) where the precision and the device allow.
+//! Masked multi-head attention launcher (`shaders/attention.wgsl`), flash style.
 
 use gpu_core::{
     Access, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result, params_layout, wgpu,
 };
 
-use crate::attention_coop::attention_coop;
-use crate::gemm::Precision;
 use crate::launch::{grid, require};
 use crate::shaders::ATTENTION;
 
@@ -149,9 +146,7 @@ impl KeySplits {
 /// `[h·head_dim, (h+1)·head_dim)` of each), `d = heads·head_dim`; `key_valid` one u32 per row
 /// (0 = padding key, excluded); `out` f32 `[seqs·seq_len, d]`. A sequence without any valid key
 /// attends uniformly to all its keys, as Transformers' eager attention does. `head_dim` ≤ 128;
-/// `seq_len` has no limit. Needs subgroup operations (subgroups of at least 8 lanes). With [`Precision::Auto`] it
-/// runs on tensor cores where the device has them and the operands fit one binding ([`attention_coop`]), else on the
-/// f32 kernel.
+/// `seq_len` has no limit. Needs subgroup operations (subgroups of at least 8 lanes).
 #[allow(clippy::too_many_arguments)]
 pub fn attention(
     rec: &mut Recorder<'_>,
@@ -162,14 +157,8 @@ pub fn attention(
     seq_len: usize,
     heads: usize,
     head_dim: usize,
-    precision: Precision,
 ) -> Result<()> {
-    let buffers = [qkv, key_valid, out];
-    let shape = (seqs, seq_len, heads, head_dim);
-    if precision == Precision::Auto && crate::attention_coop::runs(rec.gpu(), shape) {
-        return attention_coop(rec, buffers, shape, None);
-    }
-    attention_split(rec, buffers, shape, KeySplits::Auto)
+    attention_split(rec, [qkv, key_valid, out], (seqs, seq_len, heads, head_dim), KeySplits::Auto)
 }
 
 /// [`attention`] with the keys of each query block split among `splits` workgroups (their partial outputs merged in
