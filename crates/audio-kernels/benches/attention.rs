@@ -4,6 +4,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 
 use audio_kernels::attention;
 use gpu_core::Recorder;
+use nemotron_testkit::test_matmul;
 use nemotron_testkit::{Rng, test_gpu};
 
 /// (seqs, seq_len, heads, head_dim).
@@ -26,7 +27,8 @@ fn bench(c: &mut Criterion) {
         group.bench_function(id, |b| {
             b.iter(|| {
                 let mut rec = Recorder::new(gpu);
-                attention(&mut rec, &qkv, &key_valid, &out, seqs, seq_len, heads, head_dim).unwrap();
+                let precision = test_matmul().precision;
+                attention(&mut rec, &qkv, &key_valid, &out, seqs, seq_len, heads, head_dim, precision).unwrap();
                 rec.submit().unwrap();
                 gpu.wait().unwrap();
             })

@@ -3,13 +3,15 @@
 //! - the cost of one dependent dispatch: a chain of trivial dispatches in one pass, each reading what the last wrote;
 //! - the GEMM on the towers' exact shapes, on the f32 path and on the tensor cores with every tile configuration
 //!   and with the product split along k into partial products;
-//! - attention on the towers' shapes, its keys split among 1 to 8 workgroups per query block.
+//! - attention on the towers' shapes: the f32 kernel with its keys split among 1 or 2 workgroups per query block,
+//!   the tensor-core kernel with 2 or 4 subgroups per workgroup and its keys split among 1 to 4 workgroups.
 //!
 //! `cargo run --release -p audio-kernels --example ceilings [attention]` (`attention`: that sweep only; environment:
 //! `WGPU_ADAPTER_NAME`, `WGPU_BACKEND`, as the tests read them). On an adapter without f16 16×16×16 cooperative
 //! matrices only the rows that apply run.
 
 use audio_kernels::attention::{KeySplits, attention_split};
+use audio_kernels::attention_coop;
 use audio_kernels::gemm::{gemm_partials, tensor_cores_available};
 use audio_kernels::random::Rng;
 use audio_kernels::{Epilogue, MatmulOptions, Precision, TensorCoreKernel, Tiles, Weight, gemm};
@@ -253,11 +255,19 @@ fn median(mut values: Vec<f64>) -> f64 {
 const ATTENTION_SHAPES: &[(&str, usize, usize, usize, usize)] =
     &[("asr", 1, 600, 10, 128), ("asr8", 8, 600, 10, 128), ("diar", 1, 828, 8, 64), ("wts", 1, 1100, 16, 80)];
 
+/// An attention kernel of the sweep: the f32 one with its key splits, the tensor-core one with its subgroups per
+/// workgroup and key splits.
+#[derive(Clone, Copy)]
+enum Kernel {
+    F32(KeySplits),
+    TensorCores(usize, KeySplits),
+}
+
 fn attention_sweep(gpu: &Gpu) -> Fallible<()> {
     let mut rng = Rng::new(12);
     println!(
-        "{:<6} {:>4} {:>5} {:>5} {:>5}  {:<8} {:>9} {:>8}",
-        "case", "seqs", "rows", "heads", "dim", "splits", "ms", "TFLOP/s"
+        "{:<6} {:>4} {:>5} {:>5} {:>5}  {:<9} {:>9} {:>8}",
+        "case", "seqs", "rows", "heads", "dim", "kernel", "ms", "TFLOP/s"
     );
     for &(case, seqs, seq_len, heads, head_dim) in ATTENTION_SHAPES {
         let rows = seqs * seq_len;
@@ -266,20 +276,32 @@ fn attention_sweep(gpu: &Gpu) -> Fallible<()> {
         let valid = gpu.upload_u32("valid", &vec![1; rows])?;
         let out = gpu.zeros("out", rows * width)?;
         let flops = 4.0 * (seqs * seq_len * seq_len * width) as f64;
-        for splits in [
-            KeySplits::Auto,
-            KeySplits::Fixed(1),
-            KeySplits::Fixed(2),
-            KeySplits::Fixed(3),
-            KeySplits::Fixed(4),
-            KeySplits::Fixed(6),
-            KeySplits::Fixed(8),
-        ] {
+        let coop = attention_coop::available(gpu, head_dim);
+        let kernels = [
+            Kernel::F32(KeySplits::Auto),
+            Kernel::F32(KeySplits::Fixed(1)),
+            Kernel::F32(KeySplits::Fixed(2)),
+            Kernel::TensorCores(4, KeySplits::Auto),
+            Kernel::TensorCores(4, KeySplits::Fixed(1)),
+            Kernel::TensorCores(4, KeySplits::Fixed(2)),
+            Kernel::TensorCores(4, KeySplits::Fixed(3)),
+            Kernel::TensorCores(4, KeySplits::Fixed(4)),
+            Kernel::TensorCores(2, KeySplits::Auto),
+            Kernel::TensorCores(2, KeySplits::Fixed(1)),
+            Kernel::TensorCores(2, KeySplits::Fixed(2)),
+        ];
+        for kernel in kernels.into_iter().filter(|k| coop || matches!(k, Kernel::F32(_))) {
             let mut times = Vec::new();
             for round in 0..4 {
                 let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
+                let dims = (seqs, seq_len, heads, head_dim);
                 for _ in 0..REPEATS {
-                    attention_split(&mut rec, [&qkv, &valid, &out], (seqs, seq_len, heads, head_dim), splits)?;
+                    match kernel {
+                        Kernel::F32(splits) => attention_split(&mut rec, [&qkv, &valid, &out], dims, splits)?,
+                        Kernel::TensorCores(n, splits) => {
+                            attention_coop::attention_coop(&mut rec, [&qkv, &valid, &out], dims, Some(n), splits)?
+                        }
+                    }
                 }
                 let ns = rec.submit_profiled()?.total_ns() / REPEATS as f64;
                 if round > 0 {
@@ -287,12 +309,16 @@ fn attention_sweep(gpu: &Gpu) -> Fallible<()> {
                 }
             }
             let ns = median(times);
-            let label = match splits {
+            let splits = |s: KeySplits| match s {
                 KeySplits::Auto => "auto".to_string(),
                 KeySplits::Fixed(n) => n.to_string(),
             };
+            let label = match kernel {
+                Kernel::F32(s) => splits(s),
+                Kernel::TensorCores(n, s) => format!("tc{n}/{}", splits(s)),
+            };
             println!(
-                "{case:<6} {seqs:>4} {seq_len:>5} {heads:>5} {head_dim:>5}  {label:<8} {:>9.4} {:>8.1}",
+                "{case:<6} {seqs:>4} {seq_len:>5} {heads:>5} {head_dim:>5}  {label:<9} {:>9.4} {:>8.1}",
                 ns / 1e6,
                 flops / ns / 1e3
             );

@@ -1,9 +1,12 @@
-//! Masked multi-head attention launcher (`shaders/attention.wgsl`), flash style.
+//! Masked multi-head attention: the f32 launcher (`shaders/attention.wgsl`, flash style), and [`attention`], which
+//! takes the tensor-core kernel ([`crate::attention_coop`]) where the precision and the device allow.
 
 use gpu_core::{
     Access, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result, params_layout, wgpu,
 };
 
+use crate::attention_coop::{self, attention_coop};
+use crate::gemm::Precision;
 use crate::launch::{grid, require};
 use crate::shaders::ATTENTION;
 
@@ -130,9 +133,10 @@ pub enum KeySplits {
 pub const FULL_GRID: usize = 400;
 
 impl KeySplits {
-    fn resolve(self, blocks: usize, tiles: usize) -> usize {
+    /// Slices for `blocks` query blocks over `tiles` key tiles, `Auto` aiming at `full_grid` workgroups.
+    pub(crate) fn resolve(self, blocks: usize, tiles: usize, full_grid: usize) -> usize {
         let wanted = match self {
-            KeySplits::Auto => (FULL_GRID / blocks.max(1)).min(tiles / 2),
+            KeySplits::Auto => (full_grid / blocks.max(1)).min(tiles / 2),
             KeySplits::Fixed(splits) => splits,
         };
         wanted.clamp(1, tiles.max(1))
@@ -146,7 +150,9 @@ impl KeySplits {
 /// `[h·head_dim, (h+1)·head_dim)` of each), `d = heads·head_dim`; `key_valid` one u32 per row
 /// (0 = padding key, excluded); `out` f32 `[seqs·seq_len, d]`. A sequence without any valid key
 /// attends uniformly to all its keys, as Transformers' eager attention does. `head_dim` ≤ 128;
-/// `seq_len` has no limit. Needs subgroup operations (subgroups of at least 8 lanes).
+/// `seq_len` has no limit. Needs subgroup operations (subgroups of at least 8 lanes). With [`Precision::Auto`] it
+/// runs on tensor cores where the device has them and they were measured faster ([`attention_coop::chosen`]), else
+/// on the f32 kernel.
 #[allow(clippy::too_many_arguments)]
 pub fn attention(
     rec: &mut Recorder<'_>,
@@ -157,8 +163,14 @@ pub fn attention(
     seq_len: usize,
     heads: usize,
     head_dim: usize,
+    precision: Precision,
 ) -> Result<()> {
-    attention_split(rec, [qkv, key_valid, out], (seqs, seq_len, heads, head_dim), KeySplits::Auto)
+    let buffers = [qkv, key_valid, out];
+    let shape = (seqs, seq_len, heads, head_dim);
+    if precision == Precision::Auto && attention_coop::chosen(rec.gpu(), shape) {
+        return attention_coop(rec, buffers, shape, None, KeySplits::Auto);
+    }
+    attention_split(rec, buffers, shape, KeySplits::Auto)
 }
 
 /// [`attention`] with the keys of each query block split among `splits` workgroups (their partial outputs merged in
@@ -192,10 +204,10 @@ pub fn attention_split(
     let query_blocks = seq_len.div_ceil(tiling.block_queries);
     let blocks = seqs * heads * query_blocks;
     let tiles = seq_len.div_ceil(BLOCK_KEYS);
-    let split_tiles = tiles.div_ceil(splits.resolve(blocks, tiles));
+    let split_tiles = tiles.div_ceil(splits.resolve(blocks, tiles, FULL_GRID));
     // No empty slice: every slice but the last has split_tiles tiles.
     let splits = tiles.div_ceil(split_tiles);
-    let mut params = Params {
+    let params = Params {
         seq_len: seq_len as u32,
         heads: heads as u32,
         head_dim: head_dim as u32,
@@ -207,8 +219,7 @@ pub fn attention_split(
         rows: rows as u32,
     };
     // Slices' outputs, then a maximum and a sum per row and head (bound but unused without a split).
-    let slice_words = if splits > 1 { splits * rows * (width + 2 * heads) } else { 1 };
-    let partial = gpu.scratch("attention slices", slice_words)?;
+    let partial = gpu.scratch("attention slices", slice_words(splits, rows, heads, head_dim))?;
     // The shader reads q/k/v by 16-byte groups only where head_dim % 4 == 0 (then the buffer holds whole groups);
     // otherwise a small stand-in fills that binding.
     let groups = if tiling.aligned { qkv.clone() } else { gpu.scratch("attention unaligned stand-in", 4)? };
@@ -216,11 +227,44 @@ pub fn attention_split(
     let kernel = gpu.kernel(&spec("attention", &tiling.constants()))?;
     rec.dispatch(&kernel, &buffers, &params, grid(rec, blocks * splits))?;
     if splits > 1 {
-        params.workgroups = (rows * width) as u32;
-        let merge = gpu.kernel(&spec("merge", &[]))?;
-        rec.dispatch(&merge, &buffers, &params, grid(rec, (rows * width).div_ceil(MERGE_THREADS)))?;
+        merge_slices(rec, out, &partial, (rows, heads, head_dim), splits)?;
     }
     Ok(())
+}
+
+/// Words of the slices' part of `partial` for `splits` slices (the unnormalised outputs, then a maximum and a sum per
+/// row and head), at least one (the binding).
+pub(crate) fn slice_words(splits: usize, rows: usize, heads: usize, head_dim: usize) -> usize {
+    if splits > 1 { splits * rows * (heads * head_dim + 2 * heads) } else { 1 }
+}
+
+/// `out` from the `splits` key slices in `partial` (the layout of `attention.wgsl`'s slices, which the tensor-core
+/// kernel writes too): `merge`, in slice order.
+pub(crate) fn merge_slices(
+    rec: &mut Recorder<'_>,
+    out: &GpuBuffer,
+    partial: &GpuBuffer,
+    (rows, heads, head_dim): (usize, usize, usize),
+    splits: usize,
+) -> Result<()> {
+    let gpu = rec.gpu();
+    let width = heads * head_dim;
+    let params = Params {
+        seq_len: 0,
+        heads: heads as u32,
+        head_dim: head_dim as u32,
+        query_blocks: 0,
+        workgroups: (rows * width) as u32,
+        scale: 0.0,
+        splits: splits as u32,
+        split_tiles: 0,
+        rows: rows as u32,
+    };
+    // `merge` reads only the slices: small stand-ins fill the input bindings.
+    let stand_in = gpu.scratch("attention unaligned stand-in", 4)?;
+    let merge = gpu.kernel(&spec("merge", &[]))?;
+    let buffers = [&stand_in, &stand_in, &stand_in, out, partial];
+    rec.dispatch(&merge, &buffers, &params, grid(rec, (rows * width).div_ceil(MERGE_THREADS)))
 }
 
 #[cfg(test)]
@@ -246,12 +290,12 @@ mod tests {
     #[test]
     fn key_splits_fill_the_grid_without_empty_slices() {
         // ASR chunk: 19 blocks of queries × 10 heads, 19 key tiles.
-        assert_eq!(KeySplits::Auto.resolve(190, 19), 2);
-        assert_eq!(KeySplits::Auto.resolve(208, 26), 1);
-        assert_eq!(KeySplits::Auto.resolve(40, 19), 9);
-        assert_eq!(KeySplits::Auto.resolve(4000, 19), 1);
-        assert_eq!(KeySplits::Auto.resolve(1, 1), 1);
-        assert_eq!(KeySplits::Fixed(64).resolve(10, 19), 19);
-        assert_eq!(KeySplits::Fixed(0).resolve(10, 19), 1);
+        assert_eq!(KeySplits::Auto.resolve(190, 19, FULL_GRID), 2);
+        assert_eq!(KeySplits::Auto.resolve(208, 26, FULL_GRID), 1);
+        assert_eq!(KeySplits::Auto.resolve(40, 19, FULL_GRID), 9);
+        assert_eq!(KeySplits::Auto.resolve(4000, 19, FULL_GRID), 1);
+        assert_eq!(KeySplits::Auto.resolve(1, 1, FULL_GRID), 1);
+        assert_eq!(KeySplits::Fixed(64).resolve(10, 19, FULL_GRID), 19);
+        assert_eq!(KeySplits::Fixed(0).resolve(10, 19, FULL_GRID), 1);
     }
 }

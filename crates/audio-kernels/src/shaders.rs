@@ -18,6 +18,9 @@ macro_rules! shader {
 }
 
 shader!(ATTENTION, "attention");
+shader!(ATTENTION_COOP16, "attention_coop16");
+shader!(ATTENTION_COOP8, "attention_coop8");
+shader!(ATTENTION_OPERANDS, "attention_operands");
 shader!(CONV_IM2COL, "conv_im2col");
 shader!(GEMM, "gemm");
 shader!(GEMM_COOP16, "gemm_coop16");

@@ -6,6 +6,7 @@ use gpu_core::KernelVariant;
 pub fn all_variants() -> Vec<KernelVariant> {
     [
         crate::attention::variants(),
+        crate::attention_coop::variants(),
         crate::conv_im2col::variants(),
         crate::gemm::variants(),
         crate::layer_norm::variants(),

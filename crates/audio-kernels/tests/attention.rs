@@ -1,15 +1,17 @@
-//! `attention` on the GPU against the f64 reference: head dims at and below each padded size
-//! (1, 20, 24, 33, 64, 80, 100, 128), sequences shorter than, equal to and longer than the tiles,
-//! several sequences per batch, masks with one, some, all and no valid keys, sequences
-//! beyond any fixed cap (2000 and 2001 rows), and the keys split among 1 to 6 workgroups per
-//! query block (the same bits on every run).
+//! `attention` on the GPU against the f64 reference, through both kernels: the f32 one and, where the device has
+//! cooperative matrices (the H200; Mesa's lavapipe in CI's coop run), the tensor-core one. Head dims at and below
+//! each padded size (1, 20, 24, 33, 64, 80, 100, 128), sequences shorter than, equal to and longer than the tiles,
+//! several sequences per batch, masks with one, some, all and no valid keys, sequences beyond any fixed cap (2000
+//! and 2001 rows), rows of q, k and v at very different scales, the f32 kernel's keys split among 1 to 6 workgroups
+//! per query block and the tensor-core kernel's every workgroup size (the same bits on every run).
 
 use std::time::Instant;
 
-use audio_kernels::attention;
 use audio_kernels::attention::{KeySplits, attention_split};
+use audio_kernels::attention_coop::{SUBGROUP_CANDIDATES, attention_coop, available};
 use audio_kernels::reference;
-use gpu_core::Recorder;
+use audio_kernels::{Precision, attention};
+use gpu_core::{Gpu, Recorder};
 use nemotron_testkit::{Rng, assert_close, f32_to_f64, fresh_seed, poisoned, test_gpu};
 
 /// f32 softmax and accumulation against an f64 reference.
@@ -81,12 +83,25 @@ fn inputs(shape: Shape, keys: &[Keys], rng: &mut Rng) -> Inputs {
     Inputs { qkv, key_valid }
 }
 
-/// Runs the kernel on poisoned output and returns it with the GPU wall time (submit to readback).
-fn run_gpu(shape: Shape, inputs: &Inputs) -> (Vec<f32>, f64) {
-    run_split(shape, inputs, KeySplits::Auto)
+/// Which kernel runs a case.
+#[derive(Clone, Copy, Debug)]
+enum Kernel {
+    F32(KeySplits),
+    /// The tensor-core kernel with this many subgroups per workgroup (`None`: the launcher's choice) and key slices.
+    TensorCores(Option<usize>, KeySplits),
 }
 
-fn run_split(shape: Shape, inputs: &Inputs, splits: KeySplits) -> (Vec<f32>, f64) {
+/// The kernels `attention` may take on this device at this shape: the f32 one, and the tensor-core one where it runs.
+fn kernels(gpu: &Gpu, shape: Shape) -> Vec<Kernel> {
+    let mut kernels = vec![Kernel::F32(KeySplits::Auto)];
+    if available(gpu, shape.head_dim) {
+        kernels.push(Kernel::TensorCores(None, KeySplits::Auto));
+    }
+    kernels
+}
+
+/// Runs a kernel on poisoned output and returns it with the GPU wall time (submit to readback).
+fn run(shape: Shape, inputs: &Inputs, kernel: Kernel) -> (Vec<f32>, f64) {
     let gpu = test_gpu();
     let valid: Vec<u32> = inputs.key_valid.iter().map(|&v| v as u32).collect();
     let qkv = gpu.upload_f32("qkv", &inputs.qkv).unwrap();
@@ -94,22 +109,39 @@ fn run_split(shape: Shape, inputs: &Inputs, splits: KeySplits) -> (Vec<f32>, f64
     let out = poisoned(gpu, "out", shape.rows() * shape.width());
     let mut rec = Recorder::new(gpu);
     let dims = (shape.seqs, shape.seq_len, shape.heads, shape.head_dim);
-    attention_split(&mut rec, [&qkv, &key_valid, &out], dims, splits).unwrap();
+    match kernel {
+        Kernel::F32(splits) => attention_split(&mut rec, [&qkv, &key_valid, &out], dims, splits).unwrap(),
+        Kernel::TensorCores(subgroups, splits) => {
+            attention_coop(&mut rec, [&qkv, &key_valid, &out], dims, subgroups, splits).unwrap()
+        }
+    }
     let start = Instant::now();
     rec.submit().unwrap();
     let got = gpu.read_f32(&out).unwrap();
     (got, start.elapsed().as_secs_f64())
 }
 
-/// Checks one case against the reference and returns its inputs and GPU output.
-fn check(shape: Shape, keys: &[Keys], seed: u64) -> (Inputs, Vec<f32>) {
-    let inputs = inputs(shape, keys, &mut Rng::new(seed));
+fn want(shape: Shape, inputs: &Inputs) -> Vec<f64> {
     let Shape { seqs, seq_len, heads, head_dim } = shape;
-    let want = reference::attention(&f32_to_f64(&inputs.qkv), &inputs.key_valid, seqs, seq_len, heads, head_dim);
-    let (got, seconds) = run_gpu(shape, &inputs);
-    let what = format!("attention {shape:?} keys {keys:?} seed={seed} ({:.0} ms on the GPU)", seconds * 1e3);
-    assert_close(&what, &got, &want, TOLERANCE);
-    (inputs, got)
+    reference::attention(&f32_to_f64(&inputs.qkv), &inputs.key_valid, seqs, seq_len, heads, head_dim)
+}
+
+/// Checks one case against the reference on every kernel and returns its inputs and each kernel's output.
+fn check(shape: Shape, keys: &[Keys], seed: u64) -> (Inputs, Vec<Vec<f32>>) {
+    let inputs = inputs(shape, keys, &mut Rng::new(seed));
+    let want = want(shape, &inputs);
+    let mut outputs = Vec::new();
+    for kernel in kernels(test_gpu(), shape) {
+        let (got, seconds) = run(shape, &inputs, kernel);
+        let what = format!("attention {kernel:?} {shape:?} keys {keys:?} seed={seed} ({:.0} ms)", seconds * 1e3);
+        assert_close(&what, &got, &want, TOLERANCE);
+        outputs.push(got);
+    }
+    (inputs, outputs)
+}
+
+fn bits(values: &[f32]) -> Vec<u32> {
+    values.iter().map(|x| x.to_bits()).collect()
 }
 
 #[test]
@@ -138,7 +170,7 @@ fn matches_reference_on_odd_and_tile_sizes() {
 fn sequence_without_valid_keys_averages_its_values() {
     let seed = fresh_seed();
     for (i, shape) in [Shape::new(2, 45, 2, 64), Shape::new(3, 17, 1, 128)].into_iter().enumerate() {
-        let (inputs, got) = check(shape, &[Keys::None, Keys::Prefix], seed + i as u64);
+        let (inputs, outputs) = check(shape, &[Keys::None, Keys::Prefix], seed + i as u64);
         // Independently of the reference: each query of sequence 0 gets the mean of its v rows.
         let width = shape.width();
         let mean: Vec<f64> = (0..width)
@@ -148,12 +180,14 @@ fn sequence_without_valid_keys_averages_its_values() {
             })
             .collect();
         let want: Vec<f64> = (0..shape.seq_len).flat_map(|_| mean.iter().copied()).collect();
-        assert_close(
-            &format!("uniform attention {shape:?} seed={}", seed + i as u64),
-            &got[..shape.seq_len * width],
-            &want,
-            TOLERANCE,
-        );
+        for got in outputs {
+            assert_close(
+                &format!("uniform attention {shape:?} seed={}", seed + i as u64),
+                &got[..shape.seq_len * width],
+                &want,
+                TOLERANCE,
+            );
+        }
     }
 }
 
@@ -165,20 +199,66 @@ fn split_keys_match_the_reference_and_repeat_bit_for_bit() {
     for (i, keys) in [[Keys::Prefix, Keys::Scattered], [Keys::None, Keys::One]].into_iter().enumerate() {
         let seed = seed + i as u64;
         let inputs = inputs(shape, &keys, &mut Rng::new(seed));
-        let Shape { seqs, seq_len, heads, head_dim } = shape;
-        let want = reference::attention(&f32_to_f64(&inputs.qkv), &inputs.key_valid, seqs, seq_len, heads, head_dim);
+        let want = want(shape, &inputs);
         for splits in [1, 2, 3, 4, 6] {
-            let (got, _) = run_split(shape, &inputs, KeySplits::Fixed(splits));
-            assert_close(
-                &format!("attention {shape:?} keys {keys:?} in {splits} slices seed={seed}"),
-                &got,
-                &want,
-                TOLERANCE,
-            );
-            let (again, _) = run_split(shape, &inputs, KeySplits::Fixed(splits));
-            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
-            assert!(bits(&got) == bits(&again), "{splits} slices: two runs differ");
+            let kernel = Kernel::F32(KeySplits::Fixed(splits));
+            let (got, _) = run(shape, &inputs, kernel);
+            assert_close(&format!("attention {shape:?} keys {keys:?} {kernel:?} seed={seed}"), &got, &want, TOLERANCE);
+            let (again, _) = run(shape, &inputs, kernel);
+            assert!(bits(&got) == bits(&again), "{kernel:?}: two runs differ");
         }
+    }
+}
+
+/// Every workgroup size of the tensor-core kernel, with its keys in one to four slices, on shapes off its blocks,
+/// twice each (the same bits). On a device without cooperative matrices the kernel is refused with an error naming
+/// them; CI runs this on Mesa's lavapipe with 8×8 matrices (`scripts/coop-lavapipe.sh`).
+#[test]
+fn tensor_core_workgroup_sizes_and_splits_match_the_reference_and_repeat_bit_for_bit() {
+    let gpu = test_gpu();
+    let seed = fresh_seed();
+    let shape = Shape::new(2, 75, 3, 40);
+    let inputs = inputs(shape, &[Keys::Prefix, Keys::Scattered], &mut Rng::new(seed));
+    if !available(gpu, shape.head_dim) {
+        let qkv = gpu.upload_f32("qkv", &inputs.qkv).unwrap();
+        let mut rec = Recorder::new(gpu);
+        let dims = (shape.seqs, shape.seq_len, shape.heads, shape.head_dim);
+        let err = attention_coop(&mut rec, [&qkv, &qkv, &qkv], dims, None, KeySplits::Auto).unwrap_err();
+        assert!(err.to_string().contains("cooperative matrices"), "{err}");
+        return;
+    }
+    let want = want(shape, &inputs);
+    for subgroups in SUBGROUP_CANDIDATES {
+        for splits in [1, 2, 4] {
+            let kernel = Kernel::TensorCores(Some(subgroups), KeySplits::Fixed(splits));
+            let (got, _) = run(shape, &inputs, kernel);
+            assert_close(&format!("attention {shape:?} {kernel:?} seed={seed}"), &got, &want, TOLERANCE);
+            let (again, _) = run(shape, &inputs, kernel);
+            assert!(bits(&got) == bits(&again), "{kernel:?}: two runs differ");
+        }
+    }
+}
+
+/// Rows of q and k scaled by 10^0 .. 10^-6, rows of v by 10^-6 .. 10^6, one row of v zero: the tensor-core kernel
+/// scales each row by its own power of two and must take each off again. (q and k only shrink, so that the scores
+/// stay small and the softmax well conditioned.)
+#[test]
+fn rows_at_very_different_scales_keep_their_precision() {
+    let seed = fresh_seed();
+    let shape = Shape::new(1, 70, 2, 64);
+    let mut inputs = inputs(shape, &[Keys::All], &mut Rng::new(seed));
+    let width = shape.width();
+    for row in 0..shape.seq_len {
+        let scales =
+            [10f32.powi(-((row % 7) as i32)), 10f32.powi(-((row % 5) as i32)), 10f32.powi((row % 13) as i32 - 6)];
+        for (c, x) in inputs.qkv[row * 3 * width..(row + 1) * 3 * width].iter_mut().enumerate() {
+            *x = if row == 11 && c >= 2 * width { 0.0 } else { *x * scales[c / width] };
+        }
+    }
+    let want = want(shape, &inputs);
+    for kernel in kernels(test_gpu(), shape) {
+        let (got, _) = run(shape, &inputs, kernel);
+        assert_close(&format!("attention {kernel:?} rows at scales 1e-6 .. 1e6 seed={seed}"), &got, &want, TOLERANCE);
     }
 }
 
@@ -195,12 +275,12 @@ fn rejects_short_buffers_and_wide_heads() {
     let small = gpu.zeros("small", 10).unwrap();
     let big = gpu.zeros("big", 4096).unwrap();
     let mut rec = Recorder::new(gpu);
-    let err = attention(&mut rec, &small, &big, &big, 1, 4, 2, 8).unwrap_err();
+    let err = attention(&mut rec, &small, &big, &big, 1, 4, 2, 8, Precision::Auto).unwrap_err();
     assert!(err.to_string().contains("attention qkv"), "{err}");
-    let err = attention(&mut rec, &big, &small, &big, 1, 16, 1, 8).unwrap_err();
+    let err = attention(&mut rec, &big, &small, &big, 1, 16, 1, 8, Precision::Auto).unwrap_err();
     assert!(err.to_string().contains("attention key_valid"), "{err}");
-    let err = attention(&mut rec, &big, &big, &small, 1, 4, 2, 8).unwrap_err();
+    let err = attention(&mut rec, &big, &big, &small, 1, 4, 2, 8, Precision::Auto).unwrap_err();
     assert!(err.to_string().contains("attention output"), "{err}");
-    let err = attention(&mut rec, &big, &big, &big, 1, 2, 1, 129).unwrap_err();
+    let err = attention(&mut rec, &big, &big, &big, 1, 2, 1, 129, Precision::Auto).unwrap_err();
     assert!(err.to_string().contains("head_dim"), "{err}");
 }

@@ -4,12 +4,12 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use audio_kernels::MatmulOptions;
 use audio_kernels::gemm::{auto_slices, gemm_partials};
 use audio_kernels::{
     Activation, Epilogue, LAYER_NORM_EPS, QkNorm, RopeTable, Weight, attention, gemm, layer_norm, qk_norm_rope,
     residual_layer_norm,
 };
+use audio_kernels::{MatmulOptions, MatmulPath, Precision};
 use gpu_core::{Gpu, GpuBuffer, GpuError, Profile, Recorder, Timing};
 
 use crate::checkpoint::Checkpoint;
@@ -455,7 +455,13 @@ impl Tower {
                 k_bias: &k.bias,
             });
             qk_norm_rope(rec, &work.qkv, rope, qk.as_ref(), rows, seq_len, c.heads, c.head_dim)?;
-            attention(rec, &work.qkv, &work.mask, &work.attended, batch, seq_len, c.heads, c.head_dim)?;
+            // Attention takes the tensor cores where the products do.
+            let precision = match layer.qkv.path() {
+                MatmulPath::F32 => Precision::F32,
+                MatmulPath::TensorCores(_) => Precision::Auto,
+            };
+            let (heads, head_dim) = (c.heads, c.head_dim);
+            attention(rec, &work.qkv, &work.mask, &work.attended, batch, seq_len, heads, head_dim, precision)?;
             self.residual(rec, &work.attended, &layer.out, (&work.h, &layer.norm2, &work.a), rows)?;
             let gelu = Epilogue { bias: layer.fc1.bias.as_ref(), activation: Activation::Gelu, accumulate: false };
             gemm(rec, &work.a, &layer.fc1.weight, &work.inner, rows, c.intermediate, d, &gelu)?;

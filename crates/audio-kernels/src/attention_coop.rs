@@ -1,0 +1,306 @@
+//! Masked multi-head attention on tensor cores (`shaders/attention_coop.wgsl`, built for 16×16×16 or 8×8×8
+//! cooperative matrices), f32-accurate: q, k and v split row by row into f16 halves under power-of-two scales
+//! (`shaders/attention_operands.wgsl`), three products per step, keys staged in workgroup memory for several
+//! subgroups of queries, two passes over the keys, keys split among workgroups where the grid is small. Same inputs,
+//! output and masking as [`attention_split`](crate::attention::attention_split); head dims up to 8 matrix sides
+//! (128 with 16×16 matrices, 64 with 8×8).
+
+use gpu_core::{
+    Access, Gpu, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result, Shader, params_layout,
+};
+
+use crate::attention::{KeySplits, MAX_HEAD_DIM, merge_slices, slice_words};
+use crate::coop::Matrices;
+use crate::launch::{grid, require};
+use crate::shaders::{ATTENTION_COOP8, ATTENTION_COOP16, ATTENTION_OPERANDS};
+
+/// Key tiles per block (`KEY_TILES` in the shader): blocks of 2·T keys.
+const KEY_TILES: usize = 2;
+/// Most head-dim tiles (`D_TILES`: the shader names up to 8 of them).
+const MAX_D_TILES: usize = 8;
+/// Subgroups per workgroup the launcher tries, most first (`SG_Q`: T queries each, sharing the staged keys); the
+/// first that fits the device.
+pub const SUBGROUP_CANDIDATES: [usize; 2] = [4, 2];
+/// Grids under this many workgroups (one per multiprocessor of the H200) have the keys split (`KeySplits::Auto`):
+/// measured there (`ceilings attention`, 2026-12-04), an ASR layer's 100 workgroups ran 121 µs unsplit and 136 µs
+/// in 2 slices (with their merge).
+pub const FULL_GRID: usize = 132;
+/// Most 8-byte groups of a key block one invocation stages (`MAX_STAGE` in the shader).
+const MAX_STAGE: usize = 32;
+/// [`attention`](crate::attention::attention) takes this kernel for head dims above this one. Measured on the H200
+/// (2026-12-04, vkprobe and `ceilings attention`; the operand pass adds 18 µs per layer): head dim 128 (ASR layer)
+/// 139 µs against the f32 kernel's 203; 80 (word-timestamp head) faster too; 64 (Sortformer layer) 115 µs against 92.
+pub const MIN_HEAD_DIM: usize = 65;
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct OperandParams {
+    seq_len: u32,
+    heads: u32,
+    head_dim: u32,
+    padded_len: u32,
+    workgroups: u32,
+}
+
+const OPERAND_PARAMS: &ParamsLayout =
+    &params_layout!(OperandParams { seq_len, heads, head_dim, padded_len, workgroups });
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    seq_len: u32,
+    heads: u32,
+    head_dim: u32,
+    padded_len: u32,
+    query_blocks: u32,
+    workgroups: u32,
+    scale: f32,
+    splits: u32,
+    split_blocks: u32,
+    rows: u32,
+}
+
+const PARAMS: &ParamsLayout = &params_layout!(Params {
+    seq_len,
+    heads,
+    head_dim,
+    padded_len,
+    query_blocks,
+    workgroups,
+    scale,
+    splits,
+    split_blocks,
+    rows
+});
+
+/// qkv, planes, unscales.
+const OPERAND_BINDINGS: &[Access] = &[Access::Read, Access::ReadWrite, Access::ReadWrite];
+/// planes, unscales, key_valid, out, partial slices.
+const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite, Access::ReadWrite];
+
+/// The kernel's shape on a device: its matrices, subgroups per workgroup and padded head dim.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Tiling {
+    matrices: Matrices,
+    subgroups: usize,
+    /// head_dim rounded up to a multiple of T.
+    head_dim: usize,
+}
+
+impl Tiling {
+    fn block_keys(self) -> usize {
+        KEY_TILES * self.matrices.t
+    }
+
+    /// Queries per workgroup.
+    fn block_queries(self) -> usize {
+        self.subgroups * self.matrices.t
+    }
+
+    /// Rows of a plane: `seq_len` rounded up to whole blocks of keys and of queries (one divides the other).
+    fn padded_len(self, seq_len: usize) -> usize {
+        seq_len.next_multiple_of(self.block_keys().max(self.block_queries()))
+    }
+
+    /// Words of the operand planes of `heads` (sequence, head) pairs: q, k and v, hi and lo, f16.
+    fn plane_words(self, heads: usize, seq_len: usize) -> usize {
+        heads * 3 * 2 * self.padded_len(seq_len) * self.head_dim / 2
+    }
+
+    /// Workgroup memory: the staged key block (2·block_keys rows of head_dim + 8 f16), per subgroup T rows of scores
+    /// (block_keys + 4 f32) and 2T rows of probabilities (block_keys + 8 f16), and 8 bytes of key information per key.
+    fn workgroup_bytes(self) -> usize {
+        let (t, keys) = (self.matrices.t, self.block_keys());
+        2 * keys * (self.head_dim + 8) * 2 + self.subgroups * t * ((keys + 4) * 4 + 2 * (keys + 8) * 2) + keys * 8
+    }
+
+    fn threads(self) -> usize {
+        self.subgroups * self.matrices.subgroup
+    }
+
+    fn fits(self, gpu: &Gpu) -> bool {
+        let limits = gpu.limits();
+        self.head_dim <= MAX_D_TILES * self.matrices.t
+            && 2 * self.block_keys() * self.head_dim / 4 <= MAX_STAGE * self.threads()
+            && self.workgroup_bytes() <= limits.max_compute_workgroup_storage_size as usize
+            && self.threads() <= limits.max_compute_invocations_per_workgroup as usize
+            && self.threads() <= limits.max_compute_workgroup_size_x as usize
+    }
+
+    fn shader(self) -> &'static Shader {
+        if self.matrices.t == 16 { &ATTENTION_COOP16 } else { &ATTENTION_COOP8 }
+    }
+
+    fn constants(self) -> [(&'static str, f64); 3] {
+        [
+            ("SUBGROUP", self.matrices.subgroup as f64),
+            ("SG_Q", self.subgroups as f64),
+            ("D_TILES", (self.head_dim / self.matrices.t) as f64),
+        ]
+    }
+}
+
+fn operand_spec<'a>(constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
+    KernelSpec {
+        shader: &ATTENTION_OPERANDS,
+        entry: "attention_operands",
+        constants,
+        bindings: OPERAND_BINDINGS,
+        params: OPERAND_PARAMS,
+    }
+}
+
+fn spec<'a>(tiling: Tiling, constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
+    KernelSpec { shader: tiling.shader(), entry: "attention_coop", constants, bindings: BINDINGS, params: PARAMS }
+}
+
+/// Every pipeline this launcher can build, for shader validation: the towers' head dims (64, 80, 128) and the
+/// smallest, for both matrix sizes (up to 8 matrix sides) and every subgroup count.
+pub fn variants() -> Vec<KernelVariant> {
+    let mut variants = Vec::new();
+    for matrices in Matrices::USUAL {
+        for head_dim in [8usize, 64, 80, 128] {
+            let padded = head_dim.next_multiple_of(matrices.t);
+            if padded > MAX_D_TILES * matrices.t {
+                continue;
+            }
+            variants.push(KernelVariant::from(&operand_spec(&[("D", padded as f64)])));
+            for subgroups in SUBGROUP_CANDIDATES {
+                let tiling = Tiling { matrices, subgroups, head_dim: padded };
+                variants.push(KernelVariant::from(&spec(tiling, &tiling.constants())));
+            }
+        }
+    }
+    variants
+}
+
+/// The tiling for `head_dim` on `gpu` (`subgroups`: that many per workgroup, or the most that fit), if the device
+/// has the matrices, subgroup operations and the workgroup memory.
+fn tiling(gpu: &Gpu, head_dim: usize, subgroups: Option<usize>) -> Option<Tiling> {
+    let matrices = Matrices::of(gpu).filter(|_| gpu.has(gpu_core::wgpu::Features::SUBGROUP))?;
+    let padded = head_dim.max(1).next_multiple_of(matrices.t);
+    let candidates = match subgroups {
+        Some(n) => vec![n],
+        None => SUBGROUP_CANDIDATES.to_vec(),
+    };
+    candidates
+        .into_iter()
+        .map(|subgroups| Tiling { matrices, subgroups, head_dim: padded })
+        .find(|t| SUBGROUP_CANDIDATES.contains(&t.subgroups) && t.fits(gpu))
+}
+
+/// Whether `gpu` runs the tensor-core attention at `head_dim`.
+pub fn available(gpu: &Gpu, head_dim: usize) -> bool {
+    head_dim <= MAX_HEAD_DIM && tiling(gpu, head_dim, None).is_some()
+}
+
+/// Whether [`attention`](crate::attention::attention) takes the tensor-core kernel for this shape `(seqs, seq_len,
+/// heads, head_dim)`: the device has it, the head dim is at least [`MIN_HEAD_DIM`] and the operand planes fit one
+/// storage binding.
+pub fn chosen(gpu: &Gpu, (seqs, seq_len, heads, head_dim): (usize, usize, usize, usize)) -> bool {
+    let max_words = gpu.limits().max_storage_buffer_binding_size as usize / 4;
+    head_dim >= MIN_HEAD_DIM
+        && tiling(gpu, head_dim, None).is_some_and(|t| t.plane_words(seqs * heads, seq_len) <= max_words)
+}
+
+/// [`attention`](crate::attention::attention) on tensor cores; `subgroups` per workgroup (one of
+/// [`SUBGROUP_CANDIDATES`], for sweeps) or the most that fit, the keys split among `splits` workgroups per query
+/// block (merged in order). Buffers: `[qkv, key_valid, out]`; shape: `(seqs, seq_len, heads, head_dim)`. Fails on a
+/// device without f16 cooperative matrices or where the head dim is over 8 of their sides (see [`available`]).
+pub fn attention_coop(
+    rec: &mut Recorder<'_>,
+    [qkv, key_valid, out]: [&GpuBuffer; 3],
+    (seqs, seq_len, heads, head_dim): (usize, usize, usize, usize),
+    subgroups: Option<usize>,
+    splits: KeySplits,
+) -> Result<()> {
+    let rows = seqs * seq_len;
+    let width = heads * head_dim;
+    require(qkv, rows * 3 * width, "attention qkv")?;
+    require(key_valid, rows, "attention key_valid")?;
+    require(out, rows * width, "attention output")?;
+    if head_dim > MAX_HEAD_DIM {
+        return Err(GpuError::LimitExceeded {
+            what: "attention head_dim".into(),
+            limit: "MAX_HEAD_DIM",
+            requested: head_dim as u64,
+            max: MAX_HEAD_DIM as u64,
+        });
+    }
+    if rows == 0 || width == 0 {
+        return Ok(());
+    }
+    let gpu = rec.gpu();
+    let Some(tiling) = tiling(gpu, head_dim, subgroups) else {
+        return Err(GpuError::LimitExceeded {
+            what: format!(
+                "tensor-core attention (head_dim {head_dim}, {subgroups:?} subgroups per workgroup) on this device"
+            ),
+            limit: "f16 cooperative matrices, subgroups, workgroup memory",
+            requested: 1,
+            max: 0,
+        });
+    };
+    let padded_len = tiling.padded_len(seq_len);
+    let sets = seqs * heads * 3;
+    let planes = gpu.scratch("attention operand planes", tiling.plane_words(seqs * heads, seq_len))?;
+    let unscales = gpu.scratch("attention operand unscales", sets * padded_len)?;
+    let operands = OperandParams {
+        seq_len: seq_len as u32,
+        heads: heads as u32,
+        head_dim: head_dim as u32,
+        padded_len: padded_len as u32,
+        workgroups: (sets * padded_len) as u32,
+    };
+    let kernel = gpu.kernel(&operand_spec(&[("D", tiling.head_dim as f64)]))?;
+    rec.dispatch(&kernel, &[qkv, &planes, &unscales], &operands, grid(rec, sets * padded_len))?;
+    let query_blocks = padded_len / tiling.block_queries();
+    let blocks = seqs * heads * query_blocks;
+    let key_blocks = seq_len.div_ceil(tiling.block_keys());
+    let split_blocks = key_blocks.div_ceil(splits.resolve(blocks, key_blocks, FULL_GRID));
+    // No empty slice: every slice but the last has split_blocks blocks.
+    let splits = key_blocks.div_ceil(split_blocks);
+    let params = Params {
+        seq_len: seq_len as u32,
+        heads: heads as u32,
+        head_dim: head_dim as u32,
+        padded_len: padded_len as u32,
+        query_blocks: query_blocks as u32,
+        workgroups: (blocks * splits) as u32,
+        scale: (1.0 / (head_dim as f64).sqrt()) as f32,
+        splits: splits as u32,
+        split_blocks: split_blocks as u32,
+        rows: rows as u32,
+    };
+    let partial = gpu.scratch("attention slices", slice_words(splits, rows, heads, head_dim))?;
+    let kernel = gpu.kernel(&spec(tiling, &tiling.constants()))?;
+    let buffers = [&planes, &unscales, key_valid, out, &partial];
+    rec.dispatch(&kernel, &buffers, &params, grid(rec, blocks * splits))?;
+    if splits > 1 {
+        merge_slices(rec, out, &partial, (rows, heads, head_dim), splits)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn planes_cover_whole_blocks_of_keys_and_queries() {
+        for matrices in Matrices::USUAL {
+            for subgroups in SUBGROUP_CANDIDATES {
+                let tiling = Tiling { matrices, subgroups, head_dim: 128 };
+                for seq_len in [1, 7, 31, 32, 33, 64, 600, 828, 2001] {
+                    let padded = tiling.padded_len(seq_len);
+                    let block = tiling.block_keys().max(tiling.block_queries());
+                    assert!(padded >= seq_len && padded < seq_len + block, "{tiling:?} {seq_len}");
+                    assert!(padded.is_multiple_of(tiling.block_keys()), "{tiling:?} {seq_len}");
+                    assert!(padded.is_multiple_of(tiling.block_queries()), "{tiling:?} {seq_len}");
+                }
+            }
+        }
+        let h200 = Tiling { matrices: Matrices::USUAL[0], subgroups: 4, head_dim: 128 };
+        assert!(h200.workgroup_bytes() <= 48 << 10, "{}", h200.workgroup_bytes());
+    }
+}

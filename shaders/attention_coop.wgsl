@@ -1,0 +1,457 @@
+// Masked bidirectional multi-head attention on cooperative matrices (tensor cores), f32-accurate: the same result,
+// masking and output layout as attention.wgsl (see its header), from the operand planes attention_operands.wgsl
+// writes (each row of q, k and v scaled by its own power of two and split into f16 halves hi + lo).
+//
+// Written for T×T×T f16→f32 cooperative matrices of either size the including file chooses
+// (`attention_coop16.wgsl`, `attention_coop8.wgsl`): that file enables f16 and cooperative matrices and names MatA,
+// MatB, MatC and T.
+//
+// Precision: q·k = qh·kh + qh·kl + ql·kh and p·v = ph·vh + ph·vl + pl·vh (the dropped lo·lo terms are 2^-24 of a
+// product). Each step's three products start from zero and join the running sum with a correctly rounded f32 add
+// (the tensor cores round their own accumulation toward zero); the powers of two come off exactly. Scores are
+// s = (q̃·k̃)·2^-(eq+ek)/√head_dim. The probabilities go through the tensor cores as p̃ = exp(s − max)·2^-(ev − E)·2^14
+// (≤ 2^14), E = the smallest ev of the sequence's rows (the largest v row), so that the output is
+// Σ p̃·ṽ · 2^-E·2^-14 / Σ exp(s − max) with every v row at its own scale; a row of v far smaller than the sequence's
+// largest contributes with an error relative to that largest row.
+//
+// Tiling: a workgroup of SG_Q subgroups takes one (sequence, head, block of SG_Q·T queries, slice of the keys); each
+// subgroup T of the queries, whose q halves stay in registers. Every block of BK = KEY_TILES·T keys is staged once in
+// workgroup memory for all the subgroups (every invocation a few 8-byte loads, all issued before any store), and the
+// subgroups load their cooperative matrices from there: loads from memory straight into cooperative matrices were
+// measured 2–3× slower (each step waited for its own loads). The softmax needs each row's maximum before probabilities
+// can be accumulated on the tensor cores without rescaling the output (no element access to a cooperative matrix),
+// so the slice's keys are walked twice: pass 1 computes the scores and each row's running maximum and sum of
+// exponentials; pass 2 computes the same scores again (the same products in the same order: the same bits), turns
+// them into probabilities with the final maximum, splits them into f16 halves in workgroup memory and multiplies them
+// with the block's v (staged over its k) into the output accumulators. A subgroup's scores pass through workgroup
+// memory so that its lanes can each take a share of a row: SUBGROUP / T lanes per row, BK·T / SUBGROUP consecutive
+// keys each, combined by shuffles. With `splits` > 1 each slice writes its unnormalised output, maximum and sum as
+// attention.wgsl's slices do, and its `merge` combines them in order (deterministic).
+//
+// The cooperative matrices a subgroup keeps (its q halves, its output tiles) are named values, not arrays: the
+// NVIDIA driver (580) put an array of them in local memory.
+
+struct Params {
+    seq_len: u32,
+    heads: u32,
+    head_dim: u32,
+    // Rows of a plane: seq_len rounded up to whole blocks of keys and of queries.
+    padded_len: u32,
+    query_blocks: u32,
+    // seqs · heads · query_blocks · splits.
+    workgroups: u32,
+    scale: f32,
+    splits: u32,
+    // Key blocks per slice (the last slice may have fewer).
+    split_blocks: u32,
+    rows: u32,
+}
+
+@group(0) @binding(0) var<storage, read> planes: array<vec4<f16>>;
+@group(0) @binding(1) var<storage, read> unscales: array<f32>;
+@group(0) @binding(2) var<storage, read> key_valid: array<u32>;
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;
+// With splits > 1: the unnormalised outputs [splits][rows][d], then (maximum, sum) per [splits][rows][heads].
+@group(0) @binding(4) var<storage, read_write> partial: array<f32>;
+@group(1) @binding(0) var<uniform> p: Params;
+
+// Lanes per subgroup (fixed on the device; a multiple of T).
+override SUBGROUP: u32 = 32u;
+// Subgroups per workgroup, T queries each.
+override SG_Q: u32 = 4u;
+// Head dim padded to a multiple of T, over T (at most 8: the named tiles below).
+override D_TILES: u32 = 8u;
+const KEY_TILES: u32 = 2u;
+const BK: u32 = KEY_TILES * T;
+const MASKED: f32 = -3.40282347e38;
+// 2^14: the probabilities' scale on the tensor cores, and its inverse.
+const P_SCALE: f32 = 16384.0;
+const P_UNSCALE: f32 = 0.00006103515625;
+// Staged key tiles: past the sequence's end (weigh nothing), masked (score MASKED).
+const OUTSIDE: f32 = -1.0;
+const IS_MASKED: f32 = 0.0;
+
+override WG: u32 = SG_Q * SUBGROUP;
+override D: u32 = D_TILES * T;
+override D4: u32 = D / 4u;
+override LANES_PER_ROW: u32 = SUBGROUP / T;
+// Consecutive keys of a block per lane, in groups of 4.
+override LANE_GROUPS: u32 = BK / LANES_PER_ROW / 4u;
+// Staged k or v rows (hi rows, then lo rows), D + 8 f16 apart; a subgroup's T rows of scores (f32) BK + 4 apart and
+// of probabilities (f16, hi rows then lo rows) BK + 8: rows start on 16 bytes, and the rows one instruction touches
+// fall in different banks.
+override KV_ROW4: u32 = D4 + 2u;
+override KV_LEN: u32 = 2u * BK * KV_ROW4;
+var<workgroup> kv: array<vec4<f16>, KV_LEN>;
+const S_ROW4: u32 = BK / 4u + 1u;
+const P_ROW4: u32 = BK / 4u + 2u;
+override S_LEN: u32 = SG_Q * T * S_ROW4;
+var<workgroup> scores: array<vec4<f32>, S_LEN>;
+override P_LEN: u32 = SG_Q * 2u * T * P_ROW4;
+var<workgroup> probs: array<vec4<f16>, P_LEN>;
+// Per key of the staged block: (its k unscale, OUTSIDE or IS_MASKED; its v unscale).
+var<workgroup> key_info: array<vec2<f32>, BK>;
+
+// A subgroup's q halves, one pair per T dims.
+struct Queries {
+    h0: MatA, h1: MatA, h2: MatA, h3: MatA, h4: MatA, h5: MatA, h6: MatA, h7: MatA,
+    l0: MatA, l1: MatA, l2: MatA, l3: MatA, l4: MatA, l5: MatA, l6: MatA, l7: MatA,
+}
+
+// A subgroup's output, one T × T tile per T dims.
+struct Output {
+    c0: MatC, c1: MatC, c2: MatC, c3: MatC, c4: MatC, c5: MatC, c6: MatC, c7: MatC,
+}
+
+fn load_queries(at: u32) -> Queries {
+    var q: Queries;
+    q.h0 = coopLoadT<MatA>(&planes[at / 4u], D4);
+    q.l0 = coopLoadT<MatA>(&planes[(at + p.padded_len * D) / 4u], D4);
+    if D_TILES > 1u {
+        q.h1 = coopLoadT<MatA>(&planes[(at + T) / 4u], D4);
+        q.l1 = coopLoadT<MatA>(&planes[(at + p.padded_len * D + T) / 4u], D4);
+    }
+    if D_TILES > 2u {
+        q.h2 = coopLoadT<MatA>(&planes[(at + 2u * T) / 4u], D4);
+        q.l2 = coopLoadT<MatA>(&planes[(at + p.padded_len * D + 2u * T) / 4u], D4);
+    }
+    if D_TILES > 3u {
+        q.h3 = coopLoadT<MatA>(&planes[(at + 3u * T) / 4u], D4);
+        q.l3 = coopLoadT<MatA>(&planes[(at + p.padded_len * D + 3u * T) / 4u], D4);
+    }
+    if D_TILES > 4u {
+        q.h4 = coopLoadT<MatA>(&planes[(at + 4u * T) / 4u], D4);
+        q.l4 = coopLoadT<MatA>(&planes[(at + p.padded_len * D + 4u * T) / 4u], D4);
+    }
+    if D_TILES > 5u {
+        q.h5 = coopLoadT<MatA>(&planes[(at + 5u * T) / 4u], D4);
+        q.l5 = coopLoadT<MatA>(&planes[(at + p.padded_len * D + 5u * T) / 4u], D4);
+    }
+    if D_TILES > 6u {
+        q.h6 = coopLoadT<MatA>(&planes[(at + 6u * T) / 4u], D4);
+        q.l6 = coopLoadT<MatA>(&planes[(at + p.padded_len * D + 6u * T) / 4u], D4);
+    }
+    if D_TILES > 7u {
+        q.h7 = coopLoadT<MatA>(&planes[(at + 7u * T) / 4u], D4);
+        q.l7 = coopLoadT<MatA>(&planes[(at + p.padded_len * D + 7u * T) / 4u], D4);
+    }
+    return q;
+}
+
+// q̃·k̃ᵀ for T dims against the staged keys whose hi row of those dims starts at group `at` of `kv`: three products
+// from zero (see the precision note).
+fn score_step(qh: MatA, ql: MatA, at: u32) -> MatC {
+    let kh = coopLoad<MatB>(&kv[at], KV_ROW4);
+    let kl = coopLoad<MatB>(&kv[at + BK * KV_ROW4], KV_ROW4);
+    return coopMultiplyAdd(ql, kh, coopMultiplyAdd(qh, kl, coopMultiplyAdd(qh, kh, MatC())));
+}
+
+// The T × T scores of this subgroup's queries against staged key tile `jt`.
+fn score_tile(q: ptr<function, Queries>, jt: u32) -> MatC {
+    let at = jt * T * KV_ROW4;
+    var s = score_step((*q).h0, (*q).l0, at);
+    if D_TILES > 1u {
+        s = s + score_step((*q).h1, (*q).l1, at + T / 4u);
+    }
+    if D_TILES > 2u {
+        s = s + score_step((*q).h2, (*q).l2, at + 2u * T / 4u);
+    }
+    if D_TILES > 3u {
+        s = s + score_step((*q).h3, (*q).l3, at + 3u * T / 4u);
+    }
+    if D_TILES > 4u {
+        s = s + score_step((*q).h4, (*q).l4, at + 4u * T / 4u);
+    }
+    if D_TILES > 5u {
+        s = s + score_step((*q).h5, (*q).l5, at + 5u * T / 4u);
+    }
+    if D_TILES > 6u {
+        s = s + score_step((*q).h6, (*q).l6, at + 6u * T / 4u);
+    }
+    if D_TILES > 7u {
+        s = s + score_step((*q).h7, (*q).l7, at + 7u * T / 4u);
+    }
+    return s;
+}
+
+// The staged block's scores of this subgroup (raw: scaled by 2^(eq + ek)) into its area of `scores`.
+fn score_block(q: ptr<function, Queries>, s_at: u32) {
+    for (var jt = 0u; jt < KEY_TILES; jt++) {
+        coopStoreT(score_tile(q, jt), &scores[s_at + jt * T / 4u], S_ROW4);
+    }
+}
+
+// p̃·ṽ for T keys of staged tile `jt` and T dims whose hi row starts at group `at` of `kv`.
+fn value_step(ph: MatA, pl: MatA, at: u32) -> MatC {
+    let vh = coopLoadT<MatB>(&kv[at], KV_ROW4);
+    let vl = coopLoadT<MatB>(&kv[at + BK * KV_ROW4], KV_ROW4);
+    return coopMultiplyAdd(pl, vh, coopMultiplyAdd(ph, vl, coopMultiplyAdd(ph, vh, MatC())));
+}
+
+// o += p̃·ṽ for this subgroup's probabilities (hi rows at group `p_hi` of `probs`, lo rows T further) and the staged v.
+fn value_block(o: ptr<function, Output>, p_hi: u32) {
+    for (var jt = 0u; jt < KEY_TILES; jt++) {
+        let ph = coopLoadT<MatA>(&probs[p_hi + jt * T / 4u], P_ROW4);
+        let pl = coopLoadT<MatA>(&probs[p_hi + T * P_ROW4 + jt * T / 4u], P_ROW4);
+        let at = jt * T * KV_ROW4;
+        (*o).c0 = (*o).c0 + value_step(ph, pl, at);
+        if D_TILES > 1u {
+            (*o).c1 = (*o).c1 + value_step(ph, pl, at + T / 4u);
+        }
+        if D_TILES > 2u {
+            (*o).c2 = (*o).c2 + value_step(ph, pl, at + 2u * T / 4u);
+        }
+        if D_TILES > 3u {
+            (*o).c3 = (*o).c3 + value_step(ph, pl, at + 3u * T / 4u);
+        }
+        if D_TILES > 4u {
+            (*o).c4 = (*o).c4 + value_step(ph, pl, at + 4u * T / 4u);
+        }
+        if D_TILES > 5u {
+            (*o).c5 = (*o).c5 + value_step(ph, pl, at + 5u * T / 4u);
+        }
+        if D_TILES > 6u {
+            (*o).c6 = (*o).c6 + value_step(ph, pl, at + 6u * T / 4u);
+        }
+        if D_TILES > 7u {
+            (*o).c7 = (*o).c7 + value_step(ph, pl, at + 7u * T / 4u);
+        }
+    }
+}
+
+// Most 8-byte groups one invocation stages per block (the launcher keeps 2·BK·D/4 ≤ MAX_STAGE·WG), and how many it
+// loads before it stores them. Measured on the H200 (vkprobe, 2026-12-04): with a whole share in flight at once the
+// kernel took 255 registers at head dim 128 and spilled (970 µs per ASR layer against 128 µs in rounds of 8); at
+// head dim 64 a whole share ran 86 µs against 115, but the same code spilled as soon as the rounds' loop bounds were
+// not constants. Rounds of 8 everywhere: the loop bounds below are constants, so the driver unrolls them and keeps
+// `loaded` in registers.
+const MAX_STAGE: u32 = 32u;
+const STAGE_ROUND: u32 = 8u;
+
+// Stages the hi and lo rows key0 .. key0 + BK − 1 of the plane pair starting at f16 `plane` into `kv`.
+fn stage(plane: u32, key0: u32, t: u32) {
+    let groups = 2u * BK * D4;
+    for (var first = 0u; first < MAX_STAGE; first += STAGE_ROUND) {
+        if first * WG < groups {
+            var loaded: array<vec4<f16>, STAGE_ROUND>;
+            for (var i = 0u; i < STAGE_ROUND; i++) {
+                let u = (first + i) * WG + t;
+                if u < groups {
+                    let part = u / (BK * D4);
+                    let row = (u / D4) % BK;
+                    loaded[i] = planes[(plane + part * p.padded_len * D + (key0 + row) * D) / 4u + u % D4];
+                }
+            }
+            for (var i = 0u; i < STAGE_ROUND; i++) {
+                let u = (first + i) * WG + t;
+                if u < groups {
+                    kv[(u / D4) * KV_ROW4 + u % D4] = loaded[i];
+                }
+            }
+        }
+    }
+}
+
+// This block's key information (see `key_info`).
+fn stage_key_info(key0: u32, seq_row0: u32, k_unscale0: u32, v_unscale0: u32, t: u32) {
+    if t < BK {
+        let key = key0 + t;
+        let k = min(key, p.seq_len - 1u);
+        var uk = unscales[k_unscale0 + k];
+        if key_valid[seq_row0 + k] == 0u {
+            uk = IS_MASKED;
+        }
+        if key >= p.seq_len {
+            uk = OUTSIDE;
+        }
+        key_info[t] = vec2(uk, unscales[v_unscale0 + k]);
+    }
+}
+
+// The scores of this lane's 4 keys from `key` of the staged block (MASKED for masked keys and keys past the end),
+// and which of them are inside the sequence.
+struct Scores4 {
+    s: vec4<f32>,
+    inside: vec4<bool>,
+    v_unscale: vec4<f32>,
+}
+
+fn scores4(raw: vec4<f32>, key: u32, uq: f32) -> Scores4 {
+    var r: Scores4;
+    for (var i = 0u; i < 4u; i++) {
+        let info = key_info[key + i];
+        r.inside[i] = info.x != OUTSIDE;
+        r.s[i] = select(MASKED, raw[i] * uq * info.x, info.x > 0.0);
+        r.v_unscale[i] = info.y;
+    }
+    return r;
+}
+
+@compute @workgroup_size(WG)
+fn attention_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+                  @builtin(local_invocation_index) t: u32) {
+    let flat = wid.y * groups.x + wid.x;
+    // Uniform across the workgroup, so the barriers below stay in uniform control flow.
+    if flat >= p.workgroups {
+        return;
+    }
+    let split = flat % p.splits;
+    let block = flat / p.splits;
+    let query0 = (block % p.query_blocks) * SG_Q * T;
+    let head = (block / p.query_blocks) % p.heads;
+    let seq = block / (p.query_blocks * p.heads);
+    let seq_row0 = seq * p.seq_len;
+    let sg = t / SUBGROUP;
+    let lane = t % SUBGROUP;
+    let row = lane / LANES_PER_ROW;
+    let my_key = (lane % LANES_PER_ROW) * LANE_GROUPS * 4u;
+    // Planes of this (sequence, head): the q, k and v slots, each hi then lo.
+    let slot = (seq * p.heads + head) * 3u;
+    let k_plane = (slot + 1u) * 2u * p.padded_len * D;
+    let v_plane = (slot + 2u) * 2u * p.padded_len * D;
+    let k_unscale0 = (slot + 1u) * p.padded_len;
+    let v_unscale0 = (slot + 2u) * p.padded_len;
+    let s_at = sg * T * S_ROW4;
+    let s_row = s_at + row * S_ROW4 + my_key / 4u;
+    let query = query0 + sg * T + row;
+    let uq = unscales[slot * p.padded_len + query] * p.scale;
+    var q = load_queries(slot * 2u * p.padded_len * D + (query0 + sg * T) * D);
+    // Blocks holding keys of the sequence (the planes' padding rows past them are never staged).
+    let blocks = (p.seq_len + BK - 1u) / BK;
+    let block0 = split * p.split_blocks;
+    let block_end = min(block0 + p.split_blocks, blocks);
+
+    // Pass 1: each row's maximum and sum of exponentials over the slice, online.
+    var row_max = MASKED;
+    var row_sum = 0.0;
+    for (var b = block0; b < block_end; b++) {
+        let key0 = b * BK;
+        stage(k_plane, key0, t);
+        stage_key_info(key0, seq_row0, k_unscale0, v_unscale0, t);
+        workgroupBarrier();
+        score_block(&q, s_at);
+        workgroupBarrier();
+        var block_max = MASKED;
+        for (var g = 0u; g < LANE_GROUPS; g++) {
+            let s = scores4(scores[s_row + g], my_key + 4u * g, uq);
+            block_max = max(block_max, max(max(s.s.x, s.s.y), max(s.s.z, s.s.w)));
+        }
+        let new_max = max(row_max, block_max);
+        var sum = 0.0;
+        for (var g = 0u; g < LANE_GROUPS; g++) {
+            let s = scores4(scores[s_row + g], my_key + 4u * g, uq);
+            let e = select(vec4(0.0), exp(s.s - new_max), s.inside);
+            sum += (e.x + e.y) + (e.z + e.w);
+        }
+        row_sum = row_sum * exp(row_max - new_max) + sum;
+        row_max = new_max;
+        // The next block is staged over this one's keys and key information only after every lane has read them.
+        workgroupBarrier();
+    }
+    // The lanes of a row are adjacent: combine their maxima and sums in a fixed order.
+    for (var offset = 1u; offset < LANES_PER_ROW; offset *= 2u) {
+        let other = subgroupShuffleXor(vec2(row_max, row_sum), offset);
+        let m = max(row_max, other.x);
+        row_sum = row_sum * exp(row_max - m) + other.y * exp(other.x - m);
+        row_max = m;
+    }
+    // 2^-E: the largest v unscale of the slice's keys (its largest row of v).
+    var v_largest = 0.0;
+    for (var key = block0 * BK + lane; key < min(block_end * BK, p.seq_len); key += SUBGROUP) {
+        v_largest = max(v_largest, unscales[v_unscale0 + key]);
+    }
+    v_largest = subgroupMax(v_largest);
+    let v_rescale = P_SCALE / v_largest;
+
+    // Pass 2: probabilities with the final maximum, through the tensor cores with v.
+    var o: Output;
+    let p_hi = sg * 2u * T * P_ROW4;
+    let p_row = p_hi + row * P_ROW4 + my_key / 4u;
+    for (var b = block0; b < block_end; b++) {
+        let key0 = b * BK;
+        stage(k_plane, key0, t);
+        stage_key_info(key0, seq_row0, k_unscale0, v_unscale0, t);
+        workgroupBarrier();
+        score_block(&q, s_at);
+        workgroupBarrier();
+        for (var g = 0u; g < LANE_GROUPS; g++) {
+            let s = scores4(scores[s_row + g], my_key + 4u * g, uq);
+            let prob = select(vec4(0.0), exp(s.s - row_max) * s.v_unscale * v_rescale, s.inside);
+            // Split as attention_operands.wgsl splits q, k and v.
+            let hi = split_hi(prob);
+            probs[p_row + g] = vec4<f16>(hi);
+            probs[p_row + T * P_ROW4 + g] = vec4<f16>(prob - hi);
+        }
+        // v over k: every subgroup is done with k.
+        stage(v_plane, key0, t);
+        workgroupBarrier();
+        value_block(&o, p_hi);
+        workgroupBarrier();
+    }
+
+    // The output tiles, one T × T tile at a time through this subgroup's scores area.
+    // o = Σ p̃·ṽ = Σ exp(s − max)·v · 2^14·2^E: written times 2^-E·2^-14, over the row's sum unless split.
+    var multiplier = P_UNSCALE * v_largest;
+    if p.splits == 1u {
+        multiplier /= row_sum;
+    }
+    finish(o.c0, 0u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier);
+    if D_TILES > 1u {
+        finish(o.c1, 1u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier);
+    }
+    if D_TILES > 2u {
+        finish(o.c2, 2u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier);
+    }
+    if D_TILES > 3u {
+        finish(o.c3, 3u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier);
+    }
+    if D_TILES > 4u {
+        finish(o.c4, 4u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier);
+    }
+    if D_TILES > 5u {
+        finish(o.c5, 5u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier);
+    }
+    if D_TILES > 6u {
+        finish(o.c6, 6u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier);
+    }
+    if D_TILES > 7u {
+        finish(o.c7, 7u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier);
+    }
+    if p.splits > 1u && lane % LANES_PER_ROW == 0u && query < p.seq_len {
+        let at = p.splits * p.rows * p.heads * p.head_dim + 2u * ((split * p.rows + seq_row0 + query) * p.heads + head);
+        partial[at] = row_max;
+        partial[at + 1u] = row_sum;
+    }
+}
+
+// hi half of x: its low 13 mantissa bits rounded off (to nearest, ties away), an exact f16 whose difference from x
+// is exact in f32 and at most half its last place, so lo = f16(x − hi) holds the next 11 bits. (Not f16(x): compilers
+// may fold f32(f16(x)) back to x, and then lo would be 0; Mesa does.)
+fn split_hi(x: vec4<f32>) -> vec4<f32> {
+    return bitcast<vec4<f32>>((bitcast<vec4<u32>>(x) + vec4(0x1000u)) & vec4(0xffffe000u));
+}
+
+// Writes output tile `ct` of this subgroup (queries from `query0`), times `multiplier`: staged through its scores
+// area, then each lane a share of its row — into `out`, or, with split keys, into the slice's part of `partial`.
+fn finish(c: MatC, ct: u32, s_at: u32, query0: u32, lane: u32, head: u32, seq_row0: u32, split: u32,
+          multiplier: f32) {
+    coopStoreT(c, &scores[s_at], T / 4u);
+    workgroupBarrier();
+    let row = lane / LANES_PER_ROW;
+    let columns = T / LANES_PER_ROW;
+    let width = p.heads * p.head_dim;
+    let query = query0 + row;
+    for (var col = (lane % LANES_PER_ROW) * columns; col < (lane % LANES_PER_ROW + 1u) * columns; col++) {
+        let dim = ct * T + col;
+        if query < p.seq_len && dim < p.head_dim {
+            let value = scores[s_at + (row * T + col) / 4u][col % 4u];
+            let at = (seq_row0 + query) * width + head * p.head_dim + dim;
+            if p.splits == 1u {
+                out[at] = value * multiplier;
+            } else {
+                partial[split * p.rows * width + at] = value * multiplier;
+            }
+        }
+    }
+    workgroupBarrier();
+}
