@@ -64,8 +64,8 @@ override PRODUCERS: u32 = 8u;
 const ROW_THREADS: u32 = 64u;
 var<workgroup> row_max: array<f32, ROW_THREADS>;
 
-// One workgroup per row of X: its scale 2^r (largest magnitude into [2^14, 2^15)) and 2^-r. Zero, subnormal or
-// non-finite rows keep r = 0.
+// One workgroup per row of X: its scale 2^r (largest magnitude into [2^14, 2^15)) and 2^-r (`row_scale`). Where a
+// LayerNorm wrote X, it wrote the scales too (`layer_norm.wgsl`) and this pass does not run.
 @compute @workgroup_size(ROW_THREADS)
 fn row_scales(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
               @builtin(local_invocation_index) t: u32) {
@@ -88,15 +88,11 @@ fn row_scales(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gr
         workgroupBarrier();
     }
     if t == 0u {
-        // floor(log2(max)) from the exponent bits.
-        let exponent = i32((bitcast<u32>(row_max[0]) >> 23u) & 0xffu) - 127;
-        var r = 0;
-        if exponent > -127 && exponent < 128 {
-            r = clamp(14 - exponent, -100, 100);
-        }
-        scales[row] = vec2(bitcast<f32>(u32(r + 127) << 23u), bitcast<f32>(u32(127 - r) << 23u));
+        scales[row] = row_scale(row_max[0]);
     }
 }
+
+// #include "row_scale.wgsl"
 
 override TILE_M: u32 = SG_M * 2u * T;
 override TILE_N: u32 = SG_N * 4u * T;

@@ -22,21 +22,6 @@ var<workgroup> partial: array<f32, WG>;
 
 // #include "row_sum.wgsl"
 
-// The maximum of one f32 per invocation over the workgroup (as `workgroup_sum`, with max).
-fn workgroup_max(value: f32, lid: u32) -> f32 {
-    partial[lid] = value;
-    workgroupBarrier();
-    for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-        if lid < stride {
-            partial[lid] = max(partial[lid], partial[lid + stride]);
-        }
-        workgroupBarrier();
-    }
-    let total = partial[0];
-    workgroupBarrier();
-    return total;
-}
-
 @compute @workgroup_size(WG)
 fn log_softmax_gather(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
                       @builtin(local_invocation_index) lid: u32) {

@@ -16,7 +16,7 @@ fn benches(c: &mut Criterion) {
         c.bench_function(&format!("layer_norm {rows}x{width}"), |b| {
             b.iter(|| {
                 let mut rec = Recorder::new(gpu);
-                layer_norm(&mut rec, &x, &weight, &bias, &y, rows, width, LAYER_NORM_EPS).expect("record");
+                layer_norm(&mut rec, &x, &weight, &bias, &y, rows, width, LAYER_NORM_EPS, None).expect("record");
                 rec.submit_profiled().expect("submit");
             })
         });

@@ -298,9 +298,13 @@ fn attention_sweep(gpu: &Gpu) -> Fallible<()> {
                 for _ in 0..REPEATS {
                     match kernel {
                         Kernel::F32(splits) => attention_split(&mut rec, [&qkv, &valid, &out], dims, splits)?,
-                        Kernel::TensorCores(n, splits) => {
-                            attention_coop::attention_coop(&mut rec, [&qkv, &valid, &out], dims, Some(n), splits)?
-                        }
+                        Kernel::TensorCores(n, splits) => attention_coop::attention_coop(
+                            &mut rec,
+                            [&qkv, &valid, &out],
+                            dims,
+                            None,
+                            (Some(n), splits),
+                        )?,
                     }
                 }
                 let ns = rec.submit_profiled()?.total_ns() / REPEATS as f64;

@@ -8,6 +8,7 @@ use gpu_core::{
 use crate::attention_coop::{self, attention_coop};
 use crate::gemm::Precision;
 use crate::launch::{grid, require};
+use crate::qk_norm_rope::{QkPrologue, qk_norm_rope};
 use crate::shaders::ATTENTION;
 
 /// Largest head dimension the kernel handles.
@@ -168,9 +169,28 @@ pub fn attention(
     let buffers = [qkv, key_valid, out];
     let shape = (seqs, seq_len, heads, head_dim);
     if precision == Precision::Auto && attention_coop::chosen(rec.gpu(), shape) {
-        return attention_coop(rec, buffers, shape, None, KeySplits::Auto);
+        return attention_coop(rec, buffers, shape, None, (None, KeySplits::Auto));
     }
     attention_split(rec, buffers, shape, KeySplits::Auto)
+}
+
+/// [`qk_norm_rope`] then [`attention`], as the towers run them, over `qkv` as the q/k/v product wrote it: buffers
+/// `[qkv, key_valid, out]`, shape `(seqs, seq_len, heads, head_dim)` (every sequence's positions start at 0). Where
+/// the attention runs on tensor cores, its operand pass applies the norm and the rotation as it splits q and k, and
+/// qkv is left as it was; on the f32 kernel, `qk_norm_rope` rewrites q and k in place first.
+pub fn rotary_attention(
+    rec: &mut Recorder<'_>,
+    [qkv, key_valid, out]: [&GpuBuffer; 3],
+    prologue: &QkPrologue<'_>,
+    (seqs, seq_len, heads, head_dim): (usize, usize, usize, usize),
+    precision: Precision,
+) -> Result<()> {
+    let shape = (seqs, seq_len, heads, head_dim);
+    if precision == Precision::Auto && attention_coop::chosen(rec.gpu(), shape) {
+        return attention_coop(rec, [qkv, key_valid, out], shape, Some(prologue), (None, KeySplits::Auto));
+    }
+    qk_norm_rope(rec, qkv, prologue.rope, prologue.norm, seqs * seq_len, seq_len, heads, head_dim)?;
+    attention_split(rec, [qkv, key_valid, out], shape, KeySplits::Auto)
 }
 
 /// [`attention`] with the keys of each query block split among `splits` workgroups (their partial outputs merged in

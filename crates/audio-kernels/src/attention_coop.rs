@@ -9,9 +9,11 @@ use gpu_core::{
     Access, Gpu, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result, Shader, params_layout,
 };
 
+use crate::LAYER_NORM_EPS;
 use crate::attention::{KeySplits, MAX_HEAD_DIM, merge_slices, slice_words};
 use crate::coop::Matrices;
 use crate::launch::{grid, require};
+use crate::qk_norm_rope::QkPrologue;
 use crate::shaders::{ATTENTION_COOP8, ATTENTION_COOP16, ATTENTION_OPERANDS};
 
 /// Key tiles per block (`KEY_TILES` in the shader): blocks of 2·T keys.
@@ -40,10 +42,12 @@ struct OperandParams {
     head_dim: u32,
     padded_len: u32,
     workgroups: u32,
+    rot: u32,
+    eps: f32,
 }
 
 const OPERAND_PARAMS: &ParamsLayout =
-    &params_layout!(OperandParams { seq_len, heads, head_dim, padded_len, workgroups });
+    &params_layout!(OperandParams { seq_len, heads, head_dim, padded_len, workgroups, rot, eps });
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -73,8 +77,17 @@ const PARAMS: &ParamsLayout = &params_layout!(Params {
     rows
 });
 
-/// qkv, planes, unscales.
-const OPERAND_BINDINGS: &[Access] = &[Access::Read, Access::ReadWrite, Access::ReadWrite];
+/// qkv, planes, unscales, the RoPE table, the q and k norms' weight and bias.
+const OPERAND_BINDINGS: &[Access] = &[
+    Access::Read,
+    Access::ReadWrite,
+    Access::ReadWrite,
+    Access::Read,
+    Access::Read,
+    Access::Read,
+    Access::Read,
+    Access::Read,
+];
 /// planes, unscales, key_valid, out, partial slices.
 const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite, Access::ReadWrite];
 
@@ -150,6 +163,14 @@ fn operand_spec<'a>(constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
     }
 }
 
+fn operand_constants(padded_head_dim: usize, norm_rope: bool, has_norm: bool) -> [(&'static str, f64); 3] {
+    [
+        ("D", padded_head_dim as f64),
+        ("NORM_ROPE", f64::from(u8::from(norm_rope))),
+        ("HAS_NORM", f64::from(u8::from(has_norm))),
+    ]
+}
+
 fn spec<'a>(tiling: Tiling, constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
     KernelSpec { shader: tiling.shader(), entry: "attention_coop", constants, bindings: BINDINGS, params: PARAMS }
 }
@@ -164,7 +185,10 @@ pub fn variants() -> Vec<KernelVariant> {
             if padded > MAX_D_TILES * matrices.t {
                 continue;
             }
-            variants.push(KernelVariant::from(&operand_spec(&[("D", padded as f64)])));
+            for (norm_rope, has_norm) in [(false, false), (true, false), (true, true)] {
+                let constants = operand_constants(padded, norm_rope, has_norm);
+                variants.push(KernelVariant::from(&operand_spec(&constants)));
+            }
             for subgroups in SUBGROUP_CANDIDATES {
                 let tiling = Tiling { matrices, subgroups, head_dim: padded };
                 variants.push(KernelVariant::from(&spec(tiling, &tiling.constants())));
@@ -205,14 +229,16 @@ pub fn chosen(gpu: &Gpu, (seqs, seq_len, heads, head_dim): (usize, usize, usize,
 
 /// [`attention`](crate::attention::attention) on tensor cores; `subgroups` per workgroup (one of
 /// [`SUBGROUP_CANDIDATES`], for sweeps) or the most that fit, the keys split among `splits` workgroups per query
-/// block (merged in order). Buffers: `[qkv, key_valid, out]`; shape: `(seqs, seq_len, heads, head_dim)`. Fails on a
-/// device without f16 cooperative matrices or where the head dim is over 8 of their sides (see [`available`]).
+/// block (merged in order); with a `prologue`, q and k get its norm and RoPE on the way in (as
+/// [`crate::rotary_attention`]; qkv is not written). Buffers: `[qkv, key_valid, out]`; shape: `(seqs, seq_len, heads,
+/// head_dim)`. Fails on a device without f16 cooperative matrices or where the head dim is over 8 of their sides
+/// (see [`available`]).
 pub fn attention_coop(
     rec: &mut Recorder<'_>,
     [qkv, key_valid, out]: [&GpuBuffer; 3],
     (seqs, seq_len, heads, head_dim): (usize, usize, usize, usize),
-    subgroups: Option<usize>,
-    splits: KeySplits,
+    prologue: Option<&QkPrologue<'_>>,
+    (subgroups, splits): (Option<usize>, KeySplits),
 ) -> Result<()> {
     let rows = seqs * seq_len;
     let width = heads * head_dim;
@@ -227,6 +253,10 @@ pub fn attention_coop(
             max: MAX_HEAD_DIM as u64,
         });
     }
+    let stand_ins = match prologue {
+        Some(prologue) => Some(prologue.buffers(seq_len, head_dim, "attention prologue")?),
+        None => None,
+    };
     if rows == 0 || width == 0 {
         return Ok(());
     }
@@ -250,10 +280,16 @@ pub fn attention_coop(
         heads: heads as u32,
         head_dim: head_dim as u32,
         padded_len: padded_len as u32,
-        workgroups: (sets * padded_len) as u32,
+        workgroups: (seqs * heads * padded_len) as u32,
+        rot: prologue.map_or(0, |p| p.rope.rot() as u32),
+        eps: LAYER_NORM_EPS,
     };
-    let kernel = gpu.kernel(&operand_spec(&[("D", tiling.head_dim as f64)]))?;
-    rec.dispatch(&kernel, &[qkv, &planes, &unscales], &operands, grid(rec, sets * padded_len))?;
+    let has_norm = prologue.is_some_and(|p| p.norm.is_some());
+    let kernel = gpu.kernel(&operand_spec(&operand_constants(tiling.head_dim, prologue.is_some(), has_norm)))?;
+    // Without a prologue its five slots are never read: qkv stands in (read-only, and at least one vec2 long).
+    let [rope, q_weight, q_bias, k_weight, k_bias] = stand_ins.unwrap_or([qkv; 5]);
+    let buffers = [qkv, &planes, &unscales, rope, q_weight, q_bias, k_weight, k_bias];
+    rec.dispatch(&kernel, &buffers, &operands, grid(rec, seqs * heads * padded_len))?;
     let query_blocks = padded_len / tiling.block_queries();
     let blocks = seqs * heads * query_blocks;
     let key_blocks = seq_len.div_ceil(tiling.block_keys());

@@ -21,10 +21,12 @@ pub mod shaders;
 pub mod speaker_fusion;
 pub mod variants;
 
-pub use attention::attention;
+pub use attention::{attention, rotary_attention};
 pub use conv_im2col::{ConvBatch, conv_im2col};
-pub use gemm::{Activation, Epilogue, MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Tiles, Weight, gemm};
+pub use gemm::{
+    Activation, Epilogue, MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Tiles, Weight, gemm, gemm_scaled,
+};
 pub use layer_norm::{LAYER_NORM_EPS, layer_norm, layer_norm_f64, residual_layer_norm};
 pub use log_softmax_gather::log_softmax_gather;
-pub use qk_norm_rope::{QK_NORM_ROPE_MAX_HEAD_DIM, QkNorm, RopeTable, qk_norm_rope};
+pub use qk_norm_rope::{QK_NORM_ROPE_MAX_HEAD_DIM, QkNorm, QkPrologue, RopeTable, qk_norm_rope};
 pub use speaker_fusion::{speaker_fusion, speaker_table};

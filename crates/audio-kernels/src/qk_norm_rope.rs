@@ -74,6 +74,57 @@ pub struct QkNorm<'a> {
     pub k_bias: &'a GpuBuffer,
 }
 
+/// The per-head q/k LayerNorm (where the tower has one) and the RoPE table: what [`qk_norm_rope`] applies in place,
+/// or [`crate::rotary_attention`] on the way into the tensor-core attention.
+#[derive(Clone, Copy)]
+pub struct QkPrologue<'a> {
+    /// The cos/sin table of the rotation.
+    pub rope: &'a RopeTable,
+    /// The q and k LayerNorms, where the tower has them (the ASR tower and the word-timestamp head; not the Sortformer).
+    pub norm: Option<&'a QkNorm<'a>>,
+}
+
+impl<'a> QkPrologue<'a> {
+    /// Checks the table and the norm against the shape; returns the table's buffer and the norm's four (the table's
+    /// buffer stands in for them without a norm: the kernels then never read those slots).
+    pub(crate) fn buffers(&self, seq_len: usize, head_dim: usize, what: &str) -> Result<[&'a GpuBuffer; 5]> {
+        let table = self.rope;
+        let too_large = |what: String, limit, requested: usize, max: usize| GpuError::LimitExceeded {
+            what,
+            limit,
+            requested: requested as u64,
+            max: max as u64,
+        };
+        if seq_len > table.positions() {
+            let what = format!("{what} seq_len {seq_len} over a RoPE table of {} positions", table.positions());
+            return Err(too_large(what, "RopeTable::positions", seq_len, table.positions()));
+        }
+        if head_dim > QK_NORM_ROPE_MAX_HEAD_DIM {
+            let what = format!("{what} head_dim");
+            return Err(too_large(what, "QK_NORM_ROPE_MAX_HEAD_DIM", head_dim, QK_NORM_ROPE_MAX_HEAD_DIM));
+        }
+        if table.rot() > head_dim {
+            let what = format!("{what} rotated dims {} of a head of {head_dim}", table.rot());
+            return Err(too_large(what, "head_dim", table.rot(), head_dim));
+        }
+        let norm = match self.norm {
+            Some(n) => {
+                for (buffer, part) in [
+                    (n.q_weight, "q_norm weight"),
+                    (n.q_bias, "q_norm bias"),
+                    (n.k_weight, "k_norm weight"),
+                    (n.k_bias, "k_norm bias"),
+                ] {
+                    require(buffer, head_dim, &format!("{what} {part}"))?;
+                }
+                [n.q_weight, n.q_bias, n.k_weight, n.k_bias]
+            }
+            None => [&table.buffer; 4],
+        };
+        Ok([&table.buffer, norm[0], norm[1], norm[2], norm[3]])
+    }
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct Params {
@@ -113,43 +164,11 @@ pub fn qk_norm_rope(
     heads: usize,
     head_dim: usize,
 ) -> Result<()> {
-    let too_large = |what: String, limit, requested: usize, max: usize| GpuError::LimitExceeded {
-        what,
-        limit,
-        requested: requested as u64,
-        max: max as u64,
-    };
-    if seq_len > table.positions() {
-        let what = format!("qk_norm_rope seq_len {seq_len} over a RoPE table of {} positions", table.positions());
-        return Err(too_large(what, "RopeTable::positions", seq_len, table.positions()));
-    }
-    if head_dim > QK_NORM_ROPE_MAX_HEAD_DIM {
-        let what = "qk_norm_rope head_dim".to_string();
-        return Err(too_large(what, "QK_NORM_ROPE_MAX_HEAD_DIM", head_dim, QK_NORM_ROPE_MAX_HEAD_DIM));
-    }
-    if table.rot() > head_dim {
-        let what = format!("qk_norm_rope rotated dims {} of a head of {head_dim}", table.rot());
-        return Err(too_large(what, "head_dim", table.rot(), head_dim));
-    }
+    let buffers = QkPrologue { rope: table, norm }.buffers(seq_len, head_dim, "qk_norm_rope")?;
     if rows > 0 && seq_len == 0 {
         return Err(GpuError::Validation("qk_norm_rope: rows need a positive seq_len to get positions".into()));
     }
     require(qkv, rows * 3 * heads * head_dim, "qk_norm_rope qkv")?;
-    let norm_buffers = match norm {
-        Some(n) => {
-            for (buffer, what) in [
-                (n.q_weight, "qk_norm_rope q_norm weight"),
-                (n.q_bias, "qk_norm_rope q_norm bias"),
-                (n.k_weight, "qk_norm_rope k_norm weight"),
-                (n.k_bias, "qk_norm_rope k_norm bias"),
-            ] {
-                require(buffer, head_dim, what)?;
-            }
-            [n.q_weight, n.q_bias, n.k_weight, n.k_bias]
-        }
-        // The layout is the same for both variants; the variant without norm never reads these slots.
-        None => [&table.buffer; 4],
-    };
     let kernel = rec.gpu().kernel(&spec(norm.is_some()))?;
     let params = Params {
         rows: rows as u32,
@@ -159,7 +178,7 @@ pub fn qk_norm_rope(
         rot: table.rot() as u32,
         eps: LAYER_NORM_EPS,
     };
-    let [q_weight, q_bias, k_weight, k_bias] = norm_buffers;
+    let [rope, q_weight, q_bias, k_weight, k_bias] = buffers;
     let workgroups = grid(rec, rows * 2 * heads);
-    rec.dispatch(&kernel, &[qkv, &table.buffer, q_weight, q_bias, k_weight, k_bias], &params, workgroups)
+    rec.dispatch(&kernel, &[qkv, rope, q_weight, q_bias, k_weight, k_bias], &params, workgroups)
 }

@@ -10,7 +10,7 @@ use std::time::Instant;
 use audio_kernels::attention::{KeySplits, attention_split};
 use audio_kernels::attention_coop::{SUBGROUP_CANDIDATES, attention_coop, available};
 use audio_kernels::reference;
-use audio_kernels::{Precision, attention};
+use audio_kernels::{Precision, QkNorm, QkPrologue, RopeTable, attention, rotary_attention};
 use gpu_core::{Gpu, Recorder};
 use nemotron_testkit::{Rng, assert_close, f32_to_f64, fresh_seed, poisoned, test_gpu};
 
@@ -112,7 +112,7 @@ fn run(shape: Shape, inputs: &Inputs, kernel: Kernel) -> (Vec<f32>, f64) {
     match kernel {
         Kernel::F32(splits) => attention_split(&mut rec, [&qkv, &key_valid, &out], dims, splits).unwrap(),
         Kernel::TensorCores(subgroups, splits) => {
-            attention_coop(&mut rec, [&qkv, &key_valid, &out], dims, subgroups, splits).unwrap()
+            attention_coop(&mut rec, [&qkv, &key_valid, &out], dims, None, (subgroups, splits)).unwrap()
         }
     }
     let start = Instant::now();
@@ -223,7 +223,7 @@ fn tensor_core_workgroup_sizes_and_splits_match_the_reference_and_repeat_bit_for
         let qkv = gpu.upload_f32("qkv", &inputs.qkv).unwrap();
         let mut rec = Recorder::new(gpu);
         let dims = (shape.seqs, shape.seq_len, shape.heads, shape.head_dim);
-        let err = attention_coop(&mut rec, [&qkv, &qkv, &qkv], dims, None, KeySplits::Auto).unwrap_err();
+        let err = attention_coop(&mut rec, [&qkv, &qkv, &qkv], dims, None, (None, KeySplits::Auto)).unwrap_err();
         assert!(err.to_string().contains("cooperative matrices"), "{err}");
         return;
     }
@@ -283,4 +283,65 @@ fn rejects_short_buffers_and_wide_heads() {
     assert!(err.to_string().contains("attention output"), "{err}");
     let err = attention(&mut rec, &big, &big, &big, 1, 2, 1, 129, Precision::Auto).unwrap_err();
     assert!(err.to_string().contains("head_dim"), "{err}");
+}
+
+/// `rotary_attention` (q/k norm + RoPE, then attention) against the f64 references of both steps, through the f32
+/// kernels (`qk_norm_rope` in place, then the f32 attention) and, where the device has it, the tensor-core kernel
+/// with the norm and rotation applied by its operand pass (qkv then left as it was): head dims 20 to 128, partial and
+/// full rotation, with and without the norm, several sequences with partial masks.
+#[test]
+fn rotary_attention_matches_norm_rope_then_attention() {
+    let gpu = test_gpu();
+    let seed = fresh_seed();
+    let cases = [
+        (Shape::new(2, 75, 3, 40), 20, true),
+        (Shape::new(1, 130, 2, 128), 64, true),
+        (Shape::new(3, 41, 2, 64), 64, false),
+        (Shape::new(2, 111, 3, 80), 40, true),
+        (Shape::new(1, 33, 1, 24), 24, true),
+    ];
+    for (i, &(shape, rot, with_norm)) in cases.iter().enumerate() {
+        let case_seed = seed + i as u64;
+        let mut rng = Rng::new(case_seed);
+        let inputs = inputs(shape, &[Keys::Prefix, Keys::Scattered, Keys::All], &mut rng);
+        let Shape { seqs, seq_len, heads, head_dim } = shape;
+        let params: Vec<Vec<f32>> = [1.0, 0.5, 1.0, 0.5].iter().map(|&scale| rng.f32s(head_dim, scale)).collect();
+        let params64: Vec<Vec<f64>> = params.iter().map(|p| f32_to_f64(p)).collect();
+        let norm64 = with_norm.then(|| (&params64[0][..], &params64[1][..], &params64[2][..], &params64[3][..]));
+        let mut rotated = f32_to_f64(&inputs.qkv);
+        reference::qk_norm_rope(&mut rotated, norm64, shape.rows(), seq_len, heads, head_dim, rot, 10_000.0);
+        let want = reference::attention(&rotated, &inputs.key_valid, seqs, seq_len, heads, head_dim);
+
+        let table = RopeTable::new(gpu, seq_len + 5, rot, 10_000.0).unwrap();
+        let norm_buffers: Vec<_> = params.iter().map(|p| gpu.upload_f32("norm", p).unwrap()).collect();
+        let norm = QkNorm {
+            q_weight: &norm_buffers[0],
+            q_bias: &norm_buffers[1],
+            k_weight: &norm_buffers[2],
+            k_bias: &norm_buffers[3],
+        };
+        let prologue = QkPrologue { rope: &table, norm: with_norm.then_some(&norm) };
+        let valid: Vec<u32> = inputs.key_valid.iter().map(|&v| v as u32).collect();
+        let key_valid = gpu.upload_u32("key_valid", &valid).unwrap();
+        let dims = (seqs, seq_len, heads, head_dim);
+        let tensor_cores = available(gpu, head_dim);
+        for on_tensor_cores in [false, true].into_iter().filter(|&tc| !tc || tensor_cores) {
+            let qkv = gpu.upload_f32("qkv", &inputs.qkv).unwrap();
+            let out = poisoned(gpu, "out", shape.rows() * shape.width());
+            let mut rec = Recorder::new(gpu);
+            if on_tensor_cores {
+                let splits = (None, KeySplits::Auto);
+                attention_coop(&mut rec, [&qkv, &key_valid, &out], dims, Some(&prologue), splits).unwrap();
+            } else {
+                rotary_attention(&mut rec, [&qkv, &key_valid, &out], &prologue, dims, Precision::F32).unwrap();
+            }
+            rec.submit().unwrap();
+            let what = format!("{shape:?} rot={rot} norm={with_norm} tensor cores={on_tensor_cores} seed={case_seed}");
+            assert_close(&what, &gpu.read_f32(&out).unwrap(), &want, TOLERANCE);
+            if on_tensor_cores {
+                let kept = gpu.read_f32(&qkv).unwrap();
+                assert!(kept.iter().zip(&inputs.qkv).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}: qkv written");
+            }
+        }
+    }
 }

@@ -4,7 +4,10 @@
 
 use audio_kernels::gemm::{TILE_CANDIDATES, gemm_partials, tensor_cores_available};
 use audio_kernels::reference;
-use audio_kernels::{Activation, Epilogue, MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Weight, gemm};
+use audio_kernels::{
+    Activation, Epilogue, LAYER_NORM_EPS, MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Weight, gemm,
+    gemm_scaled, layer_norm,
+};
 use gpu_core::{Gpu, GpuError, GpuOptions, Recorder};
 use nemotron_testkit::{
     Rng, assert_close_to_scale, bf16_to_f64, f32_to_f64, fresh_seed, frobenius, poisoned, test_gpu, test_matmul,
@@ -277,4 +280,30 @@ fn mismatched_weight_shape_is_an_error() {
     let (x, y) = (gpu.zeros("x", 8).unwrap(), gpu.zeros("y", 8).unwrap());
     let err = gemm(&mut Recorder::new(gpu), &x, &w, &y, 2, 4, 3, &Epilogue::default()).unwrap_err();
     assert!(err.to_string().contains("is [3, 4], the product needs [4, 3]"), "{err}");
+}
+
+/// A product of a LayerNorm's output given the row scales the norm wrote gives the bits of the product that computes
+/// them itself (on the f32 path, which does not read them, trivially the same).
+#[test]
+fn a_product_given_its_layer_norms_row_scales_gives_the_same_bits() {
+    let gpu = test_gpu();
+    let seed = fresh_seed();
+    for (i, &(n, m, k)) in [(1, 7, 3), (65, 136, 257), (200, 256, 1280)].iter().enumerate() {
+        let mut rng = Rng::new(seed + i as u64);
+        let x: Vec<f32> = rng.f32s(n * k, 1.0).iter().enumerate().map(|(e, v)| v * (1 + e / k % 5) as f32).collect();
+        let [xb, gamma, beta] = [x, rng.f32s(k, 2.0), rng.f32s(k, 0.5)].map(|v| gpu.upload_f32("input", &v).unwrap());
+        let w = Weight::upload(gpu, "w", &rng.bf16s(m * k, 1.0 / (k as f64).sqrt()), m, k, &test_matmul()).unwrap();
+        let (a, scales) = (poisoned(gpu, "a", n * k), poisoned(gpu, "scales", 2 * n));
+        let (given, own) = (poisoned(gpu, "given", n * m), poisoned(gpu, "own", n * m));
+        let mut rec = Recorder::new(gpu);
+        layer_norm(&mut rec, &xb, &gamma, &beta, &a, n, k, LAYER_NORM_EPS, Some(&scales)).unwrap();
+        let epilogue = Epilogue { bias: None, activation: Activation::Gelu, accumulate: false };
+        gemm_scaled(&mut rec, (&a, Some(&scales)), &w, &given, n, m, k, &epilogue).unwrap();
+        gemm(&mut rec, &a, &w, &own, n, m, k, &epilogue).unwrap();
+        rec.submit().unwrap();
+        let (given, own) = (gpu.read_f32(&given).unwrap(), gpu.read_f32(&own).unwrap());
+        let what = format!("n={n} m={m} k={k} ({}) seed={}", w.path(), seed + i as u64);
+        assert!(own.iter().all(|v| v.is_finite()), "{what}");
+        assert!(given.iter().zip(&own).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}: the bits differ");
+    }
 }

@@ -22,7 +22,7 @@ fn check(rows: usize, width: usize, offset: f64, seed: u64) {
     let bb = gpu.upload_f32("bias", &bias).unwrap();
     let yb = poisoned(gpu, "y", rows * width);
     let mut rec = Recorder::new(gpu);
-    layer_norm(&mut rec, &xb, &wb, &bb, &yb, rows, width, LAYER_NORM_EPS).unwrap();
+    layer_norm(&mut rec, &xb, &wb, &bb, &yb, rows, width, LAYER_NORM_EPS, None).unwrap();
     rec.submit().unwrap();
     let got = gpu.read_f32(&yb).unwrap();
     assert_close(&format!("layer_norm rows={rows} width={width} offset={offset} seed={seed}"), &got, &want, 1e-6);
@@ -63,7 +63,8 @@ fn check_residual(rows: usize, width: usize, slices: usize, offset: f64, seed: u
     let [xb, pb, ab, wb, bb] = [&x, &partials, &add_bias, &weight, &bias].map(|v| gpu.upload_f32("input", v).unwrap());
     let yb = poisoned(gpu, "y", rows * width);
     let mut rec = Recorder::new(gpu);
-    residual_layer_norm(&mut rec, (&pb, slices, &ab), &xb, &wb, &bb, &yb, rows, width, LAYER_NORM_EPS).unwrap();
+    let summed = (&pb, slices, &ab);
+    residual_layer_norm(&mut rec, summed, &xb, &wb, &bb, &yb, rows, width, LAYER_NORM_EPS, None).unwrap();
     rec.submit().unwrap();
     let what = format!("residual_layer_norm rows={rows} width={width} slices={slices} offset={offset} seed={seed}");
     let got_x = gpu.read_f32(&xb).unwrap();
@@ -95,6 +96,60 @@ fn rejects_short_buffers() {
     let x = gpu.zeros("x", 10).unwrap();
     let w = gpu.zeros("w", 5).unwrap();
     let mut rec = Recorder::new(gpu);
-    let err = layer_norm(&mut rec, &x, &w, &w, &x, 3, 5, LAYER_NORM_EPS).unwrap_err();
+    let err = layer_norm(&mut rec, &x, &w, &w, &x, 3, 5, LAYER_NORM_EPS, None).unwrap_err();
     assert!(err.to_string().contains("layer_norm input"), "{err}");
+}
+
+/// With row scales asked for, both entries write the same output bits and, per row, a power of two 2^r and its
+/// inverse that bring the row's largest magnitude into [2^14, 2^15) (1 for a row of zeros): what the tensor-core
+/// GEMM's own `row_scales` pass gives (tests/gemm.rs checks that the product's bits do not change).
+#[test]
+fn row_scales_written_with_the_output_bring_each_row_into_range() {
+    let gpu = test_gpu();
+    let seed = fresh_seed();
+    for (i, &(rows, width, slices)) in [(1, 1, 1), (5, 257, 2), (33, 1280, 3), (3, 3001, 1)].iter().enumerate() {
+        let mut rng = Rng::new(seed + i as u64);
+        // Rows of very different sizes; the last row constant, so with a zero bias its output is all zeros.
+        let mut x: Vec<f32> = rng.f32s(rows * width, 1.0);
+        for (r, row) in x.chunks_mut(width).enumerate() {
+            row.iter_mut().for_each(|v| *v *= 10f32.powi(r as i32 % 7 - 3));
+        }
+        x[(rows - 1) * width..].fill(0.25);
+        let weight: Vec<f32> = rng.f32s(width, 1.0).iter().map(|v| v * 10f32.powi(i as i32 - 2)).collect();
+        let bias = vec![0.0; width];
+        let partials = vec![0.0; slices * rows * width];
+        let [wb, bb, pb] = [&weight, &bias, &partials].map(|v| gpu.upload_f32("input", v).unwrap());
+        for residual in [false, true] {
+            let run = |scales: Option<&gpu_core::GpuBuffer>| {
+                let (xb, yb) = (gpu.upload_f32("x", &x).unwrap(), poisoned(gpu, "y", rows * width));
+                let mut rec = Recorder::new(gpu);
+                if residual {
+                    let terms = (&pb, slices, &bb);
+                    residual_layer_norm(&mut rec, terms, &xb, &wb, &bb, &yb, rows, width, LAYER_NORM_EPS, scales)
+                } else {
+                    layer_norm(&mut rec, &xb, &wb, &bb, &yb, rows, width, LAYER_NORM_EPS, scales)
+                }
+                .unwrap();
+                rec.submit().unwrap();
+                gpu.read_f32(&yb).unwrap()
+            };
+            let scales = poisoned(gpu, "scales", 2 * rows);
+            let (with, without) = (run(Some(&scales)), run(None));
+            let what = format!("rows={rows} width={width} residual={residual} seed={}", seed + i as u64);
+            assert!(with.iter().zip(&without).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}: outputs differ");
+            let scales = gpu.read_f32(&scales).unwrap();
+            for (r, row) in with.chunks(width).enumerate() {
+                let (scale, inverse) = (scales[2 * r], scales[2 * r + 1]);
+                let largest = row.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+                assert_eq!(scale * inverse, 1.0, "{what}: row {r}: {scale} and {inverse}");
+                assert_eq!(scale.to_bits() & 0x007f_ffff, 0, "{what}: row {r}: {scale} is no power of two");
+                if largest == 0.0 {
+                    assert_eq!(scale, 1.0, "{what}: row {r} of zeros");
+                } else {
+                    let scaled = largest as f64 * scale as f64;
+                    assert!((16384.0..32768.0).contains(&scaled), "{what}: row {r}: {largest} × {scale}");
+                }
+            }
+        }
+    }
 }

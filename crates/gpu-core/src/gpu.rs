@@ -218,7 +218,7 @@ impl Gpu {
     }
 
     /// Waits for `submission` (all submitted work when `None`).
-    fn wait_for(&self, submission: Option<wgpu::SubmissionIndex>) -> Result<()> {
+    pub(crate) fn wait_for(&self, submission: Option<wgpu::SubmissionIndex>) -> Result<()> {
         let timeout = std::time::Duration::from_secs(600);
         let poll =
             self.inner.device.poll(wgpu::PollType::Wait { submission_index: submission, timeout: Some(timeout) });

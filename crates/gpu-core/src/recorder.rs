@@ -1,7 +1,9 @@
 //! Records a sequence of kernel launches and copies and submits them as one command buffer:
-//! one compute pass, one parameter upload, one submit. Optionally timed on the GPU: one span over
-//! the whole submission, or each dispatch in its own pass with timestamps at both ends.
+//! one compute pass, one parameter upload, one submit (or, for long work that shares the queue, a
+//! few such parts). Optionally timed on the GPU: one span over the whole submission, or each
+//! dispatch in its own pass with timestamps at both ends.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::buffer::GpuBuffer;
@@ -38,12 +40,21 @@ pub struct Recorder<'g> {
     /// The bound buffers, alive until the submission: dropping a buffer's last handle destroys it,
     /// and a destroyed buffer in a recorded bind group fails the submit.
     retained: Vec<GpuBuffer>,
+    /// Parts submitted by [`Recorder::submit_part`] that may still be queued or running, oldest first.
+    parts: VecDeque<wgpu::SubmissionIndex>,
 }
 
 impl<'g> Recorder<'g> {
     /// An empty batch on `gpu`.
     pub fn new(gpu: &'g Gpu) -> Self {
-        Self { gpu, ops: Vec::new(), params: Vec::new(), timing: Timing::Off, retained: Vec::new() }
+        Self {
+            gpu,
+            ops: Vec::new(),
+            params: Vec::new(),
+            timing: Timing::Off,
+            retained: Vec::new(),
+            parts: VecDeque::new(),
+        }
     }
 
     /// Times the submission on the GPU (ignored, with a warning, when the device has no
@@ -159,15 +170,36 @@ impl<'g> Recorder<'g> {
     }
 
     /// Submits everything recorded, without waiting.
-    pub fn submit(self) -> Result<()> {
+    pub fn submit(mut self) -> Result<()> {
         self.encode_and_submit().map(|_| ())
+    }
+
+    /// Submits what is recorded so far as one part and goes on recording into a fresh command buffer, after
+    /// waiting for this recorder's previous part: at most two parts are queued or running at a time. The queue runs
+    /// submissions in order, so work another thread submits meanwhile (the Sortformer's steps beside the ASR
+    /// encoder) waits for about two parts instead of the whole batch, while this thread keeps the GPU fed. A timed
+    /// recorder keeps everything for its one submission (its times cover one command buffer): there this does
+    /// nothing. Every part is recorded whole before it is submitted, so a kernel pair that shares a
+    /// [`Gpu::scratch`] buffer stays safe as long as it is not split between parts.
+    pub fn submit_part(&mut self) -> Result<()> {
+        if self.timing != Timing::Off || self.ops.is_empty() {
+            return Ok(());
+        }
+        if let (_, Some(index)) = self.encode_and_submit()? {
+            self.parts.push_back(index);
+        }
+        while self.parts.len() > 1 {
+            let oldest = self.parts.pop_front();
+            self.gpu.wait_for(oldest)?;
+        }
+        Ok(())
     }
 
     /// Submits, waits, and returns the GPU times asked for by [`Recorder::with_timing`] (empty
     /// when timing is off): one entry `submission` for a span, one per dispatch otherwise.
-    pub fn submit_profiled(self) -> Result<Profile> {
+    pub fn submit_profiled(mut self) -> Result<Profile> {
         let gpu = self.gpu;
-        match self.encode_and_submit()? {
+        match self.encode_and_submit()?.0 {
             Some(pending) => pending.read(gpu),
             None => {
                 gpu.wait()?;
@@ -176,24 +208,30 @@ impl<'g> Recorder<'g> {
         }
     }
 
-    fn encode_and_submit(self) -> Result<Option<PendingProfile>> {
+    /// Encodes and submits what is recorded (leaving the recorder empty); returns the pending profile, if timed, and
+    /// the submission (none when nothing was recorded).
+    fn encode_and_submit(&mut self) -> Result<(Option<PendingProfile>, Option<wgpu::SubmissionIndex>)> {
         let gpu = self.gpu;
         if self.ops.is_empty() {
-            return Ok(None);
+            return Ok((None, None));
         }
+        let ops = std::mem::take(&mut self.ops);
+        let params = std::mem::take(&mut self.params);
+        // Alive until the submission has taken its references.
+        let _retained = std::mem::take(&mut self.retained);
         let device = &gpu.inner.device;
-        let arena = gpu.take_arena(self.params.len() as u64)?;
-        gpu.inner.queue.write_buffer(&arena.buffer, 0, &self.params);
+        let arena = gpu.take_arena(params.len() as u64)?;
+        gpu.inner.queue.write_buffer(&arena.buffer, 0, &params);
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("recorder") });
         let dispatches: Vec<usize> =
-            self.ops.iter().enumerate().filter(|(_, op)| matches!(op, Op::Dispatch { .. })).map(|(i, _)| i).collect();
+            ops.iter().enumerate().filter(|(_, op)| matches!(op, Op::Dispatch { .. })).map(|(i, _)| i).collect();
         let labels: Vec<String> = match self.timing {
             Timing::Off => Vec::new(),
             Timing::Span => vec!["submission".to_string()],
             Timing::PerDispatch => dispatches
                 .iter()
-                .filter_map(|&i| match &self.ops[i] {
+                .filter_map(|&i| match &ops[i] {
                     Op::Dispatch { kernel, .. } => Some(kernel.label.clone()),
                     Op::Copy { .. } => None,
                 })
@@ -202,12 +240,12 @@ impl<'g> Recorder<'g> {
         let mut pending = (!labels.is_empty()).then(|| PendingProfile::new(gpu, labels));
         // The op that opens the final run of dispatches (the pass that must end the span).
         let last_run = dispatches.last().map(|&last| {
-            let copy_before = self.ops[..last].iter().rposition(|op| matches!(op, Op::Copy { .. }));
+            let copy_before = ops[..last].iter().rposition(|op| matches!(op, Op::Copy { .. }));
             copy_before.map_or(0, |c| c + 1)
         });
         let mut pass: Option<wgpu::ComputePass<'static>> = None;
         let mut dispatch_index = 0u32;
-        for (i, op) in self.ops.iter().enumerate() {
+        for (i, op) in ops.iter().enumerate() {
             match op {
                 Op::Dispatch { kernel, group, offset, workgroups } => {
                     let writes = match (&pending, self.timing) {
@@ -244,12 +282,12 @@ impl<'g> Recorder<'g> {
         if let Some(profile) = pending.as_mut() {
             profile.resolve(&mut encoder);
         }
-        gpu.inner.queue.submit([encoder.finish()]);
+        let index = gpu.inner.queue.submit([encoder.finish()]);
         gpu.inner.arenas.put(arena);
         if let Some(error) = pollster::block_on(scope.pop()) {
             return Err(gpu.lost_or(GpuError::Validation(error.to_string())));
         }
         gpu.check_faults()?;
-        Ok(pending)
+        Ok((pending, Some(index)))
     }
 }

@@ -300,3 +300,52 @@ fn buffers_dropped_after_recording_stay_alive_until_the_submit() {
     rec.submit().unwrap();
     assert_eq!(gpu.read_f32(&y).unwrap(), vec![3.0, 6.0, 9.0, 12.0]);
 }
+
+#[test]
+fn work_submitted_in_parts_runs_in_order_beside_another_threads_work() {
+    let gpu = gpu();
+    let kernel = gpu.kernel(&spec(&[])).unwrap();
+    let n: usize = 4099;
+    let step = |rec: &mut Recorder<'_>, from: &gpu_core::GpuBuffer, to: &gpu_core::GpuBuffer, i: usize| {
+        let params = Params { n: n as u32, scale: 1.0, offset: i as f32 };
+        rec.dispatch(&kernel, &[from, to], &params, [n.div_ceil(64) as u32, 1, 1]).unwrap();
+    };
+    std::thread::scope(|s| {
+        // A chain of dependent dispatches, cut into parts after every third, while another thread submits its own.
+        let chained = s.spawn(|| {
+            let (a, b) = (gpu.zeros("a", n).unwrap(), gpu.upload_f32("b", &vec![f32::NAN; n]).unwrap());
+            let mut rec = Recorder::new(gpu);
+            for i in 0..40 {
+                let (from, to) = if i % 2 == 0 { (&a, &b) } else { (&b, &a) };
+                step(&mut rec, from, to, i);
+                if i % 3 == 2 {
+                    rec.submit_part().unwrap();
+                }
+            }
+            // Dropped buffers of submitted parts stay alive until their work is done.
+            drop(b);
+            rec.submit().unwrap();
+            gpu.read_f32(&a).unwrap()
+        });
+        for t in 0..20 {
+            let values: Vec<f32> = (0..n).map(|j| (t + j) as f32).collect();
+            let (x, y) = (gpu.upload_f32("x", &values).unwrap(), gpu.zeros("y", n).unwrap());
+            let mut rec = Recorder::new(gpu);
+            step(&mut rec, &x, &y, 1);
+            rec.submit().unwrap();
+            assert_eq!(gpu.read_f32(&y).unwrap(), values.iter().map(|v| v + 1.0).collect::<Vec<_>>());
+        }
+        // 0 + 1 + … + 39 added one step at a time: exact in f32.
+        let expected = (0..40).sum::<usize>() as f32;
+        assert!(chained.join().unwrap().iter().all(|&v| v == expected));
+    });
+    // A timed recorder keeps its work for one submission (an untimed one, on a device without timestamps, submits).
+    let (x, y) = (gpu.upload_f32("x", &vec![1.0; n]).unwrap(), gpu.zeros("y", n).unwrap());
+    let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
+    step(&mut rec, &x, &y, 2);
+    rec.submit_part().unwrap();
+    let timed = gpu.has(gpu_core::wgpu::Features::TIMESTAMP_QUERY);
+    assert_eq!(rec.dispatches(), usize::from(timed));
+    rec.submit_profiled().unwrap();
+    assert!(gpu.read_f32(&y).unwrap().iter().all(|&v| v == 3.0));
+}

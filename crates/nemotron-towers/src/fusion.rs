@@ -141,6 +141,7 @@ impl Fusion {
                 rows,
                 d,
                 LAYER_NORM_EPS,
+                None,
             )?;
             speaker_fusion(&mut rec, &work.fused, &work.z, &self.table, rows, d, speakers)?;
             let projector = Epilogue { bias: w.projector.bias.as_ref(), ..Epilogue::default() };

@@ -15,7 +15,7 @@ use crate::config::DiarizationConfig;
 use crate::error::{Error, Result};
 use crate::names::ModelNames;
 use crate::speaker_cache::{SpeakerCache, StepLayout};
-use crate::tower::{InputKind, Sequence, Tower};
+use crate::tower::{InputKind, Sequence, Submission, Tower};
 use crate::weights::{self, Expectations, GpuStore, GpuWeights, HeadWeights, Linear};
 use crate::workspace::reuse_or_make;
 
@@ -139,7 +139,7 @@ impl Sortformer {
         let (d, sub, speakers) = (c.encoder.hidden, c.encoder.subsampling, c.speakers);
         let seq_len = batch.iter().map(|s| s.valid.len()).max().unwrap_or(0);
         let lengths: Vec<u32> = batch.iter().map(|s| s.valid.len() as u32).collect();
-        self.tower.run(kind, batch, |mut rec, encoded, projected, n| {
+        self.tower.run(kind, batch, Submission::Whole, |mut rec, encoded, projected, n| {
             let mut guard = self.workspace.lock().unwrap_or_else(|p| p.into_inner());
             let work = reuse_or_make(
                 &mut guard,

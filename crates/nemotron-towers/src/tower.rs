@@ -6,8 +6,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use audio_kernels::gemm::{auto_slices, gemm_partials};
 use audio_kernels::{
-    Activation, Epilogue, LAYER_NORM_EPS, QkNorm, RopeTable, Weight, attention, gemm, layer_norm, qk_norm_rope,
-    residual_layer_norm,
+    Activation, Epilogue, LAYER_NORM_EPS, QkNorm, QkPrologue, RopeTable, Weight, gemm, gemm_scaled, layer_norm,
+    residual_layer_norm, rotary_attention,
 };
 use audio_kernels::{MatmulOptions, MatmulPath, Precision};
 use gpu_core::{Gpu, GpuBuffer, GpuError, Profile, Recorder, Timing};
@@ -57,6 +57,8 @@ pub(crate) struct Workspace {
     pub(crate) h: GpuBuffer,
     /// Normalised activations; holds the tower output after [`Tower::record`].
     pub(crate) a: GpuBuffer,
+    /// The tensor-core row scales of `a` (`[rows]` pairs), written by the LayerNorms that write `a`.
+    a_scales: GpuBuffer,
     pub(crate) qkv: GpuBuffer,
     pub(crate) attended: GpuBuffer,
     pub(crate) inner: GpuBuffer,
@@ -72,6 +74,7 @@ impl Workspace {
             x: gpu.zeros("tower x", rows * d)?,
             h: gpu.zeros("tower h", rows * d)?,
             a: gpu.zeros("tower a", rows * d)?,
+            a_scales: gpu.zeros("tower a row scales", rows * 2)?,
             qkv: gpu.zeros("tower qkv", rows * 3 * d)?,
             attended: gpu.zeros("tower attended", rows * d)?,
             inner: gpu.zeros("tower mlp", rows * c.intermediate)?,
@@ -82,6 +85,23 @@ impl Workspace {
 
 /// Growth granularity of the workspace, so slowly growing calls do not reallocate every time.
 const ROW_QUANTUM: usize = 64;
+
+/// How a call's work goes to the queue.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Submission {
+    /// One command buffer: a step whose output is awaited at once, or a timed run.
+    Whole,
+    /// Parts of at least `flops` floating-point operations ([`PART_FLOPS`] but in tests), cut between layers'
+    /// halves ([`Recorder::submit_part`]), where no kernel pair shares scratch memory across the cut: the queue
+    /// runs submissions in order, and the module's Sortformer steps, submitted from another thread while the ASR
+    /// encoder runs a batch of chunks, then wait for a part or two instead of the whole batch.
+    Parts { flops: f64 },
+}
+
+/// Work of one part when a call is submitted in [`Submission::Parts`]: 1 to 2 ms on a large GPU, few enough parts
+/// that submitting them costs nothing measurable. An 8-chunk batch of the release ASR tower cuts at every half
+/// layer (80 and 125 GFLOP), a single chunk every second layer.
+const PART_FLOPS: f64 = 40e9;
 
 /// An encoder tower on the GPU.
 pub struct Tower {
@@ -187,7 +207,7 @@ impl Tower {
                 });
             }
         }
-        self.run(kind, batch, |rec, out, _, _| {
+        self.run(kind, batch, Submission::Parts { flops: PART_FLOPS }, |rec, out, _, _| {
             rec.submit()?;
             let ranges: Vec<(&GpuBuffer, usize)> =
                 targets.iter().enumerate().map(|(i, (first, _))| (out, (i * seq_len + first) * d)).collect();
@@ -198,17 +218,19 @@ impl Tower {
 
     /// Runs the batch with GPU `timing` and returns the times instead of the output (benchmarks).
     pub fn timed(&self, kind: InputKind<'_>, batch: &[Sequence<'_>], timing: Timing) -> Result<Profile> {
-        self.run(kind, batch, |rec, _, _, _| Ok(rec.with_timing(timing).submit_profiled()?))
+        self.run(kind, batch, Submission::Whole, |rec, _, _, _| Ok(rec.with_timing(timing).submit_profiled()?))
     }
 
     /// Uploads the batch, records the tower, and hands the recorder, the `[rows, d]` output buffer,
     /// the `[rows, d]` projected input rows and the row count to `finish`, which records any further
-    /// work, submits and reads back. The workspace stays locked until `finish` returns, so concurrent
-    /// calls cannot overwrite the output before it is read.
+    /// work, submits and reads back (in [`Submission::Parts`], the parts before the last are submitted by then).
+    /// The workspace stays locked until `finish` returns, so concurrent calls cannot overwrite the output before it
+    /// is read.
     pub(crate) fn run<T>(
         &self,
         kind: InputKind<'_>,
         batch: &[Sequence<'_>],
+        submission: Submission,
         finish: impl FnOnce(Recorder<'_>, &GpuBuffer, &GpuBuffer, usize) -> Result<T>,
     ) -> Result<T> {
         let seq_len = batch.iter().map(|s| s.valid.len()).max().unwrap_or(0);
@@ -222,7 +244,7 @@ impl Tower {
             if let InputKind::EmbeddedThenFeatures { embedded } = kind {
                 self.record_step_projection(&mut rec, work, embedded, batch, seq_len)?;
             }
-            self.record(&mut rec, work, rope, kind, batch.len(), seq_len)?;
+            self.record(&mut rec, work, rope, kind, (batch.len(), seq_len), submission)?;
         }
         finish(rec, &work.a, &work.x, rows)
     }
@@ -249,7 +271,7 @@ impl Tower {
         if rows > 0 {
             self.gpu.write_u32(&work.mask, 0, &valid.iter().map(|&v| v as u32).collect::<Vec<_>>())?;
             stage(&mut rec, &work.x)?;
-            self.record(&mut rec, work, rope, InputKind::Embeddings, seqs, seq_len)?;
+            self.record(&mut rec, work, rope, InputKind::Embeddings, (seqs, seq_len), Submission::Whole)?;
         }
         finish(rec, &work.a, rows)
     }
@@ -415,16 +437,16 @@ impl Tower {
         Ok(())
     }
 
-    /// Records the whole tower over `batch · seq_len` rows already in the workspace; returns the
-    /// buffer holding the `[rows, d]` output.
+    /// Records the whole tower over `batch · seq_len` rows already in the workspace (submitting parts of it as
+    /// `submission` says); returns the buffer holding the `[rows, d]` output.
     pub(crate) fn record<'w>(
         &self,
         rec: &mut Recorder<'_>,
         work: &'w Workspace,
         rope: &RopeTable,
         kind: InputKind<'_>,
-        batch: usize,
-        seq_len: usize,
+        (batch, seq_len): (usize, usize),
+        submission: Submission,
     ) -> Result<&'w GpuBuffer> {
         let c = &self.config;
         let (d, rows) = (c.hidden, batch * seq_len);
@@ -437,48 +459,77 @@ impl Tower {
             // A step's chunks were projected into `x` by `Tower::record_step_projection`.
             InputKind::EmbeddedThenFeatures { .. } | InputKind::Embeddings => {}
         }
-        norm(rec, &w.embed_norm, &work.x, &work.h, rows, d)?;
+        norm(rec, &w.embed_norm, (&work.x, &work.h, None), rows, d)?;
         // Pre-norm blocks: h is the residual stream, a the normalised input of the next product. The two residual
         // products (out-projection and fc2) are narrow (d columns), so they run as partial products split along k
         // (enough workgroups to fill the GPU) that the next LayerNorm adds to h, in order, before normalising.
         let Some(first) = w.layers.first() else {
-            norm(rec, &w.final_norm, &work.h, &work.a, rows, d)?;
+            norm(rec, &w.final_norm, (&work.h, &work.a, None), rows, d)?;
             return Ok(&work.a);
         };
-        norm(rec, &first.norm1, &work.h, &work.a, rows, d)?;
+        // The LayerNorms that write `a` write its row scales too where the product that reads `a` runs on tensor
+        // cores, so that product skips its own pass over the rows.
+        let scales = |w: &Weight| matches!(w.path(), MatmulPath::TensorCores(_)).then_some(&work.a_scales);
+        norm(rec, &first.norm1, (&work.h, &work.a, scales(&first.qkv)), rows, d)?;
+        // Multiply-adds since the last part was submitted, counted at each cut.
+        let (attention_flops, mlp_flops) = self.half_layer_flops(batch, seq_len);
+        let mut pending = 0.0;
+        let mut cut = |rec: &mut Recorder<'_>, flops: f64| -> Result<()> {
+            pending += flops;
+            if matches!(submission, Submission::Parts { flops } if pending >= flops) {
+                rec.submit_part()?;
+                pending = 0.0;
+            }
+            Ok(())
+        };
         for (l, layer) in w.layers.iter().enumerate() {
-            gemm(rec, &work.a, &layer.qkv, &work.qkv, rows, 3 * d, d, &Epilogue::default())?;
+            let a = (&work.a, scales(&layer.qkv));
+            gemm_scaled(rec, a, &layer.qkv, &work.qkv, rows, 3 * d, d, &Epilogue::default())?;
             let qk = layer.qk_norm.as_ref().map(|(q, k)| QkNorm {
                 q_weight: &q.weight,
                 q_bias: &q.bias,
                 k_weight: &k.weight,
                 k_bias: &k.bias,
             });
-            qk_norm_rope(rec, &work.qkv, rope, qk.as_ref(), rows, seq_len, c.heads, c.head_dim)?;
+            let prologue = QkPrologue { rope, norm: qk.as_ref() };
             // Attention takes the tensor cores where the products do.
             let precision = match layer.qkv.path() {
                 MatmulPath::F32 => Precision::F32,
                 MatmulPath::TensorCores(_) => Precision::Auto,
             };
-            let (heads, head_dim) = (c.heads, c.head_dim);
-            attention(rec, &work.qkv, &work.mask, &work.attended, batch, seq_len, heads, head_dim, precision)?;
-            self.residual(rec, &work.attended, &layer.out, (&work.h, &layer.norm2, &work.a), rows)?;
+            let buffers = [&work.qkv, &work.mask, &work.attended];
+            rotary_attention(rec, buffers, &prologue, (batch, seq_len, c.heads, c.head_dim), precision)?;
+            let normalized = (&work.a, scales(&layer.fc1.weight));
+            self.residual(rec, &work.attended, &layer.out, (&work.h, &layer.norm2, normalized), rows)?;
+            cut(rec, attention_flops)?;
             let gelu = Epilogue { bias: layer.fc1.bias.as_ref(), activation: Activation::Gelu, accumulate: false };
-            gemm(rec, &work.a, &layer.fc1.weight, &work.inner, rows, c.intermediate, d, &gelu)?;
-            let next_norm = w.layers.get(l + 1).map_or(&w.final_norm, |next| &next.norm1);
-            self.residual(rec, &work.inner, &layer.fc2, (&work.h, next_norm, &work.a), rows)?;
+            gemm_scaled(rec, normalized, &layer.fc1.weight, &work.inner, rows, c.intermediate, d, &gelu)?;
+            let next = w.layers.get(l + 1);
+            let next_norm = next.map_or(&w.final_norm, |next| &next.norm1);
+            let normalized = (&work.a, next.and_then(|next| scales(&next.qkv)));
+            self.residual(rec, &work.inner, &layer.fc2, (&work.h, next_norm, normalized), rows)?;
+            cut(rec, mlp_flops)?;
         }
         Ok(&work.a)
     }
 
-    /// `h += input · Wᵀ + bias`, then `a = LayerNorm(h)`: the product split along k into partial products that the
-    /// norm kernel adds to h in order.
+    /// Floating-point operations of a layer's attention half (q/k/v, scores, probabilities × v, out-projection) and
+    /// of its MLP half over `batch` sequences of `seq_len` rows.
+    fn half_layer_flops(&self, batch: usize, seq_len: usize) -> (f64, f64) {
+        let c = &self.config;
+        let (rows, d, inner) = ((batch * seq_len) as f64, c.hidden as f64, c.intermediate as f64);
+        let attention = 2.0 * rows * d * (4.0 * d) + 4.0 * rows * seq_len as f64 * d;
+        (attention, 4.0 * rows * d * inner)
+    }
+
+    /// `h += input · Wᵀ + bias`, then `a = LayerNorm(h)` (and its row scales, where asked): the product split along
+    /// k into partial products that the norm kernel adds to h in order.
     fn residual(
         &self,
         rec: &mut Recorder<'_>,
         input: &GpuBuffer,
         linear: &Linear<Weight, GpuBuffer>,
-        (h, norm, a): (&GpuBuffer, &Norm<GpuBuffer>, &GpuBuffer),
+        (h, norm, (a, scales)): (&GpuBuffer, &Norm<GpuBuffer>, (&GpuBuffer, Option<&GpuBuffer>)),
         rows: usize,
     ) -> Result<()> {
         let (d, k) = (linear.weight.rows, linear.weight.cols);
@@ -486,18 +537,69 @@ impl Tower {
         let partials = self.gpu.scratch("tower partial products", slices * rows * d)?;
         let slices = gemm_partials(rec, input, &linear.weight, &partials, rows, d, k, slices)?;
         let bias = linear.bias.as_ref().unwrap_or(&self.zero_bias);
-        residual_layer_norm(rec, (&partials, slices, bias), h, &norm.weight, &norm.bias, a, rows, d, LAYER_NORM_EPS)?;
+        let (weight, norm_bias) = (&norm.weight, &norm.bias);
+        residual_layer_norm(rec, (&partials, slices, bias), h, weight, norm_bias, a, rows, d, LAYER_NORM_EPS, scales)?;
         Ok(())
     }
 }
 
+/// `y = LayerNorm(x)`, and the row scales of `y` where given.
 fn norm(
     rec: &mut Recorder<'_>,
     n: &Norm<GpuBuffer>,
-    x: &GpuBuffer,
-    y: &GpuBuffer,
+    (x, y, scales): (&GpuBuffer, &GpuBuffer, Option<&GpuBuffer>),
     rows: usize,
     width: usize,
 ) -> Result<()> {
-    Ok(layer_norm(rec, x, &n.weight, &n.bias, y, rows, width, LAYER_NORM_EPS)?)
+    Ok(layer_norm(rec, x, &n.weight, &n.bias, y, rows, width, LAYER_NORM_EPS, scales)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use audio_kernels::random::Rng;
+
+    use super::*;
+    use crate::weights::RandomStore;
+
+    /// A call cut into parts runs the same kernels in the same order: the bits of one submission, whether it cuts
+    /// at every half layer, at some, or never.
+    #[test]
+    fn a_call_in_parts_gives_the_bits_of_one_submission() {
+        let gpu = Gpu::with_options(&crate::environment::gpu_options()).expect("GPU tests need an adapter");
+        let matmul = MatmulOptions::from_env().expect("matmul options");
+        let config = EncoderConfig {
+            hidden: 96,
+            intermediate: 200,
+            heads: 3,
+            head_dim: 32,
+            layers: 5,
+            rotary_dims: 16,
+            rope_theta: 10_000.0,
+            qk_norm: true,
+            mel_bins: 16,
+            subsampling: 2,
+        };
+        let names = ModelNames::nemo();
+        let mut store = RandomStore { gpu: &gpu, rng: Rng::new(7), matmul: &matmul };
+        let tower = Tower::build(&mut store, names.asr.as_ref().expect("ASR names"), &config).unwrap();
+        let mut rng = Rng::new(11);
+        let rows: Vec<Vec<f32>> = [37, 50].iter().map(|&n| rng.f32s(n * config.stacked_features(), 1.0)).collect();
+        let valid: Vec<Vec<bool>> = [37, 50].iter().map(|&n| (0..n).map(|i| i < n - 3).collect()).collect();
+        let batch: Vec<Sequence<'_>> = rows.iter().zip(&valid).map(|(r, v)| Sequence { rows: r, valid: v }).collect();
+        let run = |submission| {
+            tower
+                .run(InputKind::Features, &batch, submission, |rec, out, _, n| {
+                    rec.submit()?;
+                    Ok(tower.gpu.read_f32_range(out, 0, n * config.hidden)?)
+                })
+                .unwrap()
+        };
+        let whole = run(Submission::Whole);
+        let (attention, mlp) = tower.half_layer_flops(batch.len(), 50);
+        for flops in [1.0, attention + mlp, 3.0 * (attention + mlp), PART_FLOPS] {
+            let parts = run(Submission::Parts { flops });
+            assert!(whole.iter().zip(&parts).all(|(a, b)| a.to_bits() == b.to_bits()), "parts of {flops} flops");
+        }
+        assert!(whole.iter().all(|v| v.is_finite()));
+    }
 }

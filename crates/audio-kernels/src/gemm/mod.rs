@@ -45,6 +45,37 @@ pub fn gemm(
     k: usize,
     epilogue: &Epilogue<'_>,
 ) -> Result<()> {
+    record(rec, (x, None), w, y, (n, m, k), epilogue)
+}
+
+/// [`gemm`] of an X whose tensor-core row scales, where given, are already in `scales` (`[n]` pairs 2^r, 2^-r,
+/// written with X by [`crate::layer_norm`] or [`crate::residual_layer_norm`]): the product skips its own pass over
+/// X's rows and gives the same bits. The f32 path does not read them.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_scaled(
+    rec: &mut Recorder<'_>,
+    (x, scales): (&GpuBuffer, Option<&GpuBuffer>),
+    w: &Weight,
+    y: &GpuBuffer,
+    n: usize,
+    m: usize,
+    k: usize,
+    epilogue: &Epilogue<'_>,
+) -> Result<()> {
+    if let Some(scales) = scales {
+        require(scales, 2 * n, "gemm row scales")?;
+    }
+    record(rec, (x, scales), w, y, (n, m, k), epilogue)
+}
+
+fn record(
+    rec: &mut Recorder<'_>,
+    (x, scales): (&GpuBuffer, Option<&GpuBuffer>),
+    w: &Weight,
+    y: &GpuBuffer,
+    (n, m, k): (usize, usize, usize),
+    epilogue: &Epilogue<'_>,
+) -> Result<()> {
     check(x, w, y, (n, m, k), 1)?;
     if let Some(bias) = epilogue.bias {
         require(bias, m, "gemm bias")?;
@@ -56,7 +87,7 @@ pub fn gemm(
         Storage::Bf16 => register_tiled::record(rec, x, &w.buffer, y, (n, m, k), epilogue),
         Storage::F16Image { exponent, kernel } => {
             let weight = tensor_core::F16Weight { buffer: &w.buffer, exponent, kernel };
-            tensor_core::record(rec, x, &weight, y, (n, m, k), epilogue)
+            tensor_core::record(rec, (x, scales), &weight, y, (n, m, k), epilogue)
         }
     }
 }

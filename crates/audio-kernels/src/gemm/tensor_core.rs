@@ -194,16 +194,16 @@ pub(super) struct F16Weight<'a> {
     pub kernel: TensorCoreKernel,
 }
 
-/// Records the row scales of X and the product. Sizes were checked by [`super::gemm`].
+/// Records the row scales of X (unless given) and the product. Sizes were checked by [`super::gemm`].
 pub(super) fn record(
     rec: &mut Recorder<'_>,
-    x: &GpuBuffer,
+    (x, scales): (&GpuBuffer, Option<&GpuBuffer>),
     w: &F16Weight<'_>,
     y: &GpuBuffer,
     (n, m, k): (usize, usize, usize),
     epilogue: &Epilogue<'_>,
 ) -> Result<()> {
-    launch(rec, x, w, y, (n, m, k), (epilogue, false), 1)
+    launch(rec, (x, scales), w, y, (n, m, k), (epilogue, false), 1)
 }
 
 /// Records the product split into `splits` slices of k, each slice's raw product (no bias, activation or
@@ -216,12 +216,13 @@ pub(super) fn record_partials(
     (n, m, k): (usize, usize, usize),
     splits: usize,
 ) -> Result<()> {
-    launch(rec, x, w, partials, (n, m, k), (&Epilogue::default(), true), splits)
+    launch(rec, (x, None), w, partials, (n, m, k), (&Epilogue::default(), true), splits)
 }
 
+/// Runs `row_scales` first unless `scales` holds X's row scales already (written by the LayerNorm that wrote X).
 fn launch(
     rec: &mut Recorder<'_>,
-    x: &GpuBuffer,
+    (x, given_scales): (&GpuBuffer, Option<&GpuBuffer>),
     w: &F16Weight<'_>,
     y: &GpuBuffer,
     (n, m, k): (usize, usize, usize),
@@ -239,12 +240,17 @@ fn launch(
     let k_split = k.div_ceil(splits.max(1)).next_multiple_of(stage_k);
     let params =
         Params { n: n as u32, m: m as u32, k: k as u32, k_split: k_split as u32, w_unscale: 2f32.powi(-w.exponent) };
-    let scales = gpu.scratch("gemm row scales", 2 * n)?;
-    let bias = epilogue.bias.unwrap_or(x);
-    let buffers = [x, w.buffer, bias, y, &scales];
     let shader = shader(tiling.matrices);
-    let row_scales = gpu.kernel(&spec(shader, "row_scales", &[]))?;
-    rec.dispatch(&row_scales, &buffers, &params, grid(rec, n))?;
+    let bias = epilogue.bias.unwrap_or(x);
+    let scales = match given_scales {
+        Some(scales) => scales.clone(),
+        None => gpu.scratch("gemm row scales", 2 * n)?,
+    };
+    let buffers = [x, w.buffer, bias, y, &scales];
+    if given_scales.is_none() {
+        let row_scales = gpu.kernel(&spec(shader, "row_scales", &[]))?;
+        rec.dispatch(&row_scales, &buffers, &params, grid(rec, n))?;
+    }
     let constants = tiling.constants(EpilogueKind::of(epilogue), partials);
     let pipeline = rec.gpu().kernel(&spec(shader, "gemm_coop", &constants))?;
     let workgroups = [m.div_ceil(tiling.cols()) as u32, n.div_ceil(tiling.rows()) as u32, splits.max(1) as u32];
