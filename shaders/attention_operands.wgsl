@@ -2,7 +2,8 @@
 // power of two and split into two f16 halves, in planes the attention loads its cooperative matrices from.
 //
 // Input: `qkv` f32 [seqs·seq_len, 3·d] as attention.wgsl reads it (q, k, v column blocks; head h at columns
-// [h·head_dim, (h+1)·head_dim) of each).
+// [h·head_dim, (h+1)·head_dim) of each), or the q/k/v product in `slices` partial products of k one after another
+// ([slices, seqs·seq_len, 3·d]), added here in order.
 // Output, per slot = (sequence·heads + head)·3 + which (which: 0 q, 1 k, 2 v):
 //   planes (f16): hi at [(slot·2)·padded_len + row]·D + dim, lo one plane (padded_len·D values) further;
 //   unscales (f32): [slot·padded_len + row] = 2^-e,
@@ -35,6 +36,9 @@ struct Params {
     // NORM_ROPE: rotated dims per head and the LayerNorm's epsilon.
     rot: u32,
     eps: f32,
+    // Partial products in qkv, and the words of each (seqs·seq_len·3·d).
+    slices: u32,
+    slice_words: u32,
 }
 
 @group(0) @binding(0) var<storage, read> qkv: array<f32>;
@@ -137,6 +141,12 @@ fn attention_operands(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
                 q[c] = qkv[start + dim];
                 k[c] = qkv[start + width + dim];
                 v[c] = qkv[start + 2u * width + dim];
+                for (var s = 1u; s < p.slices; s++) {
+                    let at = s * p.slice_words + start + dim;
+                    q[c] += qkv[at];
+                    k[c] += qkv[at + width];
+                    v[c] += qkv[at + 2u * width];
+                }
             }
         }
         if NORM_ROPE {

@@ -168,7 +168,7 @@ pub fn attention(
 ) -> Result<()> {
     let buffers = [qkv, key_valid, out];
     let shape = (seqs, seq_len, heads, head_dim);
-    if precision == Precision::Auto && attention_coop::chosen(rec.gpu(), shape) {
+    if rotary_attention_on_tensor_cores(rec.gpu(), shape, precision) {
         return attention_coop(rec, buffers, shape, None, (None, KeySplits::Auto));
     }
     attention_split(rec, buffers, shape, KeySplits::Auto)
@@ -176,8 +176,9 @@ pub fn attention(
 
 /// [`qk_norm_rope`] then [`attention`], as the towers run them, over `qkv` as the q/k/v product wrote it: buffers
 /// `[qkv, key_valid, out]`, shape `(seqs, seq_len, heads, head_dim)` (every sequence's positions start at 0). Where
-/// the attention runs on tensor cores, its operand pass applies the norm and the rotation as it splits q and k, and
-/// qkv is left as it was; on the f32 kernel, `qk_norm_rope` rewrites q and k in place first.
+/// the attention runs on tensor cores ([`rotary_attention_on_tensor_cores`]), its operand pass adds the product's
+/// slices (`prologue.slices`), applies the norm and the rotation as it splits q, k and v, and qkv is left as it was;
+/// on the f32 kernel, `qk_norm_rope` rewrites q and k in place first, and qkv must hold one slice.
 pub fn rotary_attention(
     rec: &mut Recorder<'_>,
     [qkv, key_valid, out]: [&GpuBuffer; 3],
@@ -186,11 +187,27 @@ pub fn rotary_attention(
     precision: Precision,
 ) -> Result<()> {
     let shape = (seqs, seq_len, heads, head_dim);
-    if precision == Precision::Auto && attention_coop::chosen(rec.gpu(), shape) {
+    if rotary_attention_on_tensor_cores(rec.gpu(), shape, precision) {
         return attention_coop(rec, [qkv, key_valid, out], shape, Some(prologue), (None, KeySplits::Auto));
+    }
+    if prologue.slices > 1 {
+        return Err(GpuError::Validation(format!(
+            "the f32 attention reads q/k/v whole, not in {} slices",
+            prologue.slices
+        )));
     }
     qk_norm_rope(rec, qkv, prologue.rope, prologue.norm, seqs * seq_len, seq_len, heads, head_dim)?;
     attention_split(rec, [qkv, key_valid, out], shape, KeySplits::Auto)
+}
+
+/// Whether [`rotary_attention`] (and [`attention`]) take the tensor-core kernel for this shape and precision: then
+/// the q/k/v product may come in slices.
+pub fn rotary_attention_on_tensor_cores(
+    gpu: &gpu_core::Gpu,
+    shape: (usize, usize, usize, usize),
+    precision: Precision,
+) -> bool {
+    precision == Precision::Auto && attention_coop::chosen(gpu, shape)
 }
 
 /// [`attention`] with the keys of each query block split among `splits` workgroups (their partial outputs merged in

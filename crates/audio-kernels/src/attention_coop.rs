@@ -44,10 +44,12 @@ struct OperandParams {
     workgroups: u32,
     rot: u32,
     eps: f32,
+    slices: u32,
+    slice_words: u32,
 }
 
 const OPERAND_PARAMS: &ParamsLayout =
-    &params_layout!(OperandParams { seq_len, heads, head_dim, padded_len, workgroups, rot, eps });
+    &params_layout!(OperandParams { seq_len, heads, head_dim, padded_len, workgroups, rot, eps, slices, slice_words });
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -242,7 +244,8 @@ pub fn attention_coop(
 ) -> Result<()> {
     let rows = seqs * seq_len;
     let width = heads * head_dim;
-    require(qkv, rows * 3 * width, "attention qkv")?;
+    let slices = prologue.map_or(1, |p| p.slices.max(1));
+    require(qkv, slices * rows * 3 * width, "attention qkv")?;
     require(key_valid, rows, "attention key_valid")?;
     require(out, rows * width, "attention output")?;
     if head_dim > MAX_HEAD_DIM {
@@ -283,6 +286,8 @@ pub fn attention_coop(
         workgroups: (seqs * heads * padded_len) as u32,
         rot: prologue.map_or(0, |p| p.rope.rot() as u32),
         eps: LAYER_NORM_EPS,
+        slices: slices as u32,
+        slice_words: (rows * 3 * width) as u32,
     };
     let has_norm = prologue.is_some_and(|p| p.norm.is_some());
     let kernel = gpu.kernel(&operand_spec(&operand_constants(tiling.head_dim, prologue.is_some(), has_norm)))?;

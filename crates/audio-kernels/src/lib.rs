@@ -21,7 +21,7 @@ pub mod shaders;
 pub mod speaker_fusion;
 pub mod variants;
 
-pub use attention::{attention, rotary_attention};
+pub use attention::{attention, rotary_attention, rotary_attention_on_tensor_cores};
 pub use conv_im2col::{ConvBatch, conv_im2col};
 pub use gemm::{
     Activation, Epilogue, MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Tiles, Weight, gemm, gemm_scaled,

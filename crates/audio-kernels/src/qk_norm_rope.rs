@@ -82,6 +82,10 @@ pub struct QkPrologue<'a> {
     pub rope: &'a RopeTable,
     /// The q and k LayerNorms, where the tower has them (the ASR tower and the word-timestamp head; not the Sortformer).
     pub norm: Option<&'a QkNorm<'a>>,
+    /// qkv holds the q/k/v product in this many partial products of k (`[slices, rows, 3·d]`,
+    /// [`crate::gemm::gemm_partials`]), added in order on the way in; more than 1 only where the tensor-core
+    /// attention reads them ([`crate::rotary_attention`] says which).
+    pub slices: usize,
 }
 
 impl<'a> QkPrologue<'a> {
@@ -164,7 +168,7 @@ pub fn qk_norm_rope(
     heads: usize,
     head_dim: usize,
 ) -> Result<()> {
-    let buffers = QkPrologue { rope: table, norm }.buffers(seq_len, head_dim, "qk_norm_rope")?;
+    let buffers = QkPrologue { rope: table, norm, slices: 1 }.buffers(seq_len, head_dim, "qk_norm_rope")?;
     if rows > 0 && seq_len == 0 {
         return Err(GpuError::Validation("qk_norm_rope: rows need a positive seq_len to get positions".into()));
     }

@@ -287,8 +287,9 @@ fn rejects_short_buffers_and_wide_heads() {
 
 /// `rotary_attention` (q/k norm + RoPE, then attention) against the f64 references of both steps, through the f32
 /// kernels (`qk_norm_rope` in place, then the f32 attention) and, where the device has it, the tensor-core kernel
-/// with the norm and rotation applied by its operand pass (qkv then left as it was): head dims 20 to 128, partial and
-/// full rotation, with and without the norm, several sequences with partial masks.
+/// with the norm and rotation applied by its operand pass (qkv then left as it was), there also from q/k/v in two
+/// slices of a split product (added on the way in): head dims 20 to 128, partial and full rotation, with and
+/// without the norm, several sequences with partial masks.
 #[test]
 fn rotary_attention_matches_norm_rope_then_attention() {
     let gpu = test_gpu();
@@ -306,12 +307,9 @@ fn rotary_attention_matches_norm_rope_then_attention() {
         let inputs = inputs(shape, &[Keys::Prefix, Keys::Scattered, Keys::All], &mut rng);
         let Shape { seqs, seq_len, heads, head_dim } = shape;
         let params: Vec<Vec<f32>> = [1.0, 0.5, 1.0, 0.5].iter().map(|&scale| rng.f32s(head_dim, scale)).collect();
-        let params64: Vec<Vec<f64>> = params.iter().map(|p| f32_to_f64(p)).collect();
-        let norm64 = with_norm.then(|| (&params64[0][..], &params64[1][..], &params64[2][..], &params64[3][..]));
-        let mut rotated = f32_to_f64(&inputs.qkv);
-        reference::qk_norm_rope(&mut rotated, norm64, shape.rows(), seq_len, heads, head_dim, rot, 10_000.0);
-        let want = reference::attention(&rotated, &inputs.key_valid, seqs, seq_len, heads, head_dim);
-
+        // The same q/k/v as two slices of a product: a random part and the rest.
+        let first = rng.f32s(inputs.qkv.len(), 1.0);
+        let sliced: Vec<f32> = first.iter().cloned().chain(inputs.qkv.iter().zip(&first).map(|(x, a)| x - a)).collect();
         let table = RopeTable::new(gpu, seq_len + 5, rot, 10_000.0).unwrap();
         let norm_buffers: Vec<_> = params.iter().map(|p| gpu.upload_f32("norm", p).unwrap()).collect();
         let norm = QkNorm {
@@ -320,13 +318,23 @@ fn rotary_attention_matches_norm_rope_then_attention() {
             k_weight: &norm_buffers[2],
             k_bias: &norm_buffers[3],
         };
-        let prologue = QkPrologue { rope: &table, norm: with_norm.then_some(&norm) };
         let valid: Vec<u32> = inputs.key_valid.iter().map(|&v| v as u32).collect();
         let key_valid = gpu.upload_u32("key_valid", &valid).unwrap();
         let dims = (seqs, seq_len, heads, head_dim);
         let tensor_cores = available(gpu, head_dim);
-        for on_tensor_cores in [false, true].into_iter().filter(|&tc| !tc || tensor_cores) {
-            let qkv = gpu.upload_f32("qkv", &inputs.qkv).unwrap();
+        let runs = [(false, 1), (true, 1), (true, 2)];
+        for (on_tensor_cores, slices) in runs.into_iter().filter(|&(tc, _)| !tc || tensor_cores) {
+            let values = if slices == 1 { &inputs.qkv } else { &sliced };
+            let rows = values.len() / slices;
+            let summed: Vec<f64> = (0..rows).map(|e| (0..slices).map(|s| values[s * rows + e] as f64).sum()).collect();
+            let mut rotated = summed;
+            let params64: Vec<Vec<f64>> = params.iter().map(|p| f32_to_f64(p)).collect();
+            let norm64 = with_norm.then(|| (&params64[0][..], &params64[1][..], &params64[2][..], &params64[3][..]));
+            reference::qk_norm_rope(&mut rotated, norm64, shape.rows(), seq_len, heads, head_dim, rot, 10_000.0);
+            let want = reference::attention(&rotated, &inputs.key_valid, seqs, seq_len, heads, head_dim);
+
+            let prologue = QkPrologue { rope: &table, norm: with_norm.then_some(&norm), slices };
+            let qkv = gpu.upload_f32("qkv", values).unwrap();
             let out = poisoned(gpu, "out", shape.rows() * shape.width());
             let mut rec = Recorder::new(gpu);
             if on_tensor_cores {
@@ -334,13 +342,18 @@ fn rotary_attention_matches_norm_rope_then_attention() {
                 attention_coop(&mut rec, [&qkv, &key_valid, &out], dims, Some(&prologue), splits).unwrap();
             } else {
                 rotary_attention(&mut rec, [&qkv, &key_valid, &out], &prologue, dims, Precision::F32).unwrap();
+                let two = QkPrologue { slices: 2, ..prologue };
+                let err = rotary_attention(&mut rec, [&qkv, &key_valid, &out], &two, dims, Precision::F32).unwrap_err();
+                assert!(err.to_string().contains("not in 2 slices"), "{err}");
             }
             rec.submit().unwrap();
-            let what = format!("{shape:?} rot={rot} norm={with_norm} tensor cores={on_tensor_cores} seed={case_seed}");
+            let what = format!(
+                "{shape:?} rot={rot} norm={with_norm} tensor cores={on_tensor_cores} slices={slices} seed={case_seed}"
+            );
             assert_close(&what, &gpu.read_f32(&out).unwrap(), &want, TOLERANCE);
             if on_tensor_cores {
                 let kept = gpu.read_f32(&qkv).unwrap();
-                assert!(kept.iter().zip(&inputs.qkv).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}: qkv written");
+                assert!(kept.iter().zip(values).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}: qkv written");
             }
         }
     }

@@ -4,10 +4,10 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use audio_kernels::gemm::{auto_slices, gemm_partials};
+use audio_kernels::gemm::{auto_slices, gemm_partials, gemm_partials_scaled, wave_slices};
 use audio_kernels::{
     Activation, Epilogue, LAYER_NORM_EPS, QkNorm, QkPrologue, RopeTable, Weight, gemm, gemm_scaled, layer_norm,
-    residual_layer_norm, rotary_attention,
+    residual_layer_norm, rotary_attention, rotary_attention_on_tensor_cores,
 };
 use audio_kernels::{MatmulOptions, MatmulPath, Precision};
 use gpu_core::{Gpu, GpuBuffer, GpuError, Profile, Recorder, Timing};
@@ -97,6 +97,9 @@ pub(crate) enum Submission {
     /// encoder runs a batch of chunks, then wait for a part or two instead of the whole batch.
     Parts { flops: f64 },
 }
+
+/// Most slices of k the q/k/v product is split into where the tensor-core attention adds them.
+const MAX_QKV_SLICES: usize = 2;
 
 /// Work of one part when a call is submitted in [`Submission::Parts`]: 1 to 2 ms on a large GPU, few enough parts
 /// that submitting them costs nothing measurable. An 8-chunk batch of the release ASR tower cuts at every half
@@ -483,22 +486,31 @@ impl Tower {
             Ok(())
         };
         for (l, layer) in w.layers.iter().enumerate() {
+            // Attention takes the tensor cores where the products do; there it adds the q/k/v product's slices
+            // itself, so the product may be split along k where that fills the GPU's waves better.
+            let precision = match layer.qkv.path() {
+                MatmulPath::F32 => Precision::F32,
+                MatmulPath::TensorCores(_) => Precision::Auto,
+            };
+            let shape = (batch, seq_len, c.heads, c.head_dim);
             let a = (&work.a, scales(&layer.qkv));
-            gemm_scaled(rec, a, &layer.qkv, &work.qkv, rows, 3 * d, d, &Epilogue::default())?;
+            let (qkv, slices) = if rotary_attention_on_tensor_cores(&self.gpu, shape, precision) {
+                let slices = wave_slices(&self.gpu, &layer.qkv, rows, MAX_QKV_SLICES);
+                let partials = self.gpu.scratch("tower partial products", slices * rows * 3 * d)?;
+                let slices = gemm_partials_scaled(rec, a, &layer.qkv, &partials, (rows, 3 * d, d), slices)?;
+                (partials, slices)
+            } else {
+                gemm_scaled(rec, a, &layer.qkv, &work.qkv, rows, 3 * d, d, &Epilogue::default())?;
+                (work.qkv.clone(), 1)
+            };
             let qk = layer.qk_norm.as_ref().map(|(q, k)| QkNorm {
                 q_weight: &q.weight,
                 q_bias: &q.bias,
                 k_weight: &k.weight,
                 k_bias: &k.bias,
             });
-            let prologue = QkPrologue { rope, norm: qk.as_ref() };
-            // Attention takes the tensor cores where the products do.
-            let precision = match layer.qkv.path() {
-                MatmulPath::F32 => Precision::F32,
-                MatmulPath::TensorCores(_) => Precision::Auto,
-            };
-            let buffers = [&work.qkv, &work.mask, &work.attended];
-            rotary_attention(rec, buffers, &prologue, (batch, seq_len, c.heads, c.head_dim), precision)?;
+            let prologue = QkPrologue { rope, norm: qk.as_ref(), slices };
+            rotary_attention(rec, [&qkv, &work.mask, &work.attended], &prologue, shape, precision)?;
             let normalized = (&work.a, scales(&layer.fc1.weight));
             self.residual(rec, &work.attended, &layer.out, (&work.h, &layer.norm2, normalized), rows)?;
             cut(rec, attention_flops)?;

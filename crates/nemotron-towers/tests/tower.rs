@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use nemotron_testkit::golden::{Golden, GoldenTower, keys};
+use nemotron_testkit::golden::{self, Golden, GoldenCase, GoldenTower, keys};
 use nemotron_testkit::reference::{self, TowerInput};
 use nemotron_testkit::{Rng, assert_close, fresh_seed, rel_frobenius, test_gpu, test_matmul};
 use nemotron_towers::sortformer::Sortformer;
@@ -87,6 +87,55 @@ fn check_against_reference(
     let got = tower.forward(InputKind::Features, &[Sequence { rows: &rows, valid: &valid }]).unwrap();
     assert_close(&format!("{label} (seed {seed})"), &got[0], &want, TOLERANCE);
     got.into_iter().next().unwrap()
+}
+
+/// Heads of 128 and 80 dims, as the release ASR tower and word-timestamp head have: on a device with 16×16
+/// cooperative matrices their attention takes the tensor cores, with q/k norm and RoPE in its operand pass and the
+/// q/k/v product in two slices where that fills the waves better (k of 512 and 640). Built in memory as the golden
+/// files are (too large to commit), checked against the f64 reference through both matrix paths.
+#[test]
+fn towers_with_wide_heads_match_the_cpu_reference() {
+    let gpu = test_gpu();
+    let recipe = |name: &'static str, config_json: &'static str, seed: u64| GoldenCase {
+        name,
+        tower: GoldenTower::Asr,
+        transformers_names: false,
+        config_json,
+        rows: 45,
+        valid: 40,
+        embedded_rows: 0,
+        seed,
+    };
+    let cases = [
+        recipe(
+            "asr-heads-of-128",
+            r#"{"model_type":"nemo_speechlm","audio_config":{"asr_config":{"hidden_size":512,
+                "intermediate_size":64,"num_attention_heads":4,"num_hidden_layers":2,"num_mel_bins":8,
+                "subsampling_factor":4,"rope_parameters":{"partial_rotary_factor":0.5,"rope_theta":10000.0}},
+                "diarization_config":{"audio_config":{"hidden_size":16,"intermediate_size":16,"num_attention_heads":2,
+                "num_hidden_layers":1,"num_mel_bins":8,"subsampling_factor":4}}},"text_config":{"hidden_size":24}}"#,
+            fresh_seed(),
+        ),
+        recipe(
+            "asr-heads-of-80",
+            r#"{"model_type":"nemo_speechlm","audio_config":{"asr_config":{"hidden_size":640,
+                "intermediate_size":48,"num_attention_heads":8,"num_hidden_layers":1,"num_mel_bins":8,
+                "subsampling_factor":8,"rope_parameters":{"partial_rotary_factor":0.25,"rope_theta":10000.0}},
+                "diarization_config":{"audio_config":{"hidden_size":16,"intermediate_size":16,"num_attention_heads":2,
+                "num_hidden_layers":1,"num_mel_bins":8,"subsampling_factor":8}}},"text_config":{"hidden_size":24}}"#,
+            fresh_seed(),
+        ),
+    ];
+    for case in cases {
+        let golden = Golden::open(Checkpoint::from_bytes(case.name, golden::build(&case).unwrap()).unwrap()).unwrap();
+        let (config, kind) = golden.encoder().unwrap();
+        let tower = Tower::load(gpu, &golden.checkpoint, kind, config, &test_matmul()).unwrap();
+        let features = golden.checkpoint.f32(keys::FEATURES).unwrap();
+        let valid = golden.mask(keys::FEATURES_VALID).unwrap();
+        let got = tower.forward(InputKind::Features, &[Sequence { rows: &features, valid: &valid }]).unwrap();
+        let want = golden.checkpoint.f64(keys::EXPECTED_FEATURES).unwrap();
+        assert_close(&format!("{} (seed {})", case.name, case.seed), &got[0], &want, TOLERANCE);
+    }
 }
 
 #[test]

@@ -116,11 +116,26 @@ pub fn gemm_partials(
     k: usize,
     splits: usize,
 ) -> Result<usize> {
+    gemm_partials_scaled(rec, (x, None), w, partials, (n, m, k), splits)
+}
+
+/// [`gemm_partials`] of an X whose row scales, where given, are already in `scales` (as [`gemm_scaled`]).
+pub fn gemm_partials_scaled(
+    rec: &mut Recorder<'_>,
+    (x, scales): (&GpuBuffer, Option<&GpuBuffer>),
+    w: &Weight,
+    partials: &GpuBuffer,
+    (n, m, k): (usize, usize, usize),
+    splits: usize,
+) -> Result<usize> {
     let splits = match w.storage() {
         Storage::Bf16 => 1,
         Storage::F16Image { .. } => splits.max(1),
     };
     check(x, w, partials, (n, m, k), splits)?;
+    if let Some(scales) = scales {
+        require(scales, 2 * n, "gemm row scales")?;
+    }
     if n == 0 || m == 0 {
         return Ok(splits);
     }
@@ -128,10 +143,20 @@ pub fn gemm_partials(
         Storage::Bf16 => register_tiled::record(rec, x, &w.buffer, partials, (n, m, k), &Epilogue::default())?,
         Storage::F16Image { exponent, kernel } => {
             let weight = tensor_core::F16Weight { buffer: &w.buffer, exponent, kernel };
-            tensor_core::record_partials(rec, x, &weight, partials, (n, m, k), splits)?
+            tensor_core::record_partials(rec, (x, scales), &weight, partials, (n, m, k), splits)?
         }
     }
     Ok(splits)
+}
+
+/// The slices (at most `max`) an `n`-row product with `w` runs fastest in by whole waves of workgroups, for a
+/// consumer that can add them (1 on the f32 path): where the tiles fill most of a wave and then a sliver of the next,
+/// more slices of less k each fill the waves better.
+pub fn wave_slices(gpu: &gpu_core::Gpu, w: &Weight, n: usize, max: usize) -> usize {
+    match w.storage() {
+        Storage::Bf16 => 1,
+        Storage::F16Image { kernel, .. } => tensor_core::wave_slices(gpu, kernel, (n, w.rows, w.cols), max),
+    }
 }
 
 /// Checks the weight's shape and every buffer's size against the product (`slices` outputs of `n × m`).

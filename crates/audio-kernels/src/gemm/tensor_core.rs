@@ -139,6 +139,25 @@ pub(super) fn auto_slices(gpu: &Gpu, kernel: TensorCoreKernel, (n, m, k): (usize
     (FULL_GRID / grid.max(1)).min(k / MIN_SLICE_K).clamp(1, MAX_SLICES)
 }
 
+/// The slices (at most `max`) that waste least of a partly filled last wave of workgroups, for a product the GPU
+/// already fills: time taken as whole waves of one workgroup per multiprocessor ([`WAVE`]), each slice's
+/// workgroups taking its share of k; ties go to fewer slices. For the ASR q/k/v (150 tiles): 2 slices, 3 waves of
+/// half the work against 2 waves of all of it (measured on the H200, 134.6 → 119.5 µs, docs/performance.md).
+pub(super) fn wave_slices(gpu: &Gpu, kernel: TensorCoreKernel, (n, m, k): (usize, usize, usize), max: usize) -> usize {
+    let Some(tiling) = tiling(gpu, kernel) else { return 1 };
+    fewest_waves(n.div_ceil(tiling.rows()) * m.div_ceil(tiling.cols()), k, max)
+}
+
+/// [`wave_slices`] for a product of `grid` tiles and depth `k`.
+fn fewest_waves(grid: usize, k: usize, max: usize) -> usize {
+    let work = |slices: usize| (grid * slices).div_ceil(WAVE) as f64 / slices as f64;
+    let candidates = (1..=max.max(1)).filter(|&s| s == 1 || k / s >= MIN_SLICE_K);
+    candidates.min_by(|&a, &b| work(a).total_cmp(&work(b))).unwrap_or(1)
+}
+
+/// Workgroups of one wave where each multiprocessor runs one (the H200's 132 multiprocessors).
+const WAVE: usize = 132;
+
 /// Shallowest slice of k worth a workgroup of its own.
 const MIN_SLICE_K: usize = 256;
 /// Most slices a product is split into.
@@ -210,13 +229,13 @@ pub(super) fn record(
 /// accumulation) written to `partials[s·n·m..]`; the consumer sums the slices in order.
 pub(super) fn record_partials(
     rec: &mut Recorder<'_>,
-    x: &GpuBuffer,
+    (x, scales): (&GpuBuffer, Option<&GpuBuffer>),
     w: &F16Weight<'_>,
     partials: &GpuBuffer,
     (n, m, k): (usize, usize, usize),
     splits: usize,
 ) -> Result<()> {
-    launch(rec, (x, None), w, partials, (n, m, k), (&Epilogue::default(), true), splits)
+    launch(rec, (x, scales), w, partials, (n, m, k), (&Epilogue::default(), true), splits)
 }
 
 /// Runs `row_scales` first unless `scales` holds X's row scales already (written by the LayerNorm that wrote X).
@@ -260,6 +279,18 @@ fn launch(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slices_fill_the_last_wave() {
+        // The ASR q/k/v (150 tiles) in 2; the same for 8 chunks (1,140 tiles: 9 waves either way) whole.
+        assert_eq!(fewest_waves(150, 1280, 2), 2);
+        assert_eq!(fewest_waves(1140, 1280, 2), 1);
+        // A full wave stays whole; a half wave splits; k too shallow for two slices does not.
+        assert_eq!(fewest_waves(132, 1280, 4), 1);
+        assert_eq!(fewest_waves(66, 1280, 4), 2);
+        assert_eq!(fewest_waves(66, 300, 4), 1);
+        assert_eq!(fewest_waves(1, 1280, 0), 1);
+    }
 
     /// `fits` is only honest if each configuration's footprint is the shader's, with its override constants applied;
     /// and each candidate fits the 48 KiB most devices give.
