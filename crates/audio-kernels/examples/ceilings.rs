@@ -6,15 +6,20 @@
 //! - attention on the towers' shapes: the f32 kernel with its keys split among 1 or 2 workgroups per query block,
 //!   the tensor-core kernel with 2 or 4 subgroups per workgroup and its keys split among 1 to 4 workgroups.
 //!
-//! `cargo run --release -p audio-kernels --example ceilings [attention]` (`attention`: that sweep only; environment:
+//! - the split-k products and their consumer: each shape on the tensor cores in 1 to 8 slices of k, and the residual
+//!   LayerNorm that adds them, against what `auto_slices` and `wave_slices` pick.
+//!
+//! `cargo run --release -p audio-kernels --example ceilings [attention|slices]` (one sweep only; environment:
 //! `WGPU_ADAPTER_NAME`, `WGPU_BACKEND`, as the tests read them). On an adapter without f16 16×16×16 cooperative
 //! matrices only the rows that apply run.
 
 use audio_kernels::attention::{KeySplits, attention_split};
 use audio_kernels::attention_coop;
-use audio_kernels::gemm::{gemm_partials, tensor_cores_available};
+use audio_kernels::gemm::{auto_slices, gemm_partials, tensor_cores_available, wave_slices};
 use audio_kernels::random::Rng;
-use audio_kernels::{Epilogue, MatmulOptions, Precision, TensorCoreKernel, Tiles, Weight, gemm};
+use audio_kernels::{
+    Epilogue, LAYER_NORM_EPS, MatmulOptions, Precision, TensorCoreKernel, Tiles, Weight, gemm, residual_layer_norm,
+};
 use gpu_core::{Access, Gpu, KernelSpec, ParamsLayout, Recorder, Shader, Timing, params_layout};
 
 type Fallible<T> = Result<T, Box<dyn std::error::Error>>;
@@ -25,14 +30,17 @@ const REPEATS: usize = 20;
 fn main() -> Fallible<()> {
     let gpu = Gpu::with_options(&nemotron_testkit::test_gpu_options())?;
     println!("{}", gpu.describe());
-    if std::env::args().nth(1).as_deref() == Some("attention") {
-        return attention_sweep(&gpu);
+    match std::env::args().nth(1).as_deref() {
+        Some("attention") => return attention_sweep(&gpu),
+        Some("slices") => return slice_sweep(&gpu),
+        _ => {}
     }
     if gpu.cooperative_matrix_shapes().iter().any(|s| (s.m_size, s.n_size, s.k_size) == (16, 16, 16)) {
         coop_loop(&gpu)?;
     }
     dispatch_chain(&gpu)?;
     gemm_sweep(&gpu)?;
+    slice_sweep(&gpu)?;
     attention_sweep(&gpu)?;
     Ok(())
 }
@@ -215,6 +223,59 @@ fn gemm_sweep(gpu: &Gpu) -> Fallible<()> {
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// Each shape on the tensor cores (the device's tiles) in 1 to 8 slices of k (each at least 256 deep), then the
+/// residual LayerNorm adding 1 to 8 slices of an ASR chunk's `[600, 1280]`.
+fn slice_sweep(gpu: &Gpu) -> Fallible<()> {
+    let options = MatmulOptions { precision: Precision::Auto, tensor_core_kernel: TensorCoreKernel::Auto };
+    if !tensor_cores_available(gpu, TensorCoreKernel::Auto) {
+        return Ok(());
+    }
+    let mut rng = Rng::new(13);
+    println!("{:<10} {:>5} {:>5} {:>5}  {:>6} {:>9}  picks", "product", "n", "m", "k", "slices", "ms");
+    for &(case, n, m, k) in SHAPES {
+        let x = gpu.upload_f32("x", &rng.f32s(n * k, 1.0))?;
+        let weight = Weight::upload(gpu, "w", &rng.bf16s(m * k, 0.05), m, k, &options)?;
+        let y = gpu.zeros("y", 8 * n * m)?;
+        let picks = format!("auto {} wave {}", auto_slices(gpu, &weight, n), wave_slices(gpu, &weight, n, 8));
+        for slices in (1..=8).filter(|&s| s == 1 || k / s >= 256) {
+            let ms = time_gemm(gpu, &x, &weight, &y, (n, m, k), slices)? / 1e6;
+            println!("{case:<10} {n:>5} {m:>5} {k:>5}  {slices:>6} {ms:>9.4}  {picks}");
+        }
+    }
+    let (rows, width) = (600, 1280);
+    let mut upload = |len: usize| gpu.upload_f32("input", &rng.f32s(len, 1.0));
+    let (x, weight, bias, add_bias) = (upload(rows * width)?, upload(width)?, upload(width)?, upload(width)?);
+    let partials = upload(8 * rows * width)?;
+    let (y, scales) = (gpu.zeros("y", rows * width)?, gpu.zeros("s", 2 * rows)?);
+    for slices in 1..=8 {
+        let mut times = Vec::new();
+        for round in 0..4 {
+            let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
+            for _ in 0..REPEATS {
+                let terms = (&partials, slices, &add_bias);
+                residual_layer_norm(
+                    &mut rec,
+                    terms,
+                    &x,
+                    &weight,
+                    &bias,
+                    &y,
+                    rows,
+                    width,
+                    LAYER_NORM_EPS,
+                    Some(&scales),
+                )?;
+            }
+            let ns = rec.submit_profiled()?.total_ns() / REPEATS as f64;
+            if round > 0 {
+                times.push(ns);
+            }
+        }
+        println!("residual layer_norm {rows} × {width}, {slices} slices: {:.4} ms", median(times) / 1e6);
     }
     Ok(())
 }

@@ -261,24 +261,45 @@ pub struct Normalization {
 
 impl Normalization {
     /// Normalised rows `frames` of `features` (`frames.len() × bins` values): valid frames
-    /// normalised, frames from `features.valid` on zero.
+    /// normalised, frames from `features.valid` on zero. Large ranges are split among threads (the ASR encoder
+    /// normalises a batch of eight chunks, 4.9 M values, between its GPU batches); every value is computed as
+    /// alone, so the bits do not depend on the split.
     pub fn apply(&self, features: &Features, frames: std::ops::Range<usize>) -> Vec<f32> {
         let bins = self.mean.len();
-        let mut out = vec![0.0f32; frames.len() * bins];
+        let mut out = gpu_core::host_vec(frames.len() * bins);
         if bins == 0 {
             return out;
         }
         let last = features.valid.min(features.data.len() / bins);
         let valid = frames.start.min(last)..frames.end.min(last);
-        let rows = features.data[valid.start * bins..valid.end * bins].chunks_exact(bins);
-        for (out_row, row) in out.chunks_exact_mut(bins).zip(rows) {
-            for (((y, &x), &mu), &sigma) in out_row.iter_mut().zip(row).zip(&self.mean).zip(&self.std) {
-                *y = ((f64::from(x) - mu) / sigma) as f32;
+        let input = &features.data[valid.start * bins..valid.end * bins];
+        let normalize = |out: &mut [f32], input: &[f32]| {
+            for (out_row, row) in out.chunks_exact_mut(bins).zip(input.chunks_exact(bins)) {
+                for (((y, &x), &mu), &sigma) in out_row.iter_mut().zip(row).zip(&self.mean).zip(&self.std) {
+                    *y = ((f64::from(x) - mu) / sigma) as f32;
+                }
             }
+        };
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_NORMALIZE_THREADS);
+        let rows_per_thread = (input.len() / bins).div_ceil(threads).max(MIN_ROWS_PER_THREAD);
+        let (valid_out, _) = out.split_at_mut(input.len());
+        if input.len() <= rows_per_thread * bins {
+            normalize(valid_out, input);
+        } else {
+            std::thread::scope(|scope| {
+                let shares = valid_out.chunks_mut(rows_per_thread * bins).zip(input.chunks(rows_per_thread * bins));
+                for (out, input) in shares {
+                    scope.spawn(move || normalize(out, input));
+                }
+            });
         }
         out
     }
 }
+
+/// Threads [`Normalization::apply`] splits a large range among, and the fewest rows worth a thread.
+const MAX_NORMALIZE_THREADS: usize = 8;
+const MIN_ROWS_PER_THREAD: usize = 2048;
 
 /// The first sample frame `frame` reads: the first of its window, less one for the pre-emphasis (0 near the
 /// start). A piece of a recording from there on is enough for [`LogMel::frames`] from `frame` on.

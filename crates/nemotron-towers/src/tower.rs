@@ -350,7 +350,8 @@ impl Tower {
         Ok((work, rope))
     }
 
-    /// Packs the batch into `[batch·seq_len]` rows (zero padding) and uploads rows and key mask.
+    /// Uploads the batch as `[batch·seq_len]` rows (each sequence's rows written straight to its place, its padding
+    /// rows zeroed: no packed copy on the host) and the key mask.
     fn upload_batch(
         &self,
         work: &Workspace,
@@ -363,19 +364,23 @@ impl Tower {
             InputKind::Embeddings => (self.config.hidden, &work.x),
             InputKind::EmbeddedThenFeatures { embedded } => return self.upload_steps(work, embedded, batch, seq_len),
         };
-        let mut rows = vec![0.0f32; batch.len() * seq_len * width];
         let mut mask = vec![0u32; batch.len() * seq_len];
         for (i, s) in batch.iter().enumerate() {
             if s.rows.len() != s.valid.len() * width {
                 let (what, expected) = (format!("sequence {i} [{}, {width}]", s.valid.len()), s.valid.len() * width);
                 return Err(Error::Length { what, expected, found: s.rows.len() });
             }
-            rows[i * seq_len * width..][..s.rows.len()].copy_from_slice(s.rows);
+        }
+        for (i, s) in batch.iter().enumerate() {
+            self.gpu.write_f32(target, i * seq_len * width, s.rows)?;
+            if s.valid.len() < seq_len {
+                let padding = vec![0.0; (seq_len - s.valid.len()) * width];
+                self.gpu.write_f32(target, (i * seq_len + s.valid.len()) * width, &padding)?;
+            }
             for (m, &v) in mask[i * seq_len..].iter_mut().zip(s.valid) {
                 *m = v as u32;
             }
         }
-        self.gpu.write_f32(target, 0, &rows)?;
         self.gpu.write_u32(&work.mask, 0, &mask)?;
         Ok(())
     }

@@ -181,7 +181,10 @@ fn normalized_directly(data: &[f32], frames: usize, valid: usize) -> Vec<f32> {
 
 #[test]
 fn normalization_matches_the_direct_f64_formula() {
-    for (frames, valid, seed) in [(8, 1, 1), (8, 7, 2), (16, 9, 3), (640, 637, 4)] {
+    // The last two are long enough to be split among threads.
+    for (frames, valid, seed) in
+        [(8, 1, 1), (8, 7, 2), (16, 9, 3), (640, 637, 4), (20_000, 19_003, 5), (9_000, 9_000, 6)]
+    {
         let mut data = pseudo_random(frames * N_MELS, seed);
         data[valid * N_MELS..].fill(0.0);
         let features = Features { data, frames, valid };
@@ -192,6 +195,26 @@ fn normalization_matches_the_direct_f64_formula() {
         assert!(max_abs <= 1e-6, "frames={frames} V={valid}: max |Δ| {max_abs:.3e}");
         assert!(actual[valid * N_MELS..].iter().all(|&x| x == 0.0), "padding stays zero");
     }
+}
+
+/// A range normalised in one call (split among threads when long) gives the bits of its pieces normalised apart.
+#[test]
+fn normalization_of_a_range_equals_its_pieces() {
+    let (frames, valid) = (30_000, 28_777);
+    let mut data = pseudo_random(frames * N_MELS, 7);
+    data[valid * N_MELS..].fill(0.0);
+    let features = Features { data, frames, valid };
+    let normalization = features.normalization();
+    let range = 1_234..29_999;
+    let whole = normalization.apply(&features, range.clone());
+    let pieces: Vec<f32> = range
+        .clone()
+        .step_by(997)
+        .flat_map(|start| normalization.apply(&features, start..(start + 997).min(range.end)))
+        .collect();
+    assert_eq!(whole.len(), range.len() * N_MELS);
+    assert!(whole.iter().zip(&pieces).all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert!(whole[(valid - range.start) * N_MELS..].iter().all(|&x| x == 0.0), "padding stays zero");
 }
 
 #[test]

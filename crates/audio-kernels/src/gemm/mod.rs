@@ -49,7 +49,7 @@ pub fn gemm(
 }
 
 /// [`gemm`] of an X whose tensor-core row scales, where given, are already in `scales` (`[n]` pairs 2^r, 2^-r,
-/// written with X by [`crate::layer_norm`] or [`crate::residual_layer_norm`]): the product skips its own pass over
+/// written with X by [`crate::layer_norm()`] or [`crate::residual_layer_norm`]): the product skips its own pass over
 /// X's rows and gives the same bits. The f32 path does not read them.
 #[allow(clippy::too_many_arguments)]
 pub fn gemm_scaled(
@@ -149,9 +149,9 @@ pub fn gemm_partials_scaled(
     Ok(splits)
 }
 
-/// The slices (at most `max`) an `n`-row product with `w` runs fastest in by whole waves of workgroups, for a
-/// consumer that can add them (1 on the f32 path): where the tiles fill most of a wave and then a sliver of the next,
-/// more slices of less k each fill the waves better.
+/// The slices (at most `max`, best kept at 2: measured, see `tensor_core::wave_slices`) an `n`-row product with `w`
+/// runs fastest in by whole waves of workgroups, for a consumer that can add them (1 on the f32 path): where the
+/// tiles fill most of a wave and then a sliver of the next, slices of less k each fill the waves better.
 pub fn wave_slices(gpu: &gpu_core::Gpu, w: &Weight, n: usize, max: usize) -> usize {
     match w.storage() {
         Storage::Bf16 => 1,

@@ -141,8 +141,9 @@ pub(super) fn auto_slices(gpu: &Gpu, kernel: TensorCoreKernel, (n, m, k): (usize
 
 /// The slices (at most `max`) that waste least of a partly filled last wave of workgroups, for a product the GPU
 /// already fills: time taken as whole waves of one workgroup per multiprocessor ([`WAVE`]), each slice's
-/// workgroups taking its share of k; ties go to fewer slices. For the ASR q/k/v (150 tiles): 2 slices, 3 waves of
-/// half the work against 2 waves of all of it (measured on the H200, 134.6 → 119.5 µs, docs/performance.md).
+/// workgroups taking its share of k; ties go to fewer slices. The model holds for 2 slices, not for more (measured
+/// on the H200 with `ceilings slices`, 2026-12-04: the ASR q/k/v, 150 tiles, 118.8 µs whole, 105.9 in 2 slices,
+/// 115.9–132.7 in 3–5, where the model wants 5): callers keep `max` at 2.
 pub(super) fn wave_slices(gpu: &Gpu, kernel: TensorCoreKernel, (n, m, k): (usize, usize, usize), max: usize) -> usize {
     let Some(tiling) = tiling(gpu, kernel) else { return 1 };
     fewest_waves(n.div_ceil(tiling.rows()) * m.div_ceil(tiling.cols()), k, max)
