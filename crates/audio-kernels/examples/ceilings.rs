@@ -4,7 +4,7 @@
 //! - the GEMM on the towers' exact shapes, on the f32 path and on the tensor cores with every tile configuration
 //!   and with the product split along k into partial products;
 //! - attention on the towers' shapes: the f32 kernel with its keys split among 1 or 2 workgroups per query block,
-//!   the tensor-core kernel with 2, 3 or 4 subgroups per workgroup and its keys split among 1 to 4 workgroups.
+//!   the tensor-core kernel with 2 or 4 subgroups per workgroup and its keys split among 1 to 4 workgroups.
 //!
 //! - the split-k products and their consumer: each shape on the tensor cores in 1 to 8 slices of k, and the residual
 //!   LayerNorm that adds them, against what `auto_slices` and `wave_slices` pick.
@@ -347,9 +347,6 @@ fn attention_sweep(gpu: &Gpu) -> Fallible<()> {
             Kernel::TensorCores(4, KeySplits::Fixed(2)),
             Kernel::TensorCores(4, KeySplits::Fixed(3)),
             Kernel::TensorCores(4, KeySplits::Fixed(4)),
-            Kernel::TensorCores(3, KeySplits::Auto),
-            Kernel::TensorCores(3, KeySplits::Fixed(1)),
-            Kernel::TensorCores(3, KeySplits::Fixed(2)),
             Kernel::TensorCores(2, KeySplits::Auto),
             Kernel::TensorCores(2, KeySplits::Fixed(1)),
             Kernel::TensorCores(2, KeySplits::Fixed(2)),

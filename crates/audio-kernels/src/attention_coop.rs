@@ -20,11 +20,9 @@ use crate::shaders::{ATTENTION_COOP8, ATTENTION_COOP16, ATTENTION_OPERANDS};
 const KEY_TILES: usize = 2;
 /// Most head-dim tiles (`D_TILES`: the shader names up to 8 of them).
 const MAX_D_TILES: usize = 8;
-/// Subgroups per workgroup the launcher can build (`SG_Q`: T queries each, sharing the staged keys). For a shape it
-/// takes 4 or 3, whichever fills whole waves of [`FULL_GRID`] workgroups better (waves times queries per workgroup;
-/// ties to 4): an ASR layer's 600 queries × 10 heads make 100 workgroups of 64 queries, under one per multiprocessor
-/// of the H200, or 130 of 48. 2 only where neither fits (measured 2.5× slower on the H200).
-pub const SUBGROUP_CANDIDATES: [usize; 3] = [4, 3, 2];
+/// Subgroups per workgroup the launcher tries, most first (`SG_Q`: T queries each, sharing the staged keys); the
+/// first that fits the device.
+pub const SUBGROUP_CANDIDATES: [usize; 2] = [4, 2];
 /// Grids under this many workgroups (one per multiprocessor of the H200) have the keys split (`KeySplits::Auto`):
 /// measured there (`ceilings attention`, 2026-12-04), an ASR layer's 100 workgroups ran 121 µs unsplit and 136 µs
 /// in 2 slices (with their merge).
@@ -114,19 +112,9 @@ impl Tiling {
         self.subgroups * self.matrices.t
     }
 
-    /// Rows of a plane: `seq_len` rounded up to whole blocks of keys and of queries.
+    /// Rows of a plane: `seq_len` rounded up to whole blocks of keys and of queries (one divides the other).
     fn padded_len(self, seq_len: usize) -> usize {
-        let (keys, queries) = (self.block_keys(), self.block_queries());
-        let mut common = keys.max(queries);
-        while !common.is_multiple_of(keys) || !common.is_multiple_of(queries) {
-            common += keys.max(queries);
-        }
-        seq_len.next_multiple_of(common)
-    }
-
-    /// Workgroups of query blocks (before any key split) for `pairs` (sequence, head) pairs.
-    fn blocks(self, pairs: usize, seq_len: usize) -> usize {
-        pairs * seq_len.div_ceil(self.block_queries())
+        seq_len.next_multiple_of(self.block_keys().max(self.block_queries()))
     }
 
     /// Words of the operand planes of `heads` (sequence, head) pairs: q, k and v, hi and lo, f16.
@@ -212,42 +200,24 @@ pub fn variants() -> Vec<KernelVariant> {
     variants
 }
 
-/// The tilings for `head_dim` that `gpu` runs (in [`SUBGROUP_CANDIDATES`] order): none without the matrices,
-/// subgroup operations or the workgroup memory.
-fn fitting(gpu: &Gpu, head_dim: usize) -> Vec<Tiling> {
-    let Some(matrices) = Matrices::of(gpu).filter(|_| gpu.has(gpu_core::wgpu::Features::SUBGROUP)) else {
-        return Vec::new();
-    };
+/// The tiling for `head_dim` on `gpu` (`subgroups`: that many per workgroup, or the most that fit), if the device
+/// has the matrices, subgroup operations and the workgroup memory.
+fn tiling(gpu: &Gpu, head_dim: usize, subgroups: Option<usize>) -> Option<Tiling> {
+    let matrices = Matrices::of(gpu).filter(|_| gpu.has(gpu_core::wgpu::Features::SUBGROUP))?;
     let padded = head_dim.max(1).next_multiple_of(matrices.t);
-    let tilings = SUBGROUP_CANDIDATES.map(|subgroups| Tiling { matrices, subgroups, head_dim: padded });
-    tilings.into_iter().filter(|t| t.fits(gpu)).collect()
-}
-
-/// The tiling for `shape` on `gpu`: `subgroups` per workgroup where asked (if it fits), else 4 or 3 by whole waves
-/// (see [`SUBGROUP_CANDIDATES`]), else 2.
-fn tiling(
-    gpu: &Gpu,
-    (seqs, seq_len, heads, head_dim): (usize, usize, usize, usize),
-    subgroups: Option<usize>,
-) -> Option<Tiling> {
-    let fitting = fitting(gpu, head_dim);
-    match subgroups {
-        Some(n) => fitting.into_iter().find(|t| t.subgroups == n),
-        None => pick(&fitting, seqs * heads, seq_len),
-    }
-}
-
-/// Of the `fitting` tilings, 4 or 3 subgroups by whole waves times queries per workgroup (ties to 4), else the first.
-fn pick(fitting: &[Tiling], pairs: usize, seq_len: usize) -> Option<Tiling> {
-    let cost = |t: &&Tiling| t.blocks(pairs, seq_len).div_ceil(FULL_GRID) * t.block_queries();
-    let preferred = fitting.iter().filter(|t| t.subgroups >= 3);
-    // `min_by_key` keeps the first of equals: 4 before 3.
-    preferred.min_by_key(cost).or(fitting.first()).copied()
+    let candidates = match subgroups {
+        Some(n) => vec![n],
+        None => SUBGROUP_CANDIDATES.to_vec(),
+    };
+    candidates
+        .into_iter()
+        .map(|subgroups| Tiling { matrices, subgroups, head_dim: padded })
+        .find(|t| SUBGROUP_CANDIDATES.contains(&t.subgroups) && t.fits(gpu))
 }
 
 /// Whether `gpu` runs the tensor-core attention at `head_dim`.
 pub fn available(gpu: &Gpu, head_dim: usize) -> bool {
-    head_dim <= MAX_HEAD_DIM && !fitting(gpu, head_dim).is_empty()
+    head_dim <= MAX_HEAD_DIM && tiling(gpu, head_dim, None).is_some()
 }
 
 /// Whether [`attention`](crate::attention::attention) takes the tensor-core kernel for this shape `(seqs, seq_len,
@@ -255,9 +225,8 @@ pub fn available(gpu: &Gpu, head_dim: usize) -> bool {
 /// storage binding.
 pub fn chosen(gpu: &Gpu, (seqs, seq_len, heads, head_dim): (usize, usize, usize, usize)) -> bool {
     let max_words = gpu.limits().max_storage_buffer_binding_size as usize / 4;
-    let shape = (seqs, seq_len, heads, head_dim);
     head_dim >= MIN_HEAD_DIM
-        && tiling(gpu, shape, None).is_some_and(|t| t.plane_words(seqs * heads, seq_len) <= max_words)
+        && tiling(gpu, head_dim, None).is_some_and(|t| t.plane_words(seqs * heads, seq_len) <= max_words)
 }
 
 /// [`attention`](crate::attention::attention) on tensor cores; `subgroups` per workgroup (one of
@@ -295,7 +264,7 @@ pub fn attention_coop(
         return Ok(());
     }
     let gpu = rec.gpu();
-    let Some(tiling) = tiling(gpu, (seqs, seq_len, heads, head_dim), subgroups) else {
+    let Some(tiling) = tiling(gpu, head_dim, subgroups) else {
         return Err(GpuError::LimitExceeded {
             what: format!(
                 "tensor-core attention (head_dim {head_dim}, {subgroups:?} subgroups per workgroup) on this device"
@@ -326,8 +295,8 @@ pub fn attention_coop(
     let [rope, q_weight, q_bias, k_weight, k_bias] = stand_ins.unwrap_or([qkv; 5]);
     let buffers = [qkv, &planes, &unscales, rope, q_weight, q_bias, k_weight, k_bias];
     rec.dispatch(&kernel, &buffers, &operands, grid(rec, seqs * heads * padded_len))?;
-    let query_blocks = seq_len.div_ceil(tiling.block_queries());
-    let blocks = tiling.blocks(seqs * heads, seq_len);
+    let query_blocks = padded_len / tiling.block_queries();
+    let blocks = seqs * heads * query_blocks;
     let key_blocks = seq_len.div_ceil(tiling.block_keys());
     let split_blocks = key_blocks.div_ceil(splits.resolve(blocks, key_blocks, FULL_GRID));
     // No empty slice: every slice but the last has split_blocks blocks.
@@ -365,7 +334,7 @@ mod tests {
                 let tiling = Tiling { matrices, subgroups, head_dim: 128 };
                 for seq_len in [1, 7, 31, 32, 33, 64, 600, 828, 2001] {
                     let padded = tiling.padded_len(seq_len);
-                    let block = tiling.block_keys() * tiling.block_queries();
+                    let block = tiling.block_keys().max(tiling.block_queries());
                     assert!(padded >= seq_len && padded < seq_len + block, "{tiling:?} {seq_len}");
                     assert!(padded.is_multiple_of(tiling.block_keys()), "{tiling:?} {seq_len}");
                     assert!(padded.is_multiple_of(tiling.block_queries()), "{tiling:?} {seq_len}");
@@ -374,21 +343,5 @@ mod tests {
         }
         let h200 = Tiling { matrices: Matrices::USUAL[0], subgroups: 4, head_dim: 128 };
         assert!(h200.workgroup_bytes() <= 48 << 10, "{}", h200.workgroup_bytes());
-    }
-
-    #[test]
-    fn the_subgroup_count_fills_whole_waves() {
-        let all: Vec<Tiling> = SUBGROUP_CANDIDATES
-            .map(|subgroups| Tiling { matrices: Matrices::USUAL[0], subgroups, head_dim: 128 })
-            .to_vec();
-        let picked = |fitting: &[Tiling], pairs, seq_len| pick(fitting, pairs, seq_len).map(|t| t.subgroups);
-        // An ASR layer: 100 workgroups of 64 queries or 130 of 48, one wave either way; 8 chunks: 7 or 8 waves.
-        assert_eq!(picked(&all, 10, 600), Some(3));
-        assert_eq!(picked(&all, 80, 600), Some(3));
-        // 33 heads of 512 queries: 2 waves of 64 against 3 of 48.
-        assert_eq!(picked(&all, 33, 512), Some(4));
-        // 2 only where neither fits.
-        assert_eq!(picked(&all[2..], 10, 600), Some(2));
-        assert_eq!(picked(&[], 10, 600), None);
     }
 }
