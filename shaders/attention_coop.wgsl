@@ -26,9 +26,7 @@
 // with the block's v (staged over its k) into the output accumulators. A subgroup's scores pass through workgroup
 // memory so that its lanes can each take a share of a row: SUBGROUP / T lanes per row, BK·T / SUBGROUP consecutive
 // keys each, combined by shuffles. With `splits` > 1 each slice writes its unnormalised output, maximum and sum as
-// attention.wgsl's slices do, and its `merge` combines them in order (deterministic). With WRITE_MAXIMA (unsplit
-// keys only) the largest magnitude of each output row's head is written too, one part per head, for the tensor-core
-// out-projection that reads the output (`gemm_coop.wgsl`, "Row maxima").
+// attention.wgsl's slices do, and its `merge` combines them in order (deterministic).
 //
 // The cooperative matrices a subgroup keeps (its q halves, its output tiles) are named values, not arrays: the
 // NVIDIA driver (580) put an array of them in local memory.
@@ -55,8 +53,6 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 // With splits > 1: the unnormalised outputs [splits][rows][d], then (maximum, sum) per [splits][rows][heads].
 @group(0) @binding(4) var<storage, read_write> partial: array<f32>;
-// WRITE_MAXIMA only: [heads][rows]. Bound (a stand-in) either way.
-@group(0) @binding(5) var<storage, read_write> maxima: array<f32>;
 @group(1) @binding(0) var<uniform> p: Params;
 
 // Lanes per subgroup (fixed on the device; a multiple of T).
@@ -65,7 +61,6 @@ override SUBGROUP: u32 = 32u;
 override SG_Q: u32 = 4u;
 // Head dim padded to a multiple of T, over T (at most 8: the named tiles below).
 override D_TILES: u32 = 8u;
-override WRITE_MAXIMA: bool = false;
 const KEY_TILES: u32 = 2u;
 const BK: u32 = KEY_TILES * T;
 const MASKED: f32 = -3.40282347e38;
@@ -400,35 +395,27 @@ fn attention_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     if p.splits == 1u {
         multiplier /= row_sum;
     }
-    var largest = finish(o.c0, 0u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier);
+    finish(o.c0, 0u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier);
     if D_TILES > 1u {
-        largest = max(largest, finish(o.c1, 1u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier));
+        finish(o.c1, 1u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier);
     }
     if D_TILES > 2u {
-        largest = max(largest, finish(o.c2, 2u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier));
+        finish(o.c2, 2u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier);
     }
     if D_TILES > 3u {
-        largest = max(largest, finish(o.c3, 3u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier));
+        finish(o.c3, 3u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier);
     }
     if D_TILES > 4u {
-        largest = max(largest, finish(o.c4, 4u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier));
+        finish(o.c4, 4u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier);
     }
     if D_TILES > 5u {
-        largest = max(largest, finish(o.c5, 5u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier));
+        finish(o.c5, 5u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier);
     }
     if D_TILES > 6u {
-        largest = max(largest, finish(o.c6, 6u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier));
+        finish(o.c6, 6u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier);
     }
     if D_TILES > 7u {
-        largest = max(largest, finish(o.c7, 7u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier));
-    }
-    if WRITE_MAXIMA {
-        for (var offset = 1u; offset < LANES_PER_ROW; offset *= 2u) {
-            largest = max(largest, subgroupShuffleXor(largest, offset));
-        }
-        if lane % LANES_PER_ROW == 0u && query < p.seq_len {
-            maxima[head * p.rows + seq_row0 + query] = largest;
-        }
+        finish(o.c7, 7u, s_at, query0 + sg * T, lane, head, seq_row0, split, multiplier);
     }
     if p.splits > 1u && lane % LANES_PER_ROW == 0u && query < p.seq_len {
         let at = p.splits * p.rows * p.heads * p.head_dim + 2u * ((split * p.rows + seq_row0 + query) * p.heads + head);
@@ -446,10 +433,8 @@ fn split_hi(x: vec4<f32>) -> vec4<f32> {
 
 // Writes output tile `ct` of this subgroup (queries from `query0`), times `multiplier`: staged through its scores
 // area, then each lane a share of its row — into `out`, or, with split keys, into the slice's part of `partial`.
-// Returns the largest magnitude this lane wrote.
 fn finish(c: MatC, ct: u32, s_at: u32, query0: u32, lane: u32, head: u32, seq_row0: u32, split: u32,
-          multiplier: f32) -> f32 {
-    var largest = 0.0;
+          multiplier: f32) {
     coopStoreT(c, &scores[s_at], T / 4u);
     workgroupBarrier();
     let row = lane / LANES_PER_ROW;
@@ -461,15 +446,12 @@ fn finish(c: MatC, ct: u32, s_at: u32, query0: u32, lane: u32, head: u32, seq_ro
         if query < p.seq_len && dim < p.head_dim {
             let value = scores[s_at + (row * T + col) / 4u][col % 4u];
             let at = (seq_row0 + query) * width + head * p.head_dim + dim;
-            let written = value * multiplier;
             if p.splits == 1u {
-                out[at] = written;
+                out[at] = value * multiplier;
             } else {
-                partial[split * p.rows * width + at] = written;
+                partial[split * p.rows * width + at] = value * multiplier;
             }
-            largest = max(largest, abs(written));
         }
     }
     workgroupBarrier();
-    return largest;
 }

@@ -9,7 +9,7 @@
 // enables f16 and cooperative matrices and names the matrix types MatA, MatB, MatC and the constant T.
 //
 // Precision: the hardware multiplies f16 × f16 exactly into f32. Each row of X is scaled by a power of two 2^r (its
-// largest value lands in [2^14, 2^15): `row_scale`) and split while it is staged: x·2^r = hi + lo, hi
+// largest value lands in [2^14, 2^15); `row_scales` computes it) and split while it is staged: x·2^r = hi + lo, hi
 // the top 11 significant bits (the low 13 mantissa bits cleared, so hi is exactly an f16 and x·2^r − hi is exact in
 // f32), lo = f16(x·2^r − hi) the next 11: 22 bits, against f32's 24. Both halves are multiplied with the same W tile,
 // and the epilogue multiplies by 2^−(r+s), which is exact. The tensor cores round their f32 accumulation toward zero,
@@ -29,13 +29,6 @@
 // multiplying ones overlap them (124 µs, 128 registers per invocation, one workgroup per multiprocessor).
 // Staging subgroups that also prefetched the stage after next into registers were slower (169 µs). The epilogue
 // stages one T×T accumulator per multiplying subgroup in workgroup memory at a time.
-//
-// Row maxima: the scales come from the largest magnitude of each row of X, given as `parts` partial maxima per row
-// (`maxima`, part-major) by whichever kernel wrote X — a LayerNorm (one part), this kernel's epilogue with
-// WRITE_MAXIMA (one part per workgroup column), the tensor-core attention (one per head) — or else by the
-// `row_maxima` pass. A workgroup takes its rows' maxima while its first stage's loads are in flight. The scales are
-// those of the whole row whichever way its maxima were split (a maximum is exact), so the bits never depend on who
-// wrote them.
 
 struct Params {
     n: u32,
@@ -45,18 +38,14 @@ struct Params {
     k_split: u32,
     // 2^-s for the weight's scale 2^s.
     w_unscale: f32,
-    // Partial maxima per row of X in `maxima`.
-    parts: u32,
 }
 
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> w: array<vec4<f16>>;
 @group(0) @binding(2) var<storage, read> bias: array<f32>;
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
-// X's row maxima, [parts][n] (`row_maxima` writes one part).
-@group(0) @binding(4) var<storage, read_write> maxima: array<f32>;
-// WRITE_MAXIMA only: Y's row maxima, one part per workgroup column, [m / TILE_N][n]. Bound (a stand-in) either way.
-@group(0) @binding(5) var<storage, read_write> maxima_out: array<f32>;
+// Per row of X: 2^r and 2^-r (`row_scales` writes them).
+@group(0) @binding(4) var<storage, read_write> scales: array<vec2<f32>>;
 @group(1) @binding(0) var<uniform> p: Params;
 
 override HAS_BIAS: bool = false;
@@ -71,16 +60,14 @@ override SG_N: u32 = 2u;
 override STAGE_K: u32 = 16u;
 // Subgroups that only stage (see the tiling note); 0: the multiplying subgroups stage too.
 override PRODUCERS: u32 = 8u;
-// Also write the row maxima of Y (see "Row maxima"; not with PARTIALS, whose slices are not Y yet).
-override WRITE_MAXIMA: bool = false;
 
 const ROW_THREADS: u32 = 64u;
 var<workgroup> row_max: array<f32, ROW_THREADS>;
 
-// One workgroup per row of X: its largest magnitude, as one part. Where the kernel that wrote X gave its maxima, this
-// pass does not run.
+// One workgroup per row of X: its scale 2^r (largest magnitude into [2^14, 2^15)) and 2^-r (`row_scale`). Where a
+// LayerNorm wrote X, it wrote the scales too (`layer_norm.wgsl`) and this pass does not run.
 @compute @workgroup_size(ROW_THREADS)
-fn row_maxima(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+fn row_scales(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
               @builtin(local_invocation_index) t: u32) {
     let row = wid.y * groups.x + wid.x;
     if row >= p.n {
@@ -101,21 +88,11 @@ fn row_maxima(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gr
         workgroupBarrier();
     }
     if t == 0u {
-        maxima[row] = row_max[0];
+        scales[row] = row_scale(row_max[0]);
     }
 }
 
-// The scale of a row of X: 2^r and 2^-r with r chosen so that the row's largest magnitude lands in [2^14, 2^15).
-// Zero, subnormal or non-finite rows keep r = 0.
-fn row_scale(largest: f32) -> vec2<f32> {
-    // floor(log2(largest)) from the exponent bits.
-    let exponent = i32((bitcast<u32>(largest) >> 23u) & 0xffu) - 127;
-    var r = 0;
-    if exponent > -127 && exponent < 128 {
-        r = clamp(14 - exponent, -100, 100);
-    }
-    return vec2(bitcast<f32>(u32(r + 127) << 23u), bitcast<f32>(u32(127 - r) << 23u));
-}
+// #include "row_scale.wgsl"
 
 override TILE_M: u32 = SG_M * 2u * T;
 override TILE_N: u32 = SG_N * 4u * T;
@@ -131,13 +108,6 @@ var<workgroup> tiles: array<vec4<f16>, TILES_LEN>;
 // naga 30 panics on the nameless override it would make.)
 override STAGED_LEN: u32 = SG_M * SG_N * T * T;
 var<workgroup> staged: array<f32, STAGED_LEN>;
-// The tile's rows' 2^r and 2^-r (`scale_rows`).
-var<workgroup> row_scaling: array<vec2<f32>, TILE_M>;
-override WG: u32 = (SG_M * SG_N + PRODUCERS) * SUBGROUP;
-// Invocations that share the parts of one row in `scale_rows` (their maxima meet in `staged`).
-override PART_LANES: u32 = max(min(WG, STAGED_LEN) / TILE_M, 1u);
-// Most elements of an epilogue tile per lane (T·T / SUBGROUP; SUBGROUP is a multiple of T).
-const MAX_TILE_SHARE: u32 = 16u;
 // Groups of 4 values of X, and of W, one staging invocation copies per stage, at most (the launcher checks).
 const MAX_STAGE_LOADS: u32 = 8u;
 
@@ -188,7 +158,7 @@ fn stage_load(s: Stager, k0: u32, k_end: u32, wid: vec3<u32>, loads: ptr<functio
 }
 
 // Stores the loaded groups into the stage buffer at f16 offset `base`: an X group scaled by its row's 2^r
-// (read from `row_scaling` once per row before the loop) as its hi and lo halves in the hi and lo rows, a W group as it is.
+// (`row_scale`, read once per row before the loop) as its hi and lo halves in the hi and lo rows, a W group as it is.
 fn stage_store(s: Stager, base: u32, loads: ptr<function, StageLoads>,
                row_scale: ptr<function, array<f32, MAX_STAGE_LOADS>>) {
     let chunks = STAGE_K / 4u;
@@ -255,29 +225,7 @@ fn multiply_stage(cur: u32, hi: vec2<u32>, lo: vec2<u32>, wr: vec4<u32>, a: ptr<
     }
 }
 
-// `row_scaling` for the tile's rows from `row0`, from their partial maxima: PART_LANES invocations per row each take
-// every PART_LANES-th part. Every invocation calls it (barriers); rows past n repeat the last row.
-fn scale_rows(t: u32, row0: u32) {
-    for (var i = t; i < TILE_M * PART_LANES; i += WG) {
-        let row = min(row0 + i % TILE_M, p.n - 1u);
-        var largest = 0.0;
-        for (var part = i / TILE_M; part < p.parts; part += PART_LANES) {
-            largest = max(largest, maxima[part * p.n + row]);
-        }
-        staged[i] = largest;
-    }
-    workgroupBarrier();
-    for (var r = t; r < TILE_M; r += WG) {
-        var largest = 0.0;
-        for (var j = 0u; j < PART_LANES; j++) {
-            largest = max(largest, staged[j * TILE_M + r]);
-        }
-        row_scaling[r] = row_scale(largest);
-    }
-    workgroupBarrier();
-}
-
-@compute @workgroup_size(WG)
+@compute @workgroup_size((SG_M * SG_N + PRODUCERS) * SUBGROUP)
 fn gemm_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let multipliers = SG_M * SG_N * SUBGROUP;
     let multiplies = t < multipliers;
@@ -306,13 +254,11 @@ fn gemm_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     var row_scale: array<f32, MAX_STAGE_LOADS>;
     let staging = PRODUCERS == 0u || !multiplies;
     if staging {
-        stage_load(stager, k0, k_end, wid, &loads);
-    }
-    scale_rows(t, wid.y * TILE_M);
-    if staging {
         for (var i = 0u; i < x_loads(stager); i++) {
-            row_scale[i] = row_scaling[(i * stager.stagers + stager.at) / (STAGE_K / 4u)].x;
+            let row = (i * stager.stagers + stager.at) / (STAGE_K / 4u);
+            row_scale[i] = scales[min(wid.y * TILE_M + row, p.n - 1u)].x;
         }
+        stage_load(stager, k0, k_end, wid, &loads);
         stage_store(stager, 0u, &loads, &row_scale);
     }
     workgroupBarrier();
@@ -342,76 +288,32 @@ fn gemm_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
         workgroupBarrier();
     }
 
-    // Staging subgroups take part in the epilogue's barriers only. `top` and `bottom`: the largest magnitudes this
-    // lane wrote in each element row of its share of the upper and the lower T rows (WRITE_MAXIMA).
+    // Staging subgroups take part in the epilogue's barriers only.
     let base = min(sg, SG_M * SG_N - 1u) * T * T;
-    let first = wid.y * TILE_M;
-    var top: array<f32, MAX_TILE_SHARE>;
-    var bottom: array<f32, MAX_TILE_SHARE>;
-    finish(a.c00, multiplies, vec3(row0, col0, first), base, lane, wid.z, &top);
-    finish(a.c01, multiplies, vec3(row0, col0 + T, first), base, lane, wid.z, &top);
-    finish(a.c02, multiplies, vec3(row0, col0 + 2u * T, first), base, lane, wid.z, &top);
-    finish(a.c03, multiplies, vec3(row0, col0 + 3u * T, first), base, lane, wid.z, &top);
-    finish(a.c10, multiplies, vec3(row0 + T, col0, first), base, lane, wid.z, &bottom);
-    finish(a.c11, multiplies, vec3(row0 + T, col0 + T, first), base, lane, wid.z, &bottom);
-    finish(a.c12, multiplies, vec3(row0 + T, col0 + 2u * T, first), base, lane, wid.z, &bottom);
-    finish(a.c13, multiplies, vec3(row0 + T, col0 + 3u * T, first), base, lane, wid.z, &bottom);
-    if WRITE_MAXIMA {
-        write_maxima(multiplies, (row0 - first) + vec2(0u, T), sn, lane, &top, &bottom);
-        // Every subgroup's rows are in `staged`: one invocation per row of the tile takes the largest.
-        let row = first + t;
-        if t < TILE_M && row < p.n {
-            var largest = 0.0;
-            for (var j = 0u; j < SG_N; j++) {
-                largest = max(largest, staged[j * TILE_M + t]);
-            }
-            maxima_out[wid.x * p.n + row] = largest;
-        }
-    }
+    finish(a.c00, multiplies, row0, col0, base, lane, wid.z);
+    finish(a.c01, multiplies, row0, col0 + T, base, lane, wid.z);
+    finish(a.c02, multiplies, row0, col0 + 2u * T, base, lane, wid.z);
+    finish(a.c03, multiplies, row0, col0 + 3u * T, base, lane, wid.z);
+    finish(a.c10, multiplies, row0 + T, col0, base, lane, wid.z);
+    finish(a.c11, multiplies, row0 + T, col0 + T, base, lane, wid.z);
+    finish(a.c12, multiplies, row0 + T, col0 + 2u * T, base, lane, wid.z);
+    finish(a.c13, multiplies, row0 + T, col0 + 3u * T, base, lane, wid.z);
 }
 
-// The row maxima of this subgroup's share into `staged` (at column block `sn`, rows of the tile from `rows.x` and
-// `rows.y`): the T lanes that share a row of an epilogue tile (lane / T) combine their values by shuffles. Called
-// after the last `finish`, whose closing barrier freed `staged`; ends with a barrier that publishes the rows.
-fn write_maxima(multiplies: bool, rows: vec2<u32>, sn: u32, lane: u32, top: ptr<function, array<f32, MAX_TILE_SHARE>>,
-                bottom: ptr<function, array<f32, MAX_TILE_SHARE>>) {
-    if multiplies {
-        for (var i = 0u; i < T * T / SUBGROUP; i++) {
-            var upper = (*top)[i];
-            var lower = (*bottom)[i];
-            for (var offset = 1u; offset < T; offset *= 2u) {
-                upper = max(upper, subgroupShuffleXor(upper, offset));
-                lower = max(lower, subgroupShuffleXor(lower, offset));
-            }
-            let r = (lane + i * SUBGROUP) / T;
-            if lane % T == 0u {
-                staged[sn * TILE_M + rows.x + r] = upper;
-                staged[sn * TILE_M + rows.y + r] = lower;
-            }
-        }
-    }
-    workgroupBarrier();
-}
-
-// Stages accumulator `c` of the tile at (tile.x, tile.y) (the workgroup's tile starting at row tile.z), then unscales, adds the
-// bias, activates and writes this lane's share — or, with PARTIALS, writes the unscaled product to split z's slice —
-// keeping the largest magnitude it wrote per element row in `largest`. The barriers order the subgroup's store before
-// the reads, and the reads before the next store.
-fn finish(c: MatC, multiplies: bool, tile: vec3<u32>, base: u32, lane: u32, z: u32,
-          largest: ptr<function, array<f32, MAX_TILE_SHARE>>) {
-    let row = tile.x;
-    let col = tile.y;
+// Stages accumulator `c` of the tile at (row, col), then unscales, adds the bias, activates and writes this lane's
+// share — or, with PARTIALS, writes the unscaled product to split z's slice. The barriers order the subgroup's store
+// before the reads, and the reads before the next store.
+fn finish(c: MatC, multiplies: bool, row: u32, col: u32, base: u32, lane: u32, z: u32) {
     if multiplies {
         coopStoreT(c, &staged[base], T);
     }
     workgroupBarrier();
     if multiplies {
-        for (var i = 0u; i < T * T / SUBGROUP; i++) {
-            let e = lane + i * SUBGROUP;
+        for (var e = lane; e < T * T; e += SUBGROUP) {
             let r = row + e / T;
             let cc = col + e % T;
             if r < p.n && cc < p.m {
-                var v = staged[base + e] * p.w_unscale * row_scaling[r - tile.z].y;
+                var v = staged[base + e] * p.w_unscale * scales[r].y;
                 let at = r * p.m + cc;
                 if PARTIALS {
                     y[z * p.n * p.m + at] = v;
@@ -424,7 +326,6 @@ fn finish(c: MatC, multiplies: bool, tile: vec3<u32>, base: u32, lane: u32, z: u
                         v += y[at];
                     }
                     y[at] = v;
-                    (*largest)[i] = max((*largest)[i], abs(v));
                 }
             }
         }

@@ -3,8 +3,8 @@
 // variance is taken around the mean (a second pass over the row, which stays in cache) rather
 // than as E[x²] - mean²: both keep f32 precision for rows whose mean is large next to their spread.
 //
-// With WRITE_MAXIMA, each row's largest magnitude is written too, from the f32 values stored: the tensor-core GEMM
-// that reads the output scales its rows by them (`gemm_coop.wgsl`, "Row maxima") with no pass of its own.
+// With WRITE_SCALES, each row's tensor-core scale (`row_scale.wgsl`) is written too, from the f32 values stored: the
+// GEMM that reads the output then needs no `row_scales` pass of its own, and its bits do not change.
 //
 // `residual_layer_norm` first adds a split product to the residual stream in place,
 // x += (partials[0] + partials[1] + … + partials[slices − 1]) + add_bias, the slices in order so that the
@@ -25,11 +25,11 @@ struct Params {
 // residual_layer_norm only: [slices, rows, width] and [width].
 @group(0) @binding(4) var<storage, read> partials: array<f32>;
 @group(0) @binding(5) var<storage, read> add_bias: array<f32>;
-// WRITE_MAXIMA only: per row, its largest magnitude. Every binding is bound for both entries (stand-ins where unused).
-@group(0) @binding(6) var<storage, read_write> maxima: array<f32>;
+// WRITE_SCALES only: per row, 2^r and 2^-r. Every binding is bound for both entries (stand-ins where unused).
+@group(0) @binding(6) var<storage, read_write> scales: array<vec2<f32>>;
 @group(1) @binding(0) var<uniform> p: Params;
 
-override WRITE_MAXIMA: bool = false;
+override WRITE_SCALES: bool = false;
 
 const WG: u32 = 256u;
 var<workgroup> partial: array<f32, WG>;
@@ -68,7 +68,7 @@ fn residual_layer_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
     normalize_row(row, lid);
 }
 
-// y[row, :] = LayerNorm(x[row, :]) (and the row's largest magnitude); every invocation of the workgroup calls it.
+// y[row, :] = LayerNorm(x[row, :]) (and the row's scale); every invocation of the workgroup calls it.
 fn normalize_row(row: u32, lid: u32) {
     let base = row * p.width;
     let shift = x[base];
@@ -89,10 +89,12 @@ fn normalize_row(row: u32, lid: u32) {
         y[base + c] = value;
         largest = max(largest, abs(value));
     }
-    if WRITE_MAXIMA {
+    if WRITE_SCALES {
         let row_largest = workgroup_max(largest, lid);
         if lid == 0u {
-            maxima[row] = row_largest;
+            scales[row] = row_scale(row_largest);
         }
     }
 }
+
+// #include "row_scale.wgsl"

@@ -250,7 +250,7 @@ fn slice_sweep(gpu: &Gpu) -> Fallible<()> {
     let mut upload = |len: usize| gpu.upload_f32("input", &rng.f32s(len, 1.0));
     let (x, weight, bias, add_bias) = (upload(rows * width)?, upload(width)?, upload(width)?, upload(width)?);
     let partials = upload(8 * rows * width)?;
-    let (y, maxima) = (gpu.zeros("y", rows * width)?, gpu.zeros("maxima", rows)?);
+    let (y, scales) = (gpu.zeros("y", rows * width)?, gpu.zeros("s", 2 * rows)?);
     for slices in 1..=8 {
         let mut times = Vec::new();
         for round in 0..4 {
@@ -267,7 +267,7 @@ fn slice_sweep(gpu: &Gpu) -> Fallible<()> {
                     rows,
                     width,
                     LAYER_NORM_EPS,
-                    Some(&maxima),
+                    Some(&scales),
                 )?;
             }
             let ns = rec.submit_profiled()?.total_ns() / REPEATS as f64;
@@ -336,8 +336,6 @@ fn attention_sweep(gpu: &Gpu) -> Fallible<()> {
         let qkv = gpu.upload_f32("qkv", &rng.f32s(rows * 3 * width, 2.0))?;
         let valid = gpu.upload_u32("valid", &vec![1; rows])?;
         let out = gpu.zeros("out", rows * width)?;
-        // The tensor-core kernel writes the output's row maxima, as in the towers (for the out-projection).
-        let maxima = gpu.zeros("maxima", rows * heads)?;
         let flops = 4.0 * (seqs * seq_len * seq_len * width) as f64;
         let coop = attention_coop::available(gpu, head_dim);
         let kernels = [
@@ -361,17 +359,13 @@ fn attention_sweep(gpu: &Gpu) -> Fallible<()> {
                 for _ in 0..REPEATS {
                     match kernel {
                         Kernel::F32(splits) => attention_split(&mut rec, [&qkv, &valid, &out], dims, splits)?,
-                        Kernel::TensorCores(n, splits) => {
-                            let buffers = [&qkv, &valid, &out];
-                            attention_coop::attention_coop(
-                                &mut rec,
-                                buffers,
-                                dims,
-                                None,
-                                (Some(n), splits),
-                                Some(&maxima),
-                            )?;
-                        }
+                        Kernel::TensorCores(n, splits) => attention_coop::attention_coop(
+                            &mut rec,
+                            [&qkv, &valid, &out],
+                            dims,
+                            None,
+                            (Some(n), splits),
+                        )?,
                     }
                 }
                 let ns = rec.submit_profiled()?.total_ns() / REPEATS as f64;

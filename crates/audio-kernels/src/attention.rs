@@ -5,7 +5,6 @@ use gpu_core::{
     Access, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result, params_layout, wgpu,
 };
 
-use crate::RowMaxima;
 use crate::attention_coop::{self, attention_coop};
 use crate::gemm::Precision;
 use crate::launch::{grid, require};
@@ -170,7 +169,7 @@ pub fn attention(
     let buffers = [qkv, key_valid, out];
     let shape = (seqs, seq_len, heads, head_dim);
     if rotary_attention_on_tensor_cores(rec.gpu(), shape, precision) {
-        return attention_coop(rec, buffers, shape, None, (None, KeySplits::Auto), None).map(|_| ());
+        return attention_coop(rec, buffers, shape, None, (None, KeySplits::Auto));
     }
     attention_split(rec, buffers, shape, KeySplits::Auto)
 }
@@ -179,21 +178,17 @@ pub fn attention(
 /// `[qkv, key_valid, out]`, shape `(seqs, seq_len, heads, head_dim)` (every sequence's positions start at 0). Where
 /// the attention runs on tensor cores ([`rotary_attention_on_tensor_cores`]), its operand pass adds the product's
 /// slices (`prologue.slices`), applies the norm and the rotation as it splits q, k and v, and qkv is left as it was;
-/// on the f32 kernel, `qk_norm_rope` rewrites q and k in place first, and qkv must hold one slice. With `written`
-/// (`[heads][rows]` words), the tensor-core kernel also writes the output's row maxima there, where it can, and says
-/// so ([`RowMaxima`], for the tensor-core product that reads the output).
-pub fn rotary_attention<'o>(
+/// on the f32 kernel, `qk_norm_rope` rewrites q and k in place first, and qkv must hold one slice.
+pub fn rotary_attention(
     rec: &mut Recorder<'_>,
     [qkv, key_valid, out]: [&GpuBuffer; 3],
     prologue: &QkPrologue<'_>,
     (seqs, seq_len, heads, head_dim): (usize, usize, usize, usize),
     precision: Precision,
-    written: Option<&'o GpuBuffer>,
-) -> Result<Option<RowMaxima<'o>>> {
+) -> Result<()> {
     let shape = (seqs, seq_len, heads, head_dim);
     if rotary_attention_on_tensor_cores(rec.gpu(), shape, precision) {
-        let buffers = [qkv, key_valid, out];
-        return attention_coop(rec, buffers, shape, Some(prologue), (None, KeySplits::Auto), written);
+        return attention_coop(rec, [qkv, key_valid, out], shape, Some(prologue), (None, KeySplits::Auto));
     }
     if prologue.slices > 1 {
         return Err(GpuError::Validation(format!(
@@ -202,8 +197,7 @@ pub fn rotary_attention<'o>(
         )));
     }
     qk_norm_rope(rec, qkv, prologue.rope, prologue.norm, seqs * seq_len, seq_len, heads, head_dim)?;
-    attention_split(rec, [qkv, key_valid, out], shape, KeySplits::Auto)?;
-    Ok(None)
+    attention_split(rec, [qkv, key_valid, out], shape, KeySplits::Auto)
 }
 
 /// Whether [`rotary_attention`] (and [`attention`]) take the tensor-core kernel for this shape and precision: then

@@ -9,12 +9,12 @@ use gpu_core::{
     Access, Gpu, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result, Shader, params_layout,
 };
 
+use crate::LAYER_NORM_EPS;
 use crate::attention::{KeySplits, MAX_HEAD_DIM, merge_slices, slice_words};
 use crate::coop::Matrices;
 use crate::launch::{grid, require};
 use crate::qk_norm_rope::QkPrologue;
 use crate::shaders::{ATTENTION_COOP8, ATTENTION_COOP16, ATTENTION_OPERANDS};
-use crate::{LAYER_NORM_EPS, RowMaxima};
 
 /// Key tiles per block (`KEY_TILES` in the shader): blocks of 2·T keys.
 const KEY_TILES: usize = 2;
@@ -90,9 +90,8 @@ const OPERAND_BINDINGS: &[Access] = &[
     Access::Read,
     Access::Read,
 ];
-/// planes, unscales, key_valid, out, partial slices, the output's row maxima (WRITE_MAXIMA; a stand-in otherwise).
-const BINDINGS: &[Access] =
-    &[Access::Read, Access::Read, Access::Read, Access::ReadWrite, Access::ReadWrite, Access::ReadWrite];
+/// planes, unscales, key_valid, out, partial slices.
+const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite, Access::ReadWrite];
 
 /// The kernel's shape on a device: its matrices, subgroups per workgroup and padded head dim.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -147,12 +146,11 @@ impl Tiling {
         if self.matrices.t == 16 { &ATTENTION_COOP16 } else { &ATTENTION_COOP8 }
     }
 
-    fn constants(self, maxima: bool) -> [(&'static str, f64); 4] {
+    fn constants(self) -> [(&'static str, f64); 3] {
         [
             ("SUBGROUP", self.matrices.subgroup as f64),
             ("SG_Q", self.subgroups as f64),
             ("D_TILES", (self.head_dim / self.matrices.t) as f64),
-            ("WRITE_MAXIMA", f64::from(u8::from(maxima))),
         ]
     }
 }
@@ -195,9 +193,7 @@ pub fn variants() -> Vec<KernelVariant> {
             }
             for subgroups in SUBGROUP_CANDIDATES {
                 let tiling = Tiling { matrices, subgroups, head_dim: padded };
-                for maxima in [false, true] {
-                    variants.push(KernelVariant::from(&spec(tiling, &tiling.constants(maxima))));
-                }
+                variants.push(KernelVariant::from(&spec(tiling, &tiling.constants())));
             }
         }
     }
@@ -237,17 +233,15 @@ pub fn chosen(gpu: &Gpu, (seqs, seq_len, heads, head_dim): (usize, usize, usize,
 /// [`SUBGROUP_CANDIDATES`], for sweeps) or the most that fit, the keys split among `splits` workgroups per query
 /// block (merged in order); with a `prologue`, q and k get its norm and RoPE on the way in (as
 /// [`crate::rotary_attention`]; qkv is not written). Buffers: `[qkv, key_valid, out]`; shape: `(seqs, seq_len, heads,
-/// head_dim)`. With `written` (`[heads][rows]` words), the output's row maxima are written there where the keys are
-/// not split, one part per head, and returned ([`RowMaxima`]). Fails on a device without f16 cooperative matrices or
-/// where the head dim is over 8 of their sides (see [`available`]).
-pub fn attention_coop<'o>(
+/// head_dim)`. Fails on a device without f16 cooperative matrices or where the head dim is over 8 of their sides
+/// (see [`available`]).
+pub fn attention_coop(
     rec: &mut Recorder<'_>,
     [qkv, key_valid, out]: [&GpuBuffer; 3],
     (seqs, seq_len, heads, head_dim): (usize, usize, usize, usize),
     prologue: Option<&QkPrologue<'_>>,
     (subgroups, splits): (Option<usize>, KeySplits),
-    written: Option<&'o GpuBuffer>,
-) -> Result<Option<RowMaxima<'o>>> {
+) -> Result<()> {
     let rows = seqs * seq_len;
     let width = heads * head_dim;
     let slices = prologue.map_or(1, |p| p.slices.max(1));
@@ -266,11 +260,8 @@ pub fn attention_coop<'o>(
         Some(prologue) => Some(prologue.buffers(seq_len, head_dim, "attention prologue")?),
         None => None,
     };
-    if let Some(written) = written {
-        require(written, heads * rows, "attention output row maxima")?;
-    }
     if rows == 0 || width == 0 {
-        return Ok(None);
+        return Ok(());
     }
     let gpu = rec.gpu();
     let Some(tiling) = tiling(gpu, head_dim, subgroups) else {
@@ -323,16 +314,13 @@ pub fn attention_coop<'o>(
         rows: rows as u32,
     };
     let partial = gpu.scratch("attention slices", slice_words(splits, rows, heads, head_dim))?;
-    // The merge of split keys writes the output, without maxima.
-    let written = written.filter(|_| splits == 1);
-    let unused = gpu.scratch("attention unused row maxima", 1)?;
-    let kernel = gpu.kernel(&spec(tiling, &tiling.constants(written.is_some())))?;
-    let buffers = [&planes, &unscales, key_valid, out, &partial, written.unwrap_or(&unused)];
+    let kernel = gpu.kernel(&spec(tiling, &tiling.constants()))?;
+    let buffers = [&planes, &unscales, key_valid, out, &partial];
     rec.dispatch(&kernel, &buffers, &params, grid(rec, blocks * splits))?;
     if splits > 1 {
         merge_slices(rec, out, &partial, (rows, heads, head_dim), splits)?;
     }
-    Ok(written.map(|buffer| RowMaxima { buffer, parts: heads }))
+    Ok(())
 }
 
 #[cfg(test)]

@@ -21,35 +21,35 @@ struct Params {
 const PARAMS: &ParamsLayout = &params_layout!(Params { rows, width, eps, slices });
 
 /// Both entries bind all seven (naga keeps a binding that an override turns off): x, weight, bias, y, the residual
-/// entry's partials and bias, the row maxima. The launchers bind stand-ins for those an entry does not read.
+/// entry's partials and bias, the row scales. The launchers bind stand-ins for those an entry does not read.
 const BINDINGS: &[Access] =
     &[Access::ReadWrite, Access::Read, Access::Read, Access::ReadWrite, Access::Read, Access::Read, Access::ReadWrite];
 
-fn spec(entry: &'static str, maxima: bool) -> KernelSpec<'static> {
-    let constants: &'static [(&'static str, f64)] = if maxima { &[("WRITE_MAXIMA", 1.0)] } else { &[] };
+fn spec(entry: &'static str, scales: bool) -> KernelSpec<'static> {
+    let constants: &'static [(&'static str, f64)] = if scales { &[("WRITE_SCALES", 1.0)] } else { &[] };
     KernelSpec { shader: &LAYER_NORM, entry, constants, bindings: BINDINGS, params: PARAMS }
 }
 
-/// The row maxima to write, or a stand-in that the kernel does not touch.
-fn maxima_or_stand_in(rec: &Recorder<'_>, maxima: Option<&GpuBuffer>, rows: usize, what: &str) -> Result<GpuBuffer> {
-    match maxima {
-        Some(maxima) => {
-            require(maxima, rows, what)?;
-            Ok(maxima.clone())
+/// The row scales to write, or a stand-in that the kernel does not touch.
+fn scales_or_stand_in(rec: &Recorder<'_>, scales: Option<&GpuBuffer>, rows: usize, what: &str) -> Result<GpuBuffer> {
+    match scales {
+        Some(scales) => {
+            require(scales, 2 * rows, what)?;
+            Ok(scales.clone())
         }
-        None => rec.gpu().scratch("layer_norm unused row maxima", 1),
+        None => rec.gpu().scratch("layer_norm unused row scales", 2),
     }
 }
 
 /// Every pipeline these launchers can build, for shader validation.
 pub fn variants() -> Vec<KernelVariant> {
     let entries = ["layer_norm", "residual_layer_norm"];
-    entries.iter().flat_map(|&entry| [false, true].map(|maxima| KernelVariant::from(&spec(entry, maxima)))).collect()
+    entries.iter().flat_map(|&entry| [false, true].map(|scales| KernelVariant::from(&spec(entry, scales)))).collect()
 }
 
-/// `y[r, :] = LayerNorm(x[r, :]) · weight + bias` for `rows` rows of `width` f32 values; with `maxima`, also each
-/// output row's largest magnitude (`[rows]`: [`crate::RowMaxima::whole`], which [`crate::gemm_scaled`] reads). `x`
-/// and `y` may not alias.
+/// `y[r, :] = LayerNorm(x[r, :]) · weight + bias` for `rows` rows of `width` f32 values; with `scales`, also each
+/// output row's tensor-core scale (`[rows]` pairs 2^r, 2^-r: [`crate::gemm_scaled`] reads them). `x` and `y` may
+/// not alias.
 #[allow(clippy::too_many_arguments)]
 pub fn layer_norm(
     rec: &mut Recorder<'_>,
@@ -60,23 +60,23 @@ pub fn layer_norm(
     rows: usize,
     width: usize,
     eps: f32,
-    maxima: Option<&GpuBuffer>,
+    scales: Option<&GpuBuffer>,
 ) -> Result<()> {
     require(x, rows * width, "layer_norm input")?;
     require(y, rows * width, "layer_norm output")?;
     require(weight, width, "layer_norm weight")?;
     require(bias, width, "layer_norm bias")?;
-    let kernel = rec.gpu().kernel(&spec("layer_norm", maxima.is_some()))?;
+    let kernel = rec.gpu().kernel(&spec("layer_norm", scales.is_some()))?;
     let params = Params { rows: rows as u32, width: width as u32, eps, slices: 0 };
     let workgroups = grid(rec, rows);
-    let maxima = maxima_or_stand_in(rec, maxima, rows, "layer_norm row maxima")?;
+    let scales = scales_or_stand_in(rec, scales, rows, "layer_norm row scales")?;
     // The residual entry's two inputs are not read here: the norm's own stand in for them.
-    rec.dispatch(&kernel, &[x, weight, bias, y, weight, bias, &maxima], &params, workgroups)
+    rec.dispatch(&kernel, &[x, weight, bias, y, weight, bias, &scales], &params, workgroups)
 }
 
 /// The residual step of a pre-norm block fused with the next LayerNorm: `x += Σ_s partials[s] + add_bias` in place
 /// (the `slices` slices of a split product, [`crate::gemm::gemm_partials`], added in order), then
-/// `y = LayerNorm(x) · weight + bias`, for `rows` rows of `width`, and with `maxima` each row's largest magnitude
+/// `y = LayerNorm(x) · weight + bias`, for `rows` rows of `width`, and with `scales` each row's tensor-core scale
 /// (as [`layer_norm`]). `x` and `y` may not alias.
 #[allow(clippy::too_many_arguments)]
 pub fn residual_layer_norm(
@@ -89,7 +89,7 @@ pub fn residual_layer_norm(
     rows: usize,
     width: usize,
     eps: f32,
-    maxima: Option<&GpuBuffer>,
+    scales: Option<&GpuBuffer>,
 ) -> Result<()> {
     require(partials, slices.max(1) * rows * width, "residual_layer_norm partial products")?;
     require(add_bias, width, "residual_layer_norm bias")?;
@@ -97,11 +97,11 @@ pub fn residual_layer_norm(
     require(y, rows * width, "residual_layer_norm output")?;
     require(weight, width, "residual_layer_norm weight")?;
     require(bias, width, "residual_layer_norm norm bias")?;
-    let kernel = rec.gpu().kernel(&spec("residual_layer_norm", maxima.is_some()))?;
+    let kernel = rec.gpu().kernel(&spec("residual_layer_norm", scales.is_some()))?;
     let params = Params { rows: rows as u32, width: width as u32, eps, slices: slices.max(1) as u32 };
     let workgroups = grid(rec, rows);
-    let maxima = maxima_or_stand_in(rec, maxima, rows, "residual_layer_norm row maxima")?;
-    rec.dispatch(&kernel, &[x, weight, bias, y, partials, add_bias, &maxima], &params, workgroups)
+    let scales = scales_or_stand_in(rec, scales, rows, "residual_layer_norm row scales")?;
+    rec.dispatch(&kernel, &[x, weight, bias, y, partials, add_bias, &scales], &params, workgroups)
 }
 
 /// Row LayerNorm on the host in f64, with biased variance: `(x − mean)/sqrt(var + eps) · weight + bias`. The speaker

@@ -17,7 +17,6 @@ pub mod log_softmax_gather;
 pub mod qk_norm_rope;
 pub mod random;
 pub mod reference;
-mod row_maxima;
 pub mod shaders;
 pub mod speaker_fusion;
 pub mod variants;
@@ -30,5 +29,4 @@ pub use gemm::{
 pub use layer_norm::{LAYER_NORM_EPS, layer_norm, layer_norm_f64, residual_layer_norm};
 pub use log_softmax_gather::log_softmax_gather;
 pub use qk_norm_rope::{QK_NORM_ROPE_MAX_HEAD_DIM, QkNorm, QkPrologue, RopeTable, qk_norm_rope};
-pub use row_maxima::RowMaxima;
 pub use speaker_fusion::{speaker_fusion, speaker_table};

@@ -100,43 +100,25 @@ fn kernels(gpu: &Gpu, shape: Shape) -> Vec<Kernel> {
     kernels
 }
 
-/// Runs a kernel on poisoned output and returns it with the GPU wall time (submit to readback). The tensor-core
-/// kernel is asked for the output's row maxima too: where it writes them (keys not split), they must be each row's
-/// and head's largest magnitude, exactly.
+/// Runs a kernel on poisoned output and returns it with the GPU wall time (submit to readback).
 fn run(shape: Shape, inputs: &Inputs, kernel: Kernel) -> (Vec<f32>, f64) {
     let gpu = test_gpu();
     let valid: Vec<u32> = inputs.key_valid.iter().map(|&v| v as u32).collect();
     let qkv = gpu.upload_f32("qkv", &inputs.qkv).unwrap();
     let key_valid = gpu.upload_u32("key_valid", &valid).unwrap();
     let out = poisoned(gpu, "out", shape.rows() * shape.width());
-    let maxima = poisoned(gpu, "maxima", shape.heads * shape.rows());
     let mut rec = Recorder::new(gpu);
     let dims = (shape.seqs, shape.seq_len, shape.heads, shape.head_dim);
-    let written = match kernel {
-        Kernel::F32(splits) => attention_split(&mut rec, [&qkv, &key_valid, &out], dims, splits).map(|()| None),
+    match kernel {
+        Kernel::F32(splits) => attention_split(&mut rec, [&qkv, &key_valid, &out], dims, splits).unwrap(),
         Kernel::TensorCores(subgroups, splits) => {
-            let buffers = [&qkv, &key_valid, &out];
-            attention_coop(&mut rec, buffers, dims, None, (subgroups, splits), Some(&maxima))
-                .map(|m| m.map(|m| m.parts))
+            attention_coop(&mut rec, [&qkv, &key_valid, &out], dims, None, (subgroups, splits)).unwrap()
         }
     }
-    .unwrap();
     let start = Instant::now();
     rec.submit().unwrap();
     let got = gpu.read_f32(&out).unwrap();
-    let seconds = start.elapsed().as_secs_f64();
-    if let Some(parts) = written {
-        assert_eq!(parts, shape.heads, "{kernel:?} {shape:?}");
-        let maxima = gpu.read_f32(&maxima).unwrap();
-        for (row, values) in got.chunks(shape.width()).enumerate() {
-            for (head, values) in values.chunks(shape.head_dim).enumerate() {
-                let largest = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-                let written = maxima[head * shape.rows() + row];
-                assert_eq!(written.to_bits(), largest.to_bits(), "{kernel:?} {shape:?}: row {row} head {head} maximum");
-            }
-        }
-    }
-    (got, seconds)
+    (got, start.elapsed().as_secs_f64())
 }
 
 fn want(shape: Shape, inputs: &Inputs) -> Vec<f64> {
@@ -241,8 +223,7 @@ fn tensor_core_workgroup_sizes_and_splits_match_the_reference_and_repeat_bit_for
         let qkv = gpu.upload_f32("qkv", &inputs.qkv).unwrap();
         let mut rec = Recorder::new(gpu);
         let dims = (shape.seqs, shape.seq_len, shape.heads, shape.head_dim);
-        let splits = (None, KeySplits::Auto);
-        let err = attention_coop(&mut rec, [&qkv, &qkv, &qkv], dims, None, splits, None).unwrap_err();
+        let err = attention_coop(&mut rec, [&qkv, &qkv, &qkv], dims, None, (None, KeySplits::Auto)).unwrap_err();
         assert!(err.to_string().contains("cooperative matrices"), "{err}");
         return;
     }
@@ -358,12 +339,11 @@ fn rotary_attention_matches_norm_rope_then_attention() {
             let mut rec = Recorder::new(gpu);
             if on_tensor_cores {
                 let splits = (None, KeySplits::Auto);
-                attention_coop(&mut rec, [&qkv, &key_valid, &out], dims, Some(&prologue), splits, None).unwrap();
+                attention_coop(&mut rec, [&qkv, &key_valid, &out], dims, Some(&prologue), splits).unwrap();
             } else {
-                let buffers = [&qkv, &key_valid, &out];
-                rotary_attention(&mut rec, buffers, &prologue, dims, Precision::F32, None).unwrap();
+                rotary_attention(&mut rec, [&qkv, &key_valid, &out], &prologue, dims, Precision::F32).unwrap();
                 let two = QkPrologue { slices: 2, ..prologue };
-                let err = rotary_attention(&mut rec, buffers, &two, dims, Precision::F32, None).unwrap_err();
+                let err = rotary_attention(&mut rec, [&qkv, &key_valid, &out], &two, dims, Precision::F32).unwrap_err();
                 assert!(err.to_string().contains("not in 2 slices"), "{err}");
             }
             rec.submit().unwrap();

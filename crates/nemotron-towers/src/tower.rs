@@ -4,10 +4,10 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use audio_kernels::gemm::{auto_slices, gemm_partials_scaled, maxima_len, wave_slices};
+use audio_kernels::gemm::{auto_slices, gemm_partials, gemm_partials_scaled, wave_slices};
 use audio_kernels::{
-    Activation, Epilogue, LAYER_NORM_EPS, QkNorm, QkPrologue, RopeTable, RowMaxima, Weight, gemm, gemm_scaled,
-    layer_norm, residual_layer_norm, rotary_attention, rotary_attention_on_tensor_cores,
+    Activation, Epilogue, LAYER_NORM_EPS, QkNorm, QkPrologue, RopeTable, Weight, gemm, gemm_scaled, layer_norm,
+    residual_layer_norm, rotary_attention, rotary_attention_on_tensor_cores,
 };
 use audio_kernels::{MatmulOptions, MatmulPath, Precision};
 use gpu_core::{Gpu, GpuBuffer, GpuError, Profile, Recorder, Timing};
@@ -57,14 +57,11 @@ pub(crate) struct Workspace {
     pub(crate) h: GpuBuffer,
     /// Normalised activations; holds the tower output after [`Tower::record`].
     pub(crate) a: GpuBuffer,
-    /// Row maxima of `a` (one part), of `attended` (one per head) and of `inner` (one per column tile), written by
-    /// the kernels that write them where the product that reads them runs on tensor cores.
-    a_maxima: GpuBuffer,
+    /// The tensor-core row scales of `a` (`[rows]` pairs), written by the LayerNorms that write `a`.
+    a_scales: GpuBuffer,
     pub(crate) qkv: GpuBuffer,
     pub(crate) attended: GpuBuffer,
-    attended_maxima: GpuBuffer,
     pub(crate) inner: GpuBuffer,
-    inner_maxima: GpuBuffer,
     pub(crate) mask: GpuBuffer,
 }
 
@@ -77,12 +74,10 @@ impl Workspace {
             x: gpu.zeros("tower x", rows * d)?,
             h: gpu.zeros("tower h", rows * d)?,
             a: gpu.zeros("tower a", rows * d)?,
-            a_maxima: gpu.zeros("tower a row maxima", rows)?,
+            a_scales: gpu.zeros("tower a row scales", rows * 2)?,
             qkv: gpu.zeros("tower qkv", rows * 3 * d)?,
             attended: gpu.zeros("tower attended", rows * d)?,
-            attended_maxima: gpu.zeros("tower attended row maxima", rows * c.heads)?,
             inner: gpu.zeros("tower mlp", rows * c.intermediate)?,
-            inner_maxima: gpu.zeros("tower mlp row maxima", maxima_len(rows, c.intermediate))?,
             mask: gpu.zeros("tower key mask", rows)?,
         })
     }
@@ -480,11 +475,10 @@ impl Tower {
             norm(rec, &w.final_norm, (&work.h, &work.a, None), rows, d)?;
             return Ok(&work.a);
         };
-        // The kernels that write the products' inputs (`a`, `attended`, `inner`) write their row maxima too where the
-        // product that reads them runs on tensor cores, so that product skips its own pass over the rows.
-        let tensor_cores = |w: &Weight| matches!(w.path(), MatmulPath::TensorCores(_));
-        let a_maxima = |w: &Weight| tensor_cores(w).then_some(&work.a_maxima);
-        norm(rec, &first.norm1, (&work.h, &work.a, a_maxima(&first.qkv)), rows, d)?;
+        // The LayerNorms that write `a` write its row scales too where the product that reads `a` runs on tensor
+        // cores, so that product skips its own pass over the rows.
+        let scales = |w: &Weight| matches!(w.path(), MatmulPath::TensorCores(_)).then_some(&work.a_scales);
+        norm(rec, &first.norm1, (&work.h, &work.a, scales(&first.qkv)), rows, d)?;
         // Multiply-adds since the last part was submitted, counted at each cut.
         let (attention_flops, mlp_flops) = self.half_layer_flops(batch, seq_len);
         let mut pending = 0.0;
@@ -504,14 +498,14 @@ impl Tower {
                 MatmulPath::TensorCores(_) => Precision::Auto,
             };
             let shape = (batch, seq_len, c.heads, c.head_dim);
-            let a = (&work.a, a_maxima(&layer.qkv).map(RowMaxima::whole));
+            let a = (&work.a, scales(&layer.qkv));
             let (qkv, slices) = if rotary_attention_on_tensor_cores(&self.gpu, shape, precision) {
                 let slices = wave_slices(&self.gpu, &layer.qkv, rows, MAX_QKV_SLICES);
                 let partials = self.gpu.scratch("tower partial products", slices * rows * 3 * d)?;
                 let slices = gemm_partials_scaled(rec, a, &layer.qkv, &partials, (rows, 3 * d, d), slices)?;
                 (partials, slices)
             } else {
-                gemm_scaled(rec, a, &layer.qkv, &work.qkv, (rows, 3 * d, d), &Epilogue::default(), None)?;
+                gemm_scaled(rec, a, &layer.qkv, &work.qkv, rows, 3 * d, d, &Epilogue::default())?;
                 (work.qkv.clone(), 1)
             };
             let qk = layer.qk_norm.as_ref().map(|(q, k)| QkNorm {
@@ -521,27 +515,16 @@ impl Tower {
                 k_bias: &k.bias,
             });
             let prologue = QkPrologue { rope, norm: qk.as_ref(), slices };
-            let attended_maxima = tensor_cores(&layer.out.weight).then_some(&work.attended_maxima);
-            let buffers = [&qkv, &work.mask, &work.attended];
-            let attended = rotary_attention(rec, buffers, &prologue, shape, precision, attended_maxima)?;
-            let fc1_maxima = a_maxima(&layer.fc1.weight);
-            self.residual(
-                rec,
-                (&work.attended, attended),
-                &layer.out,
-                (&work.h, &layer.norm2, (&work.a, fc1_maxima)),
-                rows,
-            )?;
+            rotary_attention(rec, [&qkv, &work.mask, &work.attended], &prologue, shape, precision)?;
+            let normalized = (&work.a, scales(&layer.fc1.weight));
+            self.residual(rec, &work.attended, &layer.out, (&work.h, &layer.norm2, normalized), rows)?;
             cut(rec, attention_flops)?;
             let gelu = Epilogue { bias: layer.fc1.bias.as_ref(), activation: Activation::Gelu, accumulate: false };
-            let normalized = (&work.a, fc1_maxima.map(RowMaxima::whole));
-            let inner_maxima = tensor_cores(&layer.fc2.weight).then_some(&work.inner_maxima);
-            let shape = (rows, c.intermediate, d);
-            let inner = gemm_scaled(rec, normalized, &layer.fc1.weight, &work.inner, shape, &gelu, inner_maxima)?;
+            gemm_scaled(rec, normalized, &layer.fc1.weight, &work.inner, rows, c.intermediate, d, &gelu)?;
             let next = w.layers.get(l + 1);
             let next_norm = next.map_or(&w.final_norm, |next| &next.norm1);
-            let normalized = (&work.a, next.and_then(|next| a_maxima(&next.qkv)));
-            self.residual(rec, (&work.inner, inner), &layer.fc2, (&work.h, next_norm, normalized), rows)?;
+            let normalized = (&work.a, next.and_then(|next| scales(&next.qkv)));
+            self.residual(rec, &work.inner, &layer.fc2, (&work.h, next_norm, normalized), rows)?;
             cut(rec, mlp_flops)?;
         }
         Ok(&work.a)
@@ -556,37 +539,36 @@ impl Tower {
         (attention, 4.0 * rows * d * inner)
     }
 
-    /// `h += input · Wᵀ + bias` (the input's row maxima, where its writer gave them), then `a = LayerNorm(h)` (and
-    /// a's row maxima, where asked): the product split along k into partial products that the norm kernel adds to h
-    /// in order.
+    /// `h += input · Wᵀ + bias`, then `a = LayerNorm(h)` (and its row scales, where asked): the product split along
+    /// k into partial products that the norm kernel adds to h in order.
     fn residual(
         &self,
         rec: &mut Recorder<'_>,
-        input: (&GpuBuffer, Option<RowMaxima<'_>>),
+        input: &GpuBuffer,
         linear: &Linear<Weight, GpuBuffer>,
-        (h, norm, (a, maxima)): (&GpuBuffer, &Norm<GpuBuffer>, (&GpuBuffer, Option<&GpuBuffer>)),
+        (h, norm, (a, scales)): (&GpuBuffer, &Norm<GpuBuffer>, (&GpuBuffer, Option<&GpuBuffer>)),
         rows: usize,
     ) -> Result<()> {
         let (d, k) = (linear.weight.rows, linear.weight.cols);
         let slices = auto_slices(&self.gpu, &linear.weight, rows);
         let partials = self.gpu.scratch("tower partial products", slices * rows * d)?;
-        let slices = gemm_partials_scaled(rec, input, &linear.weight, &partials, (rows, d, k), slices)?;
+        let slices = gemm_partials(rec, input, &linear.weight, &partials, rows, d, k, slices)?;
         let bias = linear.bias.as_ref().unwrap_or(&self.zero_bias);
         let (weight, norm_bias) = (&norm.weight, &norm.bias);
-        residual_layer_norm(rec, (&partials, slices, bias), h, weight, norm_bias, a, rows, d, LAYER_NORM_EPS, maxima)?;
+        residual_layer_norm(rec, (&partials, slices, bias), h, weight, norm_bias, a, rows, d, LAYER_NORM_EPS, scales)?;
         Ok(())
     }
 }
 
-/// `y = LayerNorm(x)`, and the row maxima of `y` where given.
+/// `y = LayerNorm(x)`, and the row scales of `y` where given.
 fn norm(
     rec: &mut Recorder<'_>,
     n: &Norm<GpuBuffer>,
-    (x, y, maxima): (&GpuBuffer, &GpuBuffer, Option<&GpuBuffer>),
+    (x, y, scales): (&GpuBuffer, &GpuBuffer, Option<&GpuBuffer>),
     rows: usize,
     width: usize,
 ) -> Result<()> {
-    Ok(layer_norm(rec, x, &n.weight, &n.bias, y, rows, width, LAYER_NORM_EPS, maxima)?)
+    Ok(layer_norm(rec, x, &n.weight, &n.bias, y, rows, width, LAYER_NORM_EPS, scales)?)
 }
 
 #[cfg(test)]

@@ -17,7 +17,6 @@ pub use weight::{Weight, f16_exponent};
 
 use gpu_core::{GpuBuffer, GpuError, KernelVariant, Recorder, Result};
 
-use crate::RowMaxima;
 use crate::launch::{bf16_words, require};
 use weight::Storage;
 
@@ -46,46 +45,51 @@ pub fn gemm(
     k: usize,
     epilogue: &Epilogue<'_>,
 ) -> Result<()> {
-    gemm_scaled(rec, (x, None), w, y, (n, m, k), epilogue, None).map(|_| ())
+    record(rec, (x, None), w, y, (n, m, k), epilogue)
 }
 
-/// [`gemm`] that also hands on row maxima ([`RowMaxima`]). Where X's are given (written with X, e.g. by
-/// [`crate::layer_norm()`]), the tensor-core product skips its own pass over X's rows and gives the same bits; with
-/// `written`, the tensor-core product also writes Y's row maxima there (at most [`maxima_len`]`(n, m)` words) and
-/// returns where they are. The f32 path reads and writes none (returns `None`).
-pub fn gemm_scaled<'o>(
+/// [`gemm`] of an X whose tensor-core row scales, where given, are already in `scales` (`[n]` pairs 2^r, 2^-r,
+/// written with X by [`crate::layer_norm()`] or [`crate::residual_layer_norm`]): the product skips its own pass over
+/// X's rows and gives the same bits. The f32 path does not read them.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_scaled(
     rec: &mut Recorder<'_>,
-    (x, maxima): (&GpuBuffer, Option<RowMaxima<'_>>),
+    (x, scales): (&GpuBuffer, Option<&GpuBuffer>),
+    w: &Weight,
+    y: &GpuBuffer,
+    n: usize,
+    m: usize,
+    k: usize,
+    epilogue: &Epilogue<'_>,
+) -> Result<()> {
+    if let Some(scales) = scales {
+        require(scales, 2 * n, "gemm row scales")?;
+    }
+    record(rec, (x, scales), w, y, (n, m, k), epilogue)
+}
+
+fn record(
+    rec: &mut Recorder<'_>,
+    (x, scales): (&GpuBuffer, Option<&GpuBuffer>),
     w: &Weight,
     y: &GpuBuffer,
     (n, m, k): (usize, usize, usize),
     epilogue: &Epilogue<'_>,
-    written: Option<&'o GpuBuffer>,
-) -> Result<Option<RowMaxima<'o>>> {
+) -> Result<()> {
     check(x, w, y, (n, m, k), 1)?;
-    if let Some(maxima) = maxima {
-        maxima.check(n, "gemm row maxima")?;
-    }
     if let Some(bias) = epilogue.bias {
         require(bias, m, "gemm bias")?;
     }
     if n == 0 || m == 0 {
-        return Ok(None);
+        return Ok(());
     }
     match w.storage() {
-        Storage::Bf16 => register_tiled::record(rec, x, &w.buffer, y, (n, m, k), epilogue).map(|()| None),
+        Storage::Bf16 => register_tiled::record(rec, x, &w.buffer, y, (n, m, k), epilogue),
         Storage::F16Image { exponent, kernel } => {
             let weight = tensor_core::F16Weight { buffer: &w.buffer, exponent, kernel };
-            let parts = tensor_core::record(rec, (x, maxima), &weight, (y, written), (n, m, k), epilogue)?;
-            Ok(written.zip(parts).map(|(buffer, parts)| RowMaxima { buffer, parts }))
+            tensor_core::record(rec, (x, scales), &weight, y, (n, m, k), epilogue)
         }
     }
-}
-
-/// Words of row maxima a product with `n × m` output may write ([`gemm_scaled`]'s `written`): its tiles are at least
-/// [`tensor_core::MIN_TILE_COLS`] columns wide.
-pub fn maxima_len(n: usize, m: usize) -> usize {
-    n * m.div_ceil(tensor_core::MIN_TILE_COLS)
 }
 
 /// The slices of k [`gemm_partials`] should split an `n`-row product with `w` into so that it fills the GPU (1 on
@@ -115,10 +119,10 @@ pub fn gemm_partials(
     gemm_partials_scaled(rec, (x, None), w, partials, (n, m, k), splits)
 }
 
-/// [`gemm_partials`] of an X whose row maxima, where given, were written with X (as [`gemm_scaled`]).
+/// [`gemm_partials`] of an X whose row scales, where given, are already in `scales` (as [`gemm_scaled`]).
 pub fn gemm_partials_scaled(
     rec: &mut Recorder<'_>,
-    (x, maxima): (&GpuBuffer, Option<RowMaxima<'_>>),
+    (x, scales): (&GpuBuffer, Option<&GpuBuffer>),
     w: &Weight,
     partials: &GpuBuffer,
     (n, m, k): (usize, usize, usize),
@@ -129,8 +133,8 @@ pub fn gemm_partials_scaled(
         Storage::F16Image { .. } => splits.max(1),
     };
     check(x, w, partials, (n, m, k), splits)?;
-    if let Some(maxima) = maxima {
-        maxima.check(n, "gemm row maxima")?;
+    if let Some(scales) = scales {
+        require(scales, 2 * n, "gemm row scales")?;
     }
     if n == 0 || m == 0 {
         return Ok(splits);
@@ -139,7 +143,7 @@ pub fn gemm_partials_scaled(
         Storage::Bf16 => register_tiled::record(rec, x, &w.buffer, partials, (n, m, k), &Epilogue::default())?,
         Storage::F16Image { exponent, kernel } => {
             let weight = tensor_core::F16Weight { buffer: &w.buffer, exponent, kernel };
-            tensor_core::record_partials(rec, (x, maxima), &weight, partials, (n, m, k), splits)?
+            tensor_core::record_partials(rec, (x, scales), &weight, partials, (n, m, k), splits)?
         }
     }
     Ok(splits)

@@ -1,6 +1,6 @@
 //! The tensor-core GEMM (`shaders/gemm_coop.wgsl`, built for 16×16×16 or 8×8×8 cooperative matrices): f32-accurate
-//! products with the weight stored as its exact f16 image (see [`super::Weight`]) and each row of X scaled (from its
-//! row maxima: given, or from a `row_maxima` pass) and split into two f16 halves while it is staged. Tiles are the largest that fit the device
+//! products with the weight stored as its exact f16 image (see [`super::Weight`]) and each row of X scaled (by
+//! `row_scales`) and split into two f16 halves while it is staged. Tiles are the largest that fit the device
 //! ([`TensorCoreKernel::Auto`]) or fixed ([`TensorCoreKernel::Tiles`]); a product can also be split along k into
 //! partial sums that its consumer adds in order ([`record_partials`]).
 
@@ -10,16 +10,12 @@ use gpu_core::{
 
 use super::epilogue::{Epilogue, EpilogueKind};
 use super::options::{TensorCoreKernel, Tiles};
-use crate::RowMaxima;
 use crate::coop::Matrices;
-use crate::launch::{grid, require};
+use crate::launch::grid;
 use crate::shaders::{GEMM_COOP8, GEMM_COOP16};
 
 /// Columns of Y per workgroup divide this; stored f16 weights have their rows padded to it.
 pub(super) const TILE_COLS: usize = 128;
-/// Columns of Y per workgroup are at least this many (2 subgroups of 4 matrices of 8 columns), so a product writes at
-/// most one part of row maxima per this many columns.
-pub(super) const MIN_TILE_COLS: usize = 32;
 /// k must be a multiple of this (one step of the larger matrices).
 pub(super) const K_STEP: usize = 16;
 /// Most 4-value groups of X, and of W, one staging invocation copies per stage (`MAX_STAGE_LOADS` in the shader).
@@ -84,13 +80,12 @@ impl Tiling {
         self.multipliers() + self.tiles.producers as usize * self.matrices.subgroup
     }
 
-    /// Workgroup memory: two stage buffers of (2·rows + cols) rows of stage_k + 8 f16, one T×T f32 epilogue tile
-    /// per subgroup, and a pair of f32 scales per row.
+    /// Workgroup memory: two stage buffers of (2·rows + cols) rows of stage_k + 8 f16, and one T×T f32 epilogue tile
+    /// per subgroup.
     fn workgroup_bytes(self) -> usize {
         let t = self.matrices.t;
         2 * (2 * self.rows() + self.cols()) * (self.stage_k() + 8) * 2
             + (self.tiles.subgroups_m * self.tiles.subgroups_n) as usize * t * t * 4
-            + self.rows() * 8
     }
 
     /// Whether `gpu` can run this configuration: X's and W's share of a stage each divide evenly among the staging
@@ -110,13 +105,10 @@ impl Tiling {
             && self.threads() <= limits.max_compute_workgroup_size_x as usize
     }
 
-    /// The override constants of a product: its epilogue, or PARTIALS (raw slices of k); WRITE_MAXIMA.
-    fn constants(self, epilogue: EpilogueKind, partials: bool, maxima: bool) -> Vec<(&'static str, f64)> {
-        let flag = |on: bool| if on { 1.0 } else { 0.0 };
+    fn constants(self, epilogue: EpilogueKind, partials: bool) -> Vec<(&'static str, f64)> {
         let mut constants = epilogue.constants().to_vec();
         constants.extend([
-            ("PARTIALS", flag(partials)),
-            ("WRITE_MAXIMA", flag(maxima)),
+            ("PARTIALS", if partials { 1.0 } else { 0.0 }),
             ("SUBGROUP", self.matrices.subgroup as f64),
             ("SG_M", self.tiles.subgroups_m as f64),
             ("SG_N", self.tiles.subgroups_n as f64),
@@ -185,36 +177,30 @@ struct Params {
     k: u32,
     k_split: u32,
     w_unscale: f32,
-    parts: u32,
 }
 
-const PARAMS: &ParamsLayout = &params_layout!(Params { n, m, k, k_split, w_unscale, parts });
+const PARAMS: &ParamsLayout = &params_layout!(Params { n, m, k, k_split, w_unscale });
 
-/// x, w, bias, y, X's row maxima (written by `row_maxima`), Y's row maxima (WRITE_MAXIMA; a stand-in otherwise).
-const BINDINGS: &[Access] =
-    &[Access::Read, Access::Read, Access::Read, Access::ReadWrite, Access::ReadWrite, Access::ReadWrite];
+const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite, Access::ReadWrite];
 
 fn spec<'a>(shader: &'static Shader, entry: &'static str, constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
     KernelSpec { shader, entry, constants, bindings: BINDINGS, params: PARAMS }
 }
 
 /// Every pipeline this launcher can build: both matrix sizes (at their usual subgroup sizes), every candidate tiling,
-/// every epilogue with and without row maxima, and the partial-sum output.
+/// every epilogue, and the partial-sum output.
 pub(super) fn variants() -> Vec<KernelVariant> {
     let mut variants = Vec::new();
     for matrices in Matrices::USUAL {
         let shader = shader(matrices);
-        variants.push(KernelVariant::from(&spec(shader, "row_maxima", &[])));
+        variants.push(KernelVariant::from(&spec(shader, "row_scales", &[])));
         for tiles in TILE_CANDIDATES {
             let tiling = Tiling { tiles, matrices };
             for epilogue in EpilogueKind::all() {
-                for maxima in [false, true] {
-                    let constants = tiling.constants(epilogue, false, maxima);
-                    variants.push(KernelVariant::from(&spec(shader, "gemm_coop", &constants)));
-                }
+                variants.push(KernelVariant::from(&spec(shader, "gemm_coop", &tiling.constants(epilogue, false))));
             }
             let plain = EpilogueKind::of(&Epilogue::default());
-            variants.push(KernelVariant::from(&spec(shader, "gemm_coop", &tiling.constants(plain, true, false))));
+            variants.push(KernelVariant::from(&spec(shader, "gemm_coop", &tiling.constants(plain, true))));
         }
     }
     variants
@@ -228,43 +214,41 @@ pub(super) struct F16Weight<'a> {
     pub kernel: TensorCoreKernel,
 }
 
-/// Records the row maxima of X (unless given) and the product, and with `written` Y's row maxima; returns their
-/// parts. Sizes other than `written`'s were checked by [`super::gemm_scaled`].
+/// Records the row scales of X (unless given) and the product. Sizes were checked by [`super::gemm`].
 pub(super) fn record(
     rec: &mut Recorder<'_>,
-    (x, maxima): (&GpuBuffer, Option<RowMaxima<'_>>),
+    (x, scales): (&GpuBuffer, Option<&GpuBuffer>),
     w: &F16Weight<'_>,
-    (y, written): (&GpuBuffer, Option<&GpuBuffer>),
+    y: &GpuBuffer,
     (n, m, k): (usize, usize, usize),
     epilogue: &Epilogue<'_>,
-) -> Result<Option<usize>> {
-    launch(rec, (x, maxima), w, (y, written), (n, m, k), (epilogue, false), 1)
+) -> Result<()> {
+    launch(rec, (x, scales), w, y, (n, m, k), (epilogue, false), 1)
 }
 
 /// Records the product split into `splits` slices of k, each slice's raw product (no bias, activation or
 /// accumulation) written to `partials[s·n·m..]`; the consumer sums the slices in order.
 pub(super) fn record_partials(
     rec: &mut Recorder<'_>,
-    (x, maxima): (&GpuBuffer, Option<RowMaxima<'_>>),
+    (x, scales): (&GpuBuffer, Option<&GpuBuffer>),
     w: &F16Weight<'_>,
     partials: &GpuBuffer,
     (n, m, k): (usize, usize, usize),
     splits: usize,
 ) -> Result<()> {
-    launch(rec, (x, maxima), w, (partials, None), (n, m, k), (&Epilogue::default(), true), splits).map(|_| ())
+    launch(rec, (x, scales), w, partials, (n, m, k), (&Epilogue::default(), true), splits)
 }
 
-/// Runs `row_maxima` first unless X's row maxima are given (written by the kernel that wrote X); writes Y's row
-/// maxima to `written` where given (never with `partials`) and returns their parts.
+/// Runs `row_scales` first unless `scales` holds X's row scales already (written by the LayerNorm that wrote X).
 fn launch(
     rec: &mut Recorder<'_>,
-    (x, given): (&GpuBuffer, Option<RowMaxima<'_>>),
+    (x, given_scales): (&GpuBuffer, Option<&GpuBuffer>),
     w: &F16Weight<'_>,
-    (y, written): (&GpuBuffer, Option<&GpuBuffer>),
+    y: &GpuBuffer,
     (n, m, k): (usize, usize, usize),
     (epilogue, partials): (&Epilogue<'_>, bool),
     splits: usize,
-) -> Result<Option<usize>> {
+) -> Result<()> {
     let gpu = rec.gpu();
     let Some(tiling) = tiling(gpu, w.kernel) else {
         return Err(GpuError::Validation(format!(
@@ -274,37 +258,23 @@ fn launch(
     };
     let stage_k = tiling.stage_k();
     let k_split = k.div_ceil(splits.max(1)).next_multiple_of(stage_k);
-    let column_tiles = m.div_ceil(tiling.cols());
-    let written = written.filter(|_| !partials);
-    if let Some(written) = written {
-        require(written, column_tiles * n, "gemm output row maxima")?;
-    }
-    let parts = given.map_or(1, |given| given.parts);
-    let params = Params {
-        n: n as u32,
-        m: m as u32,
-        k: k as u32,
-        k_split: k_split as u32,
-        w_unscale: 2f32.powi(-w.exponent),
-        parts: parts as u32,
-    };
+    let params =
+        Params { n: n as u32, m: m as u32, k: k as u32, k_split: k_split as u32, w_unscale: 2f32.powi(-w.exponent) };
     let shader = shader(tiling.matrices);
     let bias = epilogue.bias.unwrap_or(x);
-    let maxima = match given {
-        Some(given) => given.buffer.clone(),
-        None => gpu.scratch("gemm row maxima", n)?,
+    let scales = match given_scales {
+        Some(scales) => scales.clone(),
+        None => gpu.scratch("gemm row scales", 2 * n)?,
     };
-    let unused = gpu.scratch("gemm unused row maxima", 1)?;
-    let buffers = [x, w.buffer, bias, y, &maxima, written.unwrap_or(&unused)];
-    if given.is_none() {
-        let row_maxima = gpu.kernel(&spec(shader, "row_maxima", &[]))?;
-        rec.dispatch(&row_maxima, &buffers, &params, grid(rec, n))?;
+    let buffers = [x, w.buffer, bias, y, &scales];
+    if given_scales.is_none() {
+        let row_scales = gpu.kernel(&spec(shader, "row_scales", &[]))?;
+        rec.dispatch(&row_scales, &buffers, &params, grid(rec, n))?;
     }
-    let constants = tiling.constants(EpilogueKind::of(epilogue), partials, written.is_some());
+    let constants = tiling.constants(EpilogueKind::of(epilogue), partials);
     let pipeline = rec.gpu().kernel(&spec(shader, "gemm_coop", &constants))?;
-    let workgroups = [column_tiles as u32, n.div_ceil(tiling.rows()) as u32, splits.max(1) as u32];
-    rec.dispatch(&pipeline, &buffers, &params, workgroups)?;
-    Ok(written.map(|_| column_tiles))
+    let workgroups = [m.div_ceil(tiling.cols()) as u32, n.div_ceil(tiling.rows()) as u32, splits.max(1) as u32];
+    rec.dispatch(&pipeline, &buffers, &params, workgroups)
 }
 
 #[cfg(test)]
@@ -336,7 +306,7 @@ mod tests {
             for tiles in TILE_CANDIDATES {
                 let tiling = Tiling { tiles, matrices };
                 let constants: naga::back::PipelineConstants = tiling
-                    .constants(EpilogueKind::of(&Epilogue::default()), false, true)
+                    .constants(EpilogueKind::of(&Epilogue::default()), false)
                     .into_iter()
                     .map(|(name, value)| (name.to_string(), value))
                     .collect();
