@@ -20,13 +20,17 @@
 // subgroups load their cooperative matrices from there: loads from memory straight into cooperative matrices were
 // measured 2–3× slower (each step waited for its own loads). The softmax needs each row's maximum before probabilities
 // can be accumulated on the tensor cores without rescaling the output (no element access to a cooperative matrix),
-// so the slice's keys are walked twice: pass 1 computes the scores and each row's running maximum and sum of
-// exponentials; pass 2 computes the same scores again (the same products in the same order: the same bits), turns
-// them into probabilities with the final maximum, splits them into f16 halves in workgroup memory and multiplies them
-// with the block's v (staged over its k) into the output accumulators. A subgroup's scores pass through workgroup
-// memory so that its lanes can each take a share of a row: SUBGROUP / T lanes per row, BK·T / SUBGROUP consecutive
-// keys each, combined by shuffles. With `splits` > 1 each slice writes its unnormalised output, maximum and sum as
-// attention.wgsl's slices do, and its `merge` combines them in order (deterministic).
+// so the slice's keys are walked twice. Pass 1 finds each row's maximum from cheap scores: qh·kh only (one product
+// instead of three, k's hi rows only staged), within about 2^-10·|q|·|k| of the exact ones. Pass 2 computes the
+// exact scores, turns them into probabilities exp(s − m) with that maximum m, sums them, splits them into f16 halves
+// in workgroup memory and multiplies them with the block's v (staged over its k) into the output accumulators. The
+// softmax does not depend on m; m only has to keep the largest probability's exp(s − m)·2^14 inside f16 (no exact
+// score passes m by more than MAX_LEAD) and far from its subnormals (the exact maximum stays within MAX_LAG of m).
+// Where either fails (scores so large that the cheap ones err by more), pass 2 runs again for the whole workgroup
+// with the exact maxima it found. A subgroup's scores pass through workgroup memory so that its lanes can each take
+// a share of a row: SUBGROUP / T lanes per row, BK·T / SUBGROUP consecutive keys each, combined by shuffles. With
+// `splits` > 1 each slice writes its unnormalised output, maximum and sum as attention.wgsl's slices do, and its
+// `merge` combines them in order (deterministic).
 //
 // The cooperative matrices a subgroup keeps (its q halves, its output tiles) are named values, not arrays: the
 // NVIDIA driver (580) put an array of them in local memory.
@@ -67,6 +71,10 @@ const MASKED: f32 = -3.40282347e38;
 // 2^14: the probabilities' scale on the tensor cores, and its inverse.
 const P_SCALE: f32 = 16384.0;
 const P_UNSCALE: f32 = 0.00006103515625;
+// How far the exact maximum may lie above pass 1's (exp(MAX_LEAD)·2^14 < 65504, f16's largest) and below it (the
+// largest probability stays at least exp(−MAX_LAG)·2^14 ≈ 5.5, its split halves normal f16 numbers).
+const MAX_LEAD: f32 = 1.0;
+const MAX_LAG: f32 = 8.0;
 // Staged key tiles: past the sequence's end (weigh nothing), masked (score MASKED).
 const OUTSIDE: f32 = -1.0;
 const IS_MASKED: f32 = 0.0;
@@ -91,6 +99,10 @@ override P_LEN: u32 = SG_Q * 2u * T * P_ROW4;
 var<workgroup> probs: array<vec4<f16>, P_LEN>;
 // Per key of the staged block: (its k unscale, OUTSIDE or IS_MASKED; its v unscale).
 var<workgroup> key_info: array<vec2<f32>, BK>;
+// x: set (to 1) by any row whose exact maximum lies outside [m − MAX_LAG, m + MAX_LEAD] of pass 1's maximum m. A
+// vec4 on purpose: the NVIDIA driver (580) lays the workgroup variables out one after another, and a 4-byte one
+// left the arrays after it off the 16-byte alignment cooperative-matrix loads need (wrong results, measured).
+var<workgroup> redo: vec4<u32>;
 
 // A subgroup's q halves, one pair per T dims.
 struct Queries {
@@ -174,10 +186,47 @@ fn score_tile(q: ptr<function, Queries>, jt: u32) -> MatC {
     return s;
 }
 
-// The staged block's scores of this subgroup (raw: scaled by 2^(eq + ek)) into its area of `scores`.
+// Pass 1's cheap scores (qh·kh alone; only k's hi rows are staged) of tile `jt`. A function of its own, not a flag of
+// `score_tile`: cooperative-matrix operations must stay in uniform control flow, and naga takes a function's
+// arguments as non-uniform.
+fn cheap_tile(q: ptr<function, Queries>, jt: u32) -> MatC {
+    let at = jt * T * KV_ROW4;
+    var s = coopMultiplyAdd((*q).h0, coopLoad<MatB>(&kv[at], KV_ROW4), MatC());
+    if D_TILES > 1u {
+        s = coopMultiplyAdd((*q).h1, coopLoad<MatB>(&kv[at + T / 4u], KV_ROW4), s);
+    }
+    if D_TILES > 2u {
+        s = coopMultiplyAdd((*q).h2, coopLoad<MatB>(&kv[at + 2u * T / 4u], KV_ROW4), s);
+    }
+    if D_TILES > 3u {
+        s = coopMultiplyAdd((*q).h3, coopLoad<MatB>(&kv[at + 3u * T / 4u], KV_ROW4), s);
+    }
+    if D_TILES > 4u {
+        s = coopMultiplyAdd((*q).h4, coopLoad<MatB>(&kv[at + 4u * T / 4u], KV_ROW4), s);
+    }
+    if D_TILES > 5u {
+        s = coopMultiplyAdd((*q).h5, coopLoad<MatB>(&kv[at + 5u * T / 4u], KV_ROW4), s);
+    }
+    if D_TILES > 6u {
+        s = coopMultiplyAdd((*q).h6, coopLoad<MatB>(&kv[at + 6u * T / 4u], KV_ROW4), s);
+    }
+    if D_TILES > 7u {
+        s = coopMultiplyAdd((*q).h7, coopLoad<MatB>(&kv[at + 7u * T / 4u], KV_ROW4), s);
+    }
+    return s;
+}
+
+// The staged block's scores of this subgroup (raw: scaled by 2^(eq + ek)) into its area of `scores`: exact, or pass
+// 1's cheap ones.
 fn score_block(q: ptr<function, Queries>, s_at: u32) {
     for (var jt = 0u; jt < KEY_TILES; jt++) {
         coopStoreT(score_tile(q, jt), &scores[s_at + jt * T / 4u], S_ROW4);
+    }
+}
+
+fn cheap_block(q: ptr<function, Queries>, s_at: u32) {
+    for (var jt = 0u; jt < KEY_TILES; jt++) {
+        coopStoreT(cheap_tile(q, jt), &scores[s_at + jt * T / 4u], S_ROW4);
     }
 }
 
@@ -228,9 +277,10 @@ fn value_block(o: ptr<function, Output>, p_hi: u32) {
 const MAX_STAGE: u32 = 32u;
 const STAGE_ROUND: u32 = 8u;
 
-// Stages the hi and lo rows key0 .. key0 + BK − 1 of the plane pair starting at f16 `plane` into `kv`.
-fn stage(plane: u32, key0: u32, t: u32) {
-    let groups = 2u * BK * D4;
+// Stages the hi rows key0 .. key0 + BK − 1 of the plane pair starting at f16 `plane` into `kv`, and with `lo` the lo
+// rows too.
+fn stage(plane: u32, key0: u32, t: u32, lo: bool) {
+    let groups = select(1u, 2u, lo) * BK * D4;
     for (var first = 0u; first < MAX_STAGE; first += STAGE_ROUND) {
         if first * WG < groups {
             var loaded: array<vec4<f16>, STAGE_ROUND>;
@@ -321,39 +371,28 @@ fn attention_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     let block0 = split * p.split_blocks;
     let block_end = min(block0 + p.split_blocks, blocks);
 
-    // Pass 1: each row's maximum and sum of exponentials over the slice, online.
+    // Pass 1: each row's maximum over the slice, from the cheap scores.
+    if t == 0u {
+        redo = vec4(0u);
+    }
     var row_max = MASKED;
-    var row_sum = 0.0;
     for (var b = block0; b < block_end; b++) {
         let key0 = b * BK;
-        stage(k_plane, key0, t);
+        stage(k_plane, key0, t, false);
         stage_key_info(key0, seq_row0, k_unscale0, v_unscale0, t);
         workgroupBarrier();
-        score_block(&q, s_at);
+        cheap_block(&q, s_at);
         workgroupBarrier();
-        var block_max = MASKED;
         for (var g = 0u; g < LANE_GROUPS; g++) {
             let s = scores4(scores[s_row + g], my_key + 4u * g, uq);
-            block_max = max(block_max, max(max(s.s.x, s.s.y), max(s.s.z, s.s.w)));
+            row_max = max(row_max, max(max(s.s.x, s.s.y), max(s.s.z, s.s.w)));
         }
-        let new_max = max(row_max, block_max);
-        var sum = 0.0;
-        for (var g = 0u; g < LANE_GROUPS; g++) {
-            let s = scores4(scores[s_row + g], my_key + 4u * g, uq);
-            let e = select(vec4(0.0), exp(s.s - new_max), s.inside);
-            sum += (e.x + e.y) + (e.z + e.w);
-        }
-        row_sum = row_sum * exp(row_max - new_max) + sum;
-        row_max = new_max;
         // The next block is staged over this one's keys and key information only after every lane has read them.
         workgroupBarrier();
     }
-    // The lanes of a row are adjacent: combine their maxima and sums in a fixed order.
+    // The lanes of a row are adjacent.
     for (var offset = 1u; offset < LANES_PER_ROW; offset *= 2u) {
-        let other = subgroupShuffleXor(vec2(row_max, row_sum), offset);
-        let m = max(row_max, other.x);
-        row_sum = row_sum * exp(row_max - m) + other.y * exp(other.x - m);
-        row_max = m;
+        row_max = max(row_max, subgroupShuffleXor(row_max, offset));
     }
     // 2^-E: the largest v unscale of the slice's keys (its largest row of v).
     var v_largest = 0.0;
@@ -363,30 +402,52 @@ fn attention_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     v_largest = subgroupMax(v_largest);
     let v_rescale = P_SCALE / v_largest;
 
-    // Pass 2: probabilities with the final maximum, through the tensor cores with v.
+    // Pass 2: probabilities with that maximum, summed, and through the tensor cores with v; once more with the exact
+    // maxima where the cheap ones fell too far short (see the header).
     var o: Output;
+    var row_sum = 0.0;
     let p_hi = sg * 2u * T * P_ROW4;
     let p_row = p_hi + row * P_ROW4 + my_key / 4u;
-    for (var b = block0; b < block_end; b++) {
-        let key0 = b * BK;
-        stage(k_plane, key0, t);
-        stage_key_info(key0, seq_row0, k_unscale0, v_unscale0, t);
-        workgroupBarrier();
-        score_block(&q, s_at);
-        workgroupBarrier();
-        for (var g = 0u; g < LANE_GROUPS; g++) {
-            let s = scores4(scores[s_row + g], my_key + 4u * g, uq);
-            let prob = select(vec4(0.0), exp(s.s - row_max) * s.v_unscale * v_rescale, s.inside);
-            // Split as attention_operands.wgsl splits q, k and v.
-            let hi = split_hi(prob);
-            probs[p_row + g] = vec4<f16>(hi);
-            probs[p_row + T * P_ROW4 + g] = vec4<f16>(prob - hi);
+    for (var attempt = 0u; attempt < 2u; attempt++) {
+        o = Output();
+        row_sum = 0.0;
+        var exact_max = MASKED;
+        for (var b = block0; b < block_end; b++) {
+            let key0 = b * BK;
+            stage(k_plane, key0, t, true);
+            stage_key_info(key0, seq_row0, k_unscale0, v_unscale0, t);
+            workgroupBarrier();
+            score_block(&q, s_at);
+            workgroupBarrier();
+            for (var g = 0u; g < LANE_GROUPS; g++) {
+                let s = scores4(scores[s_row + g], my_key + 4u * g, uq);
+                exact_max = max(exact_max, max(max(s.s.x, s.s.y), max(s.s.z, s.s.w)));
+                let e = select(vec4(0.0), exp(s.s - row_max), s.inside);
+                row_sum += (e.x + e.y) + (e.z + e.w);
+                let prob = e * s.v_unscale * v_rescale;
+                // Split as attention_operands.wgsl splits q, k and v.
+                let hi = split_hi(prob);
+                probs[p_row + g] = vec4<f16>(hi);
+                probs[p_row + T * P_ROW4 + g] = vec4<f16>(prob - hi);
+            }
+            // v over k: every subgroup is done with k.
+            stage(v_plane, key0, t, true);
+            workgroupBarrier();
+            value_block(&o, p_hi);
+            workgroupBarrier();
         }
-        // v over k: every subgroup is done with k.
-        stage(v_plane, key0, t);
-        workgroupBarrier();
-        value_block(&o, p_hi);
-        workgroupBarrier();
+        // Combined in a fixed order (a sum of two lanes' sums is the same either way round).
+        for (var offset = 1u; offset < LANES_PER_ROW; offset *= 2u) {
+            row_sum += subgroupShuffleXor(row_sum, offset);
+            exact_max = max(exact_max, subgroupShuffleXor(exact_max, offset));
+        }
+        if exact_max > row_max + MAX_LEAD || exact_max < row_max - MAX_LAG {
+            redo.x = 1u;
+        }
+        if workgroupUniformLoad(&redo).x == 0u || attempt == 1u {
+            break;
+        }
+        row_max = exact_max;
     }
 
     // The output tiles, one T × T tile at a time through this subgroup's scores area.

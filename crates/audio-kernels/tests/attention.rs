@@ -262,6 +262,59 @@ fn rows_at_very_different_scales_keep_their_precision() {
     }
 }
 
+/// The tensor-core kernel's first pass takes each row's maximum from cheap scores (q's and k's f16 hi halves alone,
+/// rounded as `attention_operands.wgsl` splits them); where the exact maximum passes it by more than the kernel's
+/// `MAX_LEAD` (1.0: else f16 overflows) or falls short by more than `MAX_LAG` (8: else the probabilities lose
+/// precision as f16 subnormals), the second pass runs again with the exact maxima. Each check alone fails this test.
+/// Large q against keys that are all the same vector make both happen (the host emulation below checks that the
+/// cheap maximum errs by more than 1.5 for many rows) while the softmax stays
+/// exactly uniform, so the result is well conditioned: every row is the mean of its valid v rows. Keys split among
+/// workgroups (the small grids) and not (the long sequence), head dims 128 and 80 (16×16 matrices only), 64 and 40.
+#[test]
+fn scores_beyond_the_cheap_maximum_take_the_exact_one() {
+    let seed = fresh_seed();
+    let hi = |x: f32| f32::from_bits((x.to_bits() + 0x1000) & 0xffff_e000) as f64;
+    let shapes = [
+        Shape::new(1, 150, 2, 128),
+        Shape::new(2, 70, 3, 80),
+        Shape::new(1, 150, 2, 64),
+        Shape::new(2, 70, 3, 40),
+        Shape::new(1, 1100, 1, 64),
+    ];
+    for (i, shape) in shapes.into_iter().enumerate() {
+        let mut rng = Rng::new(seed + i as u64);
+        let mut inputs = inputs(shape, &[Keys::All, Keys::Prefix], &mut rng);
+        let (width, d) = (shape.width(), shape.head_dim);
+        let key: Vec<f32> = (0..width).map(|_| (rng.uniform() * 300.0) as f32).collect();
+        for row in inputs.qkv.chunks_mut(3 * width) {
+            row[..width].iter_mut().for_each(|q| *q *= 300.0 / QK_SCALE as f32);
+            row[width..2 * width].copy_from_slice(&key);
+        }
+        // Rows (per head) whose exact score passes the cheap one by more than 1.5.
+        let key = &key;
+        let leads = inputs
+            .qkv
+            .chunks(3 * width)
+            .flat_map(|row| {
+                (0..shape.heads).map(move |h| {
+                    let (q, k) = (&row[h * d..(h + 1) * d], &key[h * d..(h + 1) * d]);
+                    let exact: f64 = q.iter().zip(k).map(|(&a, &b)| a as f64 * b as f64).sum();
+                    let cheap: f64 = q.iter().zip(k).map(|(&a, &b)| hi(a) * hi(b)).sum();
+                    (exact - cheap) / (d as f64).sqrt()
+                })
+            })
+            .filter(|&lead| lead > 1.5)
+            .count();
+        assert!(leads * 4 > shape.rows() * shape.heads, "{shape:?}: only {leads} rows lead by more than 1.5");
+        let want = want(shape, &inputs);
+        for kernel in kernels(test_gpu(), shape) {
+            let (got, _) = run(shape, &inputs, kernel);
+            let what = format!("attention {kernel:?} {shape:?} large uniform scores seed={}", seed + i as u64);
+            assert_close(&what, &got, &want, TOLERANCE);
+        }
+    }
+}
+
 #[test]
 fn long_sequences_have_no_length_cap() {
     let seed = fresh_seed();
