@@ -1,12 +1,13 @@
 //! The routes and the layers around them: panics caught (500), the `Authorization` header marked sensitive, every
 //! request counted, the API key checked, the request timeout (not on the WebSocket route, which has its idle
-//! timeout), the body size limit; a JSON 404/405 for anything else.
+//! timeout), the body size limit, `Connection: close` on an error answer to a request with a body; a JSON 404/405
+//! for anything else.
 
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -43,6 +44,7 @@ pub fn router(state: AppState) -> Router {
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "the request failed unexpectedly (a bug)")
                 .into_response()
         }))
+        .layer(middleware::from_fn(close_after_refused_body))
         .with_state(state)
 }
 
@@ -53,6 +55,22 @@ async fn not_found(request: Request) -> ApiError {
 async fn method_not_allowed(request: Request) -> ApiError {
     let message = format!("{} is not a method of {}", request.method(), request.uri().path());
     ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", message)
+}
+
+/// Adds `Connection: close` to an error answer to a request that carried a body. Such answers often come before the
+/// body is read (401, 408, 413, 503 while the model loads); hyper then closes the connection rather than read on, and
+/// without the header a client that pools connections sends its next request on the closed one and gets no answer
+/// (seen in the tests as an incomplete message, now and then).
+async fn close_after_refused_body(request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    let length = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    let carries_body = headers.contains_key(header::TRANSFER_ENCODING) || length.is_some_and(|n| n > 0);
+    let mut response = next.run(request).await;
+    let status = response.status();
+    if carries_body && (status.is_client_error() || status.is_server_error()) {
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
 }
 
 /// Answers 408 when a request (upload and work) takes longer than `limit`. Work already on the GPU runs to its end

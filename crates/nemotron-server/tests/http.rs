@@ -276,6 +276,8 @@ async fn readiness_waits_for_the_model_and_the_openapi_document_names_every_rout
     assert_eq!(error_of(loading).await, (StatusCode::SERVICE_UNAVAILABLE, "model_loading".to_string()));
     let early =
         c.post(url("/v1/audio/diarizations")).multipart(upload(&wav(&audio(0.0, 1.0)), &[])).send().await.unwrap();
+    // Refused before its body was read: the connection closes, and says so, so the client does not reuse it.
+    assert_eq!(early.headers()["connection"], "close");
     assert_eq!(error_of(early).await, (StatusCode::SERVICE_UNAVAILABLE, "model_loading".to_string()));
     release.send(()).unwrap();
     let mut ready = false;
