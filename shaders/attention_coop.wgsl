@@ -403,7 +403,7 @@ fn attention_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     let v_rescale = P_SCALE / v_largest;
 
     // Pass 2: probabilities with that maximum, summed, and through the tensor cores with v; once more with the exact
-    // maxima where the cheap ones fell too far short (see the header).
+    // maxima where a cheap one lay too far from its row's exact maximum, either way (see the header).
     var o: Output;
     var row_sum = 0.0;
     let p_hi = sg * 2u * T * P_ROW4;
