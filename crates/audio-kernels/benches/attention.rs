@@ -1,6 +1,7 @@
 //! Attention at small shapes of both real head dims: one recorded launch, submitted and waited for.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use gpu_core::blocking::Block;
 
 use audio_kernels::attention;
 use gpu_core::Recorder;
@@ -30,7 +31,7 @@ fn bench(c: &mut Criterion) {
                 let precision = test_matmul().precision;
                 attention(&mut rec, &qkv, &key_valid, &out, seqs, seq_len, heads, head_dim, precision).unwrap();
                 rec.submit().unwrap();
-                gpu.wait().unwrap();
+                gpu.wait().block().unwrap();
             })
         });
     }

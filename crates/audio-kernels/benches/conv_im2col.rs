@@ -3,6 +3,7 @@
 use audio_kernels::{ConvBatch, conv_im2col};
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpu_core::Recorder;
+use gpu_core::blocking::Block;
 use nemotron_testkit::{Rng, test_gpu};
 
 fn benches(c: &mut Criterion) {
@@ -16,7 +17,7 @@ fn benches(c: &mut Criterion) {
         b.iter(|| {
             let mut rec = Recorder::new(gpu);
             conv_im2col(&mut rec, &h, &cols, batch, channels).expect("record");
-            rec.submit_profiled().expect("submit");
+            rec.submit_profiled().block().expect("submit");
         })
     });
 }

@@ -4,6 +4,7 @@
 use audio_kernels::{Activation, Epilogue, Weight, gemm};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use gpu_core::Recorder;
+use gpu_core::blocking::Block;
 use nemotron_testkit::{Rng, test_gpu, test_matmul};
 
 const SHAPES: &[(usize, usize, usize)] = &[(64, 256, 256), (256, 256, 256), (100, 512, 512), (128, 192, 576)];
@@ -25,7 +26,7 @@ fn bench_gemm(c: &mut Criterion) {
                 let mut rec = Recorder::new(gpu);
                 gemm(&mut rec, &x, &w, &y, n, m, k, &epilogue).expect("record gemm");
                 rec.submit().expect("submit");
-                gpu.wait().expect("wait");
+                gpu.wait().block().expect("wait");
             })
         });
     }

@@ -3,6 +3,7 @@
 use audio_kernels::{LAYER_NORM_EPS, layer_norm};
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpu_core::Recorder;
+use gpu_core::blocking::Block;
 use nemotron_testkit::{Rng, test_gpu};
 
 fn benches(c: &mut Criterion) {
@@ -17,7 +18,7 @@ fn benches(c: &mut Criterion) {
             b.iter(|| {
                 let mut rec = Recorder::new(gpu);
                 layer_norm(&mut rec, &x, &weight, &bias, &y, rows, width, LAYER_NORM_EPS, None).expect("record");
-                rec.submit_profiled().expect("submit");
+                rec.submit_profiled().block().expect("submit");
             })
         });
     }

@@ -5,6 +5,7 @@
 use audio_kernels::{QkNorm, RopeTable, qk_norm_rope};
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpu_core::Recorder;
+use gpu_core::blocking::Block;
 use nemotron_testkit::{Rng, test_gpu};
 
 fn bench_shape(c: &mut Criterion, name: &str, rows: usize, heads: usize, head_dim: usize, with_norm: bool) {
@@ -18,7 +19,7 @@ fn bench_shape(c: &mut Criterion, name: &str, rows: usize, heads: usize, head_di
         b.iter(|| {
             let mut rec = Recorder::new(gpu);
             qk_norm_rope(&mut rec, &qkv, &table, with_norm.then_some(&norm), rows, rows, heads, head_dim).unwrap();
-            rec.submit_profiled().unwrap();
+            rec.submit_profiled().block().unwrap();
         })
     });
 }

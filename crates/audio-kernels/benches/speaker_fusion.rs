@@ -4,6 +4,7 @@ use audio_kernels::speaker_fusion;
 use audio_kernels::speaker_table;
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpu_core::Recorder;
+use gpu_core::blocking::Block;
 use nemotron_testkit::{Rng, test_gpu};
 
 fn benches(c: &mut Criterion) {
@@ -17,7 +18,7 @@ fn benches(c: &mut Criterion) {
         b.iter(|| {
             let mut rec = Recorder::new(gpu);
             speaker_fusion(&mut rec, &x, &z, &table, rows, width, speakers).expect("record");
-            rec.submit_profiled().expect("submit");
+            rec.submit_profiled().block().expect("submit");
         })
     });
 }

@@ -20,6 +20,7 @@ use audio_kernels::random::Rng;
 use audio_kernels::{
     Epilogue, LAYER_NORM_EPS, MatmulOptions, Precision, TensorCoreKernel, Tiles, Weight, gemm, residual_layer_norm,
 };
+use gpu_core::blocking::Block;
 use gpu_core::{Access, Gpu, KernelSpec, ParamsLayout, Recorder, Shader, Timing, params_layout};
 
 type Fallible<T> = Result<T, Box<dyn std::error::Error>>;
@@ -28,7 +29,7 @@ type Fallible<T> = Result<T, Box<dyn std::error::Error>>;
 const REPEATS: usize = 20;
 
 fn main() -> Fallible<()> {
-    let gpu = Gpu::with_options(&nemotron_testkit::test_gpu_options())?;
+    let gpu = Gpu::with_options(&nemotron_testkit::test_gpu_options()).block()?;
     println!("{}", gpu.describe());
     match std::env::args().nth(1).as_deref() {
         Some("attention") => return attention_sweep(&gpu),
@@ -111,7 +112,7 @@ fn coop_loop(gpu: &Gpu) -> Fallible<()> {
     for _ in 0..5 {
         let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
         rec.dispatch(&kernel, &[&out, &operands], &Params { iterations }, [workgroups as u32, 1, 1])?;
-        times.push(rec.submit_profiled()?.total_ns());
+        times.push(rec.submit_profiled().block()?.total_ns());
     }
     let ns = median(times);
     let flops = 2.0 * 16.0 * 16.0 * 16.0 * 8.0 * iterations as f64 * subgroups as f64;
@@ -154,7 +155,7 @@ fn dispatch_chain(gpu: &Gpu) -> Fallible<()> {
             for _ in 0..count {
                 rec.dispatch(&kernel, &[&counter], &Params { iterations: 0 }, [1, 1, 1])?;
             }
-            times.push(rec.submit_profiled()?.total_ns());
+            times.push(rec.submit_profiled().block()?.total_ns());
         }
         Ok(median(times))
     };
@@ -270,7 +271,7 @@ fn slice_sweep(gpu: &Gpu) -> Fallible<()> {
                     Some(&scales),
                 )?;
             }
-            let ns = rec.submit_profiled()?.total_ns() / REPEATS as f64;
+            let ns = rec.submit_profiled().block()?.total_ns() / REPEATS as f64;
             if round > 0 {
                 times.push(ns);
             }
@@ -299,7 +300,7 @@ fn time_gemm(
                 gemm(&mut rec, x, w, y, n, m, k, &Epilogue::default())?;
             }
         }
-        let ns = rec.submit_profiled()?.total_ns() / REPEATS as f64;
+        let ns = rec.submit_profiled().block()?.total_ns() / REPEATS as f64;
         if round > 0 {
             times.push(ns);
         }
@@ -368,7 +369,7 @@ fn attention_sweep(gpu: &Gpu) -> Fallible<()> {
                         )?,
                     }
                 }
-                let ns = rec.submit_profiled()?.total_ns() / REPEATS as f64;
+                let ns = rec.submit_profiled().block()?.total_ns() / REPEATS as f64;
                 if round > 0 {
                     times.push(ns);
                 }

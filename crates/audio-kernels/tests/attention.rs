@@ -5,6 +5,7 @@
 //! and 2001 rows), rows of q, k and v at very different scales, the f32 kernel's keys split among 1 to 6 workgroups
 //! per query block and the tensor-core kernel's every workgroup size (the same bits on every run).
 
+use gpu_core::blocking::Block;
 use std::time::Instant;
 
 use audio_kernels::attention::{KeySplits, attention_split};
@@ -117,7 +118,7 @@ fn run(shape: Shape, inputs: &Inputs, kernel: Kernel) -> (Vec<f32>, f64) {
     }
     let start = Instant::now();
     rec.submit().unwrap();
-    let got = gpu.read_f32(&out).unwrap();
+    let got = gpu.read_f32(&out).block().unwrap();
     (got, start.elapsed().as_secs_f64())
 }
 
@@ -403,9 +404,9 @@ fn rotary_attention_matches_norm_rope_then_attention() {
             let what = format!(
                 "{shape:?} rot={rot} norm={with_norm} tensor cores={on_tensor_cores} slices={slices} seed={case_seed}"
             );
-            assert_close(&what, &gpu.read_f32(&out).unwrap(), &want, TOLERANCE);
+            assert_close(&what, &gpu.read_f32(&out).block().unwrap(), &want, TOLERANCE);
             if on_tensor_cores {
-                let kept = gpu.read_f32(&qkv).unwrap();
+                let kept = gpu.read_f32(&qkv).block().unwrap();
                 assert!(kept.iter().zip(values).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}: qkv written");
             }
         }

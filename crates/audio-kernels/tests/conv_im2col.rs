@@ -6,6 +6,7 @@
 use audio_kernels::reference;
 use audio_kernels::{ConvBatch, conv_im2col};
 use gpu_core::Recorder;
+use gpu_core::blocking::Block;
 use nemotron_testkit::{Rng, f32_to_f64, fresh_seed, poisoned, test_gpu};
 
 fn check(lengths: &[usize], seq_len: usize, channels: usize, seed: u64) {
@@ -25,7 +26,7 @@ fn check(lengths: &[usize], seq_len: usize, channels: usize, seed: u64) {
     let batch = ConvBatch { sequences: lengths.len(), seq_len, lengths: &lengths_gpu };
     conv_im2col(&mut rec, &hb, &cols, batch, channels).unwrap();
     rec.submit().unwrap();
-    let got = f32_to_f64(&gpu.read_f32(&cols).unwrap());
+    let got = f32_to_f64(&gpu.read_f32(&cols).block().unwrap());
     let what = format!("conv_im2col lengths={lengths:?} of {seq_len} rows, channels={channels} seed={seed}");
     assert!(got == reference::conv_im2col(&h64, lengths, seq_len, channels), "{what}: differs from the reference");
 

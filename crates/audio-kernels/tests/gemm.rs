@@ -8,6 +8,7 @@ use audio_kernels::{
     Activation, Epilogue, LAYER_NORM_EPS, MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Weight, gemm,
     gemm_scaled, layer_norm,
 };
+use gpu_core::blocking::Block;
 use gpu_core::{Gpu, GpuError, GpuOptions, Recorder};
 use nemotron_testkit::{
     Rng, assert_close_to_scale, bf16_to_f64, f32_to_f64, fresh_seed, frobenius, poisoned, test_gpu, test_matmul,
@@ -82,7 +83,7 @@ fn check_on(gpu: &Gpu, options: &MatmulOptions, case: Case, n: usize, m: usize, 
     let mut rec = Recorder::new(gpu);
     gemm(&mut rec, &xb, &wb, &yb, n, m, k, &epilogue).unwrap();
     rec.submit().unwrap();
-    let got = gpu.read_f32(&yb).unwrap();
+    let got = gpu.read_f32(&yb).block().unwrap();
     assert_close_to_scale(
         &format!("gemm ({path}) {case:?} n={n} m={m} k={k} seed={seed}"),
         &got,
@@ -151,7 +152,7 @@ fn gelu_matches_exact_erf_form() {
     let mut rec = Recorder::new(gpu);
     gemm(&mut rec, &xb, &wb, &yb, n, 1, 1, &epilogue).unwrap();
     rec.submit().unwrap();
-    let got = gpu.read_f32(&yb).unwrap();
+    let got = gpu.read_f32(&yb).block().unwrap();
 
     let (mut worst_erf, mut worst_at) = (0.0f64, 0.0f32);
     for (&v, &g) in x.iter().zip(&got) {
@@ -194,7 +195,7 @@ fn two_contexts_with_different_precision_each_take_their_own_path() {
     let seed = fresh_seed();
     let case = Case { bias: true, activation: Activation::Gelu, accumulate: false };
     for precision in [Precision::F32, Precision::Auto] {
-        let gpu = Gpu::with_options(&nemotron_testkit::test_gpu_options()).unwrap();
+        let gpu = Gpu::with_options(&nemotron_testkit::test_gpu_options()).block().unwrap();
         let options = MatmulOptions { precision, ..test_matmul() };
         let path = Weight::upload(&gpu, "probe", &[0; 64 * 64], 64, 64, &options).unwrap().path();
         let tensor_cores = tensor_cores_available(&gpu, options.tensor_core_kernel);
@@ -238,7 +239,7 @@ fn every_tile_candidate_matches_the_reference() {
 #[test]
 fn a_product_whose_input_barely_fits_a_binding_runs() {
     let options = GpuOptions { max_storage_binding_size: Some(300 << 10), ..nemotron_testkit::test_gpu_options() };
-    let small = Gpu::with_options(&options).unwrap();
+    let small = Gpu::with_options(&options).block().unwrap();
     let case = Case { bias: true, activation: Activation::Gelu, accumulate: false };
     check_on(&small, &test_matmul(), case, 65, 64, 1024, fresh_seed());
 }
@@ -262,7 +263,7 @@ fn partial_products_sum_to_the_product() {
         let mut rec = Recorder::new(gpu);
         let slices = gemm_partials(&mut rec, &xb, &wb, &partials, n, m, k, splits).unwrap();
         rec.submit().unwrap();
-        let got = gpu.read_f32(&partials).unwrap();
+        let got = gpu.read_f32(&partials).block().unwrap();
         let sum: Vec<f32> = (0..n * m).map(|e| (0..slices).map(|s| got[s * n * m + e]).sum()).collect();
         let what = format!(
             "gemm_partials ({}) n={n} m={m} k={k} {slices} of {splits} slices seed={}",
@@ -301,7 +302,7 @@ fn a_product_given_its_layer_norms_row_scales_gives_the_same_bits() {
         gemm_scaled(&mut rec, (&a, Some(&scales)), &w, &given, n, m, k, &epilogue).unwrap();
         gemm(&mut rec, &a, &w, &own, n, m, k, &epilogue).unwrap();
         rec.submit().unwrap();
-        let (given, own) = (gpu.read_f32(&given).unwrap(), gpu.read_f32(&own).unwrap());
+        let (given, own) = (gpu.read_f32(&given).block().unwrap(), gpu.read_f32(&own).block().unwrap());
         let what = format!("n={n} m={m} k={k} ({}) seed={}", w.path(), seed + i as u64);
         assert!(own.iter().all(|v| v.is_finite()), "{what}");
         assert!(given.iter().zip(&own).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}: the bits differ");

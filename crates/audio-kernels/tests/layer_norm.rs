@@ -4,6 +4,7 @@
 use audio_kernels::reference;
 use audio_kernels::{LAYER_NORM_EPS, layer_norm, residual_layer_norm};
 use gpu_core::Recorder;
+use gpu_core::blocking::Block;
 use nemotron_testkit::{
     Rng, assert_close, assert_close_to_scale, f32_to_f64, fresh_seed, frobenius, poisoned, test_gpu,
 };
@@ -24,7 +25,7 @@ fn check(rows: usize, width: usize, offset: f64, seed: u64) {
     let mut rec = Recorder::new(gpu);
     layer_norm(&mut rec, &xb, &wb, &bb, &yb, rows, width, LAYER_NORM_EPS, None).unwrap();
     rec.submit().unwrap();
-    let got = gpu.read_f32(&yb).unwrap();
+    let got = gpu.read_f32(&yb).block().unwrap();
     assert_close(&format!("layer_norm rows={rows} width={width} offset={offset} seed={seed}"), &got, &want, 1e-6);
 }
 
@@ -67,7 +68,7 @@ fn check_residual(rows: usize, width: usize, slices: usize, offset: f64, seed: u
     residual_layer_norm(&mut rec, summed, &xb, &wb, &bb, &yb, rows, width, LAYER_NORM_EPS, None).unwrap();
     rec.submit().unwrap();
     let what = format!("residual_layer_norm rows={rows} width={width} slices={slices} offset={offset} seed={seed}");
-    let got_x = gpu.read_f32(&xb).unwrap();
+    let got_x = gpu.read_f32(&xb).block().unwrap();
     assert_close_to_scale(&format!("{what}: residual"), &got_x, &want_x, terms, 1e-6);
     let want_y = reference::layer_norm(
         &f32_to_f64(&got_x),
@@ -76,7 +77,7 @@ fn check_residual(rows: usize, width: usize, slices: usize, offset: f64, seed: u
         width,
         LAYER_NORM_EPS as f64,
     );
-    assert_close(&format!("{what}: normalised"), &gpu.read_f32(&yb).unwrap(), &want_y, 1e-6);
+    assert_close(&format!("{what}: normalised"), &gpu.read_f32(&yb).block().unwrap(), &want_y, 1e-6);
 }
 
 #[test]
@@ -131,13 +132,13 @@ fn row_scales_written_with_the_output_bring_each_row_into_range() {
                 }
                 .unwrap();
                 rec.submit().unwrap();
-                gpu.read_f32(&yb).unwrap()
+                gpu.read_f32(&yb).block().unwrap()
             };
             let scales = poisoned(gpu, "scales", 2 * rows);
             let (with, without) = (run(Some(&scales)), run(None));
             let what = format!("rows={rows} width={width} residual={residual} seed={}", seed + i as u64);
             assert!(with.iter().zip(&without).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}: outputs differ");
-            let scales = gpu.read_f32(&scales).unwrap();
+            let scales = gpu.read_f32(&scales).block().unwrap();
             for (r, row) in with.chunks(width).enumerate() {
                 let (scale, inverse) = (scales[2 * r], scales[2 * r + 1]);
                 let largest = row.iter().fold(0.0f32, |m, v| m.max(v.abs()));

@@ -4,6 +4,7 @@
 
 use audio_kernels::{log_softmax_gather, reference};
 use gpu_core::Recorder;
+use gpu_core::blocking::Block;
 use nemotron_testkit::{Rng, assert_close_to_scale, f32_to_f64, fresh_seed, poisoned, test_gpu};
 
 fn run(logits: &[f32], classes: &[u32], rows: usize, vocab: usize) -> Vec<f32> {
@@ -14,7 +15,7 @@ fn run(logits: &[f32], classes: &[u32], rows: usize, vocab: usize) -> Vec<f32> {
     let mut rec = Recorder::new(gpu);
     log_softmax_gather(&mut rec, &lb, &cb, &out, rows, vocab, classes.len()).unwrap();
     rec.submit().unwrap();
-    gpu.read_f32(&out).unwrap()
+    gpu.read_f32(&out).block().unwrap()
 }
 
 fn check(rows: usize, vocab: usize, classes: &[u32], seed: u64) {

@@ -6,6 +6,7 @@
 use audio_kernels::reference;
 use audio_kernels::{QkNorm, RopeTable, qk_norm_rope};
 use gpu_core::Recorder;
+use gpu_core::blocking::Block;
 use nemotron_testkit::{Rng, assert_close, f32_to_f64, fresh_seed, test_gpu};
 
 const THETA: f64 = 10000.0;
@@ -55,7 +56,7 @@ fn check(shape: Shape, with_norm: bool, seed: u64) {
     let mut rec = Recorder::new(gpu);
     qk_norm_rope(&mut rec, &buffer, &table, with_norm.then_some(&norm), rows, seq_len, heads, head_dim).unwrap();
     rec.submit().unwrap();
-    let got = gpu.read_f32(&buffer).unwrap();
+    let got = gpu.read_f32(&buffer).block().unwrap();
 
     let d = heads * head_dim;
     let v_unchanged =

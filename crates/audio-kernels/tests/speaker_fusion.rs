@@ -5,6 +5,7 @@ use audio_kernels::reference;
 use audio_kernels::speaker_fusion;
 use audio_kernels::speaker_table;
 use gpu_core::Recorder;
+use gpu_core::blocking::Block;
 use nemotron_testkit::{Rng, assert_close, f32_to_f64, fresh_seed, test_gpu};
 
 fn check(rows: usize, width: usize, speakers: usize, seed: u64) {
@@ -22,7 +23,7 @@ fn check(rows: usize, width: usize, speakers: usize, seed: u64) {
     let mut rec = Recorder::new(gpu);
     speaker_fusion(&mut rec, &xb, &zb, &tb, rows, width, speakers).unwrap();
     rec.submit().unwrap();
-    let got = gpu.read_f32(&xb).unwrap();
+    let got = gpu.read_f32(&xb).block().unwrap();
     assert_close(
         &format!("speaker_fusion rows={rows} width={width} speakers={speakers} seed={seed}"),
         &got,

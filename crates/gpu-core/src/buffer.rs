@@ -124,30 +124,30 @@ impl Gpu {
     }
 
     /// Reads the whole buffer back as f32 after all submitted work.
-    pub fn read_f32(&self, buffer: &GpuBuffer) -> Result<Vec<f32>> {
-        self.read_f32_range(buffer, 0, buffer.len_words())
+    pub async fn read_f32(&self, buffer: &GpuBuffer) -> Result<Vec<f32>> {
+        self.read_f32_range(buffer, 0, buffer.len_words()).await
     }
 
     /// Reads `len` f32 values starting at word `offset`.
-    pub fn read_f32_range(&self, buffer: &GpuBuffer, offset: usize, len: usize) -> Result<Vec<f32>> {
-        Ok(self.read_ranges(&[(buffer, offset, len)])?.remove(0))
+    pub async fn read_f32_range(&self, buffer: &GpuBuffer, offset: usize, len: usize) -> Result<Vec<f32>> {
+        Ok(self.read_ranges(&[(buffer, offset, len)]).await?.remove(0))
     }
 
     /// Reads several `(buffer, word offset, words)` ranges as f32 with one copy submission and one
     /// mapping per 16 MiB: one round trip for any number of small ranges.
-    pub fn read_f32_ranges(&self, ranges: &[(&GpuBuffer, usize, usize)]) -> Result<Vec<Vec<f32>>> {
-        self.read_ranges(ranges)
+    pub async fn read_f32_ranges(&self, ranges: &[(&GpuBuffer, usize, usize)]) -> Result<Vec<Vec<f32>>> {
+        self.read_ranges(ranges).await
     }
 
     /// Reads `outputs[i].len()` f32 values from `ranges[i] = (buffer, word offset)` into `outputs[i]`: for callers
     /// that place GPU results straight where they belong (no intermediate vector, no second copy).
-    pub fn read_f32_into(&self, ranges: &[(&GpuBuffer, usize)], outputs: &mut [&mut [f32]]) -> Result<()> {
-        self.read_into(ranges, outputs)
+    pub async fn read_f32_into(&self, ranges: &[(&GpuBuffer, usize)], outputs: &mut [&mut [f32]]) -> Result<()> {
+        self.read_into(ranges, outputs).await
     }
 
     /// Reads the whole buffer back as u32.
-    pub fn read_u32(&self, buffer: &GpuBuffer) -> Result<Vec<u32>> {
-        Ok(self.read_ranges(&[(buffer, 0, buffer.len_words())])?.remove(0))
+    pub async fn read_u32(&self, buffer: &GpuBuffer) -> Result<Vec<u32>> {
+        Ok(self.read_ranges(&[(buffer, 0, buffer.len_words())]).await?.remove(0))
     }
 
     fn write_words(&self, buffer: &GpuBuffer, offset: usize, bytes: &[u8]) -> Result<()> {
@@ -218,7 +218,7 @@ impl Gpu {
             usage: STORAGE,
             mapped_at_creation: mapped,
         });
-        if pollster::block_on(scope.pop()).is_some() {
+        if self.inner.faults.scope_error(scope).is_some() {
             return Err(GpuError::OutOfMemory { what: format!("buffer `{label}`"), bytes: size });
         }
         let id = NEXT_BUFFER_ID.fetch_add(1, Ordering::Relaxed);

@@ -1,7 +1,14 @@
 //! Asynchronous device faults. wgpu's default handler panics on an uncaptured error; this log
 //! records the fault instead so that the next wait or readback returns it as a typed error.
+//!
+//! Error scopes answer through a future. Native wgpu answers when the scope is popped, so the answer is taken at
+//! once and the call that caused it returns the typed error; WebGPU answers through the browser's event loop, so
+//! there the answer is recorded here when it comes and the next wait or readback (which awaits) reports it. Nothing
+//! ever blocks on a scope.
 
+use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 
 use crate::error::{GpuError, Result};
 
@@ -44,6 +51,36 @@ impl FaultLog {
                 state.validation.get_or_insert_with(|| other.to_string());
             }
         }
+    }
+
+    /// The error `scope` caught, when it has answered by now (always, on native backends); an answer still to come
+    /// is recorded as a fault when it comes.
+    pub(crate) fn scope_error(self: &Arc<Self>, scope: wgpu::ErrorScopeGuard) -> Option<wgpu::Error> {
+        let mut answer = Box::pin(scope.pop());
+        match answer.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(error) => error,
+            Poll::Pending => {
+                self.record_when_answered(answer);
+                None
+            }
+        }
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn record_when_answered(self: &Arc<Self>, answer: impl Future<Output = Option<wgpu::Error>> + 'static) {
+        let log = Arc::clone(self);
+        wasm_bindgen_futures::spawn_local(async move {
+            if let Some(error) = answer.await {
+                log.record(error);
+            }
+        });
+    }
+
+    /// wgpu-core answers every scope when it is popped: a scope left unanswered is a broken invariant of wgpu's,
+    /// reported at the next check rather than lost.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn record_when_answered(self: &Arc<Self>, _answer: impl Future<Output = Option<wgpu::Error>>) {
+        self.lock().validation.get_or_insert_with(|| "wgpu left an error scope unanswered".to_string());
     }
 
     /// Why the device was lost, once it has been.

@@ -12,8 +12,6 @@ use crate::params::ArenaPool;
 use crate::pipeline::PipelineStore;
 use crate::transfer::Staging;
 
-/// Polls for a device loss a failing call makes before it reports the failure itself (1 ms apart).
-const LOSS_CHECKS: usize = 20;
 /// Features used when the adapter has them; none is required.
 const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP
     .union(wgpu::Features::SHADER_F16)
@@ -84,20 +82,20 @@ pub(crate) struct GpuInner {
 
 impl Gpu {
     /// Opens an adapter with [`GpuOptions::default`].
-    pub fn new() -> Result<Self> {
-        Self::with_options(&GpuOptions::default())
+    pub async fn new() -> Result<Self> {
+        Self::with_options(&GpuOptions::default()).await
     }
 
     /// Opens an adapter: hardware before software, discrete before integrated, native backends
     /// before GL; a name filter narrows the candidates first.
-    pub fn with_options(options: &GpuOptions) -> Result<Self> {
+    pub async fn with_options(options: &GpuOptions) -> Result<Self> {
         // Native backends unless asked: probing GL as well logs driver errors (EGL) on machines
         // without a GL stack, even though it would never be chosen over Vulkan.
         let backends = options.backends;
         let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
         descriptor.backends = backends;
         let instance = wgpu::Instance::new(descriptor);
-        let adapter = choose_adapter(&instance, backends, options)?;
+        let adapter = choose_adapter(&instance, backends, options).await?;
         let info = adapter.get_info();
         if info.device_type == wgpu::DeviceType::Cpu {
             log::warn!("using the software adapter `{}` ({:?}): results are exact but slow", info.name, info.backend);
@@ -122,7 +120,9 @@ impl Gpu {
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         };
-        let (device, queue) = pollster::block_on(adapter.request_device(&request))
+        let (device, queue) = adapter
+            .request_device(&request)
+            .await
             .map_err(|e| GpuError::RequestDevice { adapter: info.name.clone(), message: e.to_string() })?;
         let faults = FaultLog::install(&device);
         let cooperative_matrices = if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
@@ -212,69 +212,6 @@ impl Gpu {
         self.inner.pipelines.save();
     }
 
-    /// Blocks until all submitted work has finished, then reports any device fault.
-    pub fn wait(&self) -> Result<()> {
-        self.wait_for(None)
-    }
-
-    /// Waits for `submission` (all submitted work when `None`).
-    pub(crate) fn wait_for(&self, submission: Option<wgpu::SubmissionIndex>) -> Result<()> {
-        let timeout = std::time::Duration::from_secs(600);
-        let poll =
-            self.inner.device.poll(wgpu::PollType::Wait { submission_index: submission, timeout: Some(timeout) });
-        match poll {
-            Ok(_) => self.check_faults(),
-            Err(wgpu::PollError::Timeout) => Err(GpuError::Timeout { seconds: timeout.as_secs() }),
-            Err(e) => {
-                self.check_faults()?;
-                // The device's own reason when it has one (a lost device also makes the wait fail, e.g. on a
-                // submission that never ran).
-                Err(self.lost_or(GpuError::DeviceLost(e.to_string())))
-            }
-        }
-    }
-
-    /// Waits until the `map_async` callback feeding `receiver` has run, polling for `submission` (all submitted work
-    /// when `None`). Another thread's poll can be the one that fires it, after this thread's poll has returned, so
-    /// one poll is not proof. On a lost device a mapping can fail or never come: the loss is what is reported.
-    pub(crate) fn await_mapping(
-        &self,
-        receiver: &std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
-        submission: Option<wgpu::SubmissionIndex>,
-        what: &str,
-    ) -> Result<()> {
-        let failed = |message: String| GpuError::Readback { what: what.to_string(), message };
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
-        loop {
-            self.wait_for(submission.clone())?;
-            match receiver.recv_timeout(std::time::Duration::from_millis(5)) {
-                Ok(mapped) => return mapped.map_err(|e| self.lost_or(failed(e.to_string()))),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if std::time::Instant::now() < deadline => {
-                    if let Some(reason) = self.inner.faults.lost() {
-                        return Err(GpuError::DeviceLost(reason));
-                    }
-                }
-                Err(_) => return Err(self.lost_or(failed("the buffer was never mapped".into()))),
-            }
-        }
-    }
-
-    /// `error`, unless the device has been lost: a lost device makes every later call invalid,
-    /// and the loss, not the symptom, is what the caller must hear about.
-    pub(crate) fn lost_or(&self, error: GpuError) -> GpuError {
-        // wgpu runs the device-lost callback from a poll, on whichever thread polls: another thread's poll may be
-        // delivering it at this moment (the module runs two towers at once), so look again for a few milliseconds
-        // before taking the symptom for the cause. Only failing calls get here.
-        for _ in 0..LOSS_CHECKS {
-            let _ = self.inner.device.poll(wgpu::PollType::Poll);
-            if let Some(reason) = self.inner.faults.lost() {
-                return GpuError::DeviceLost(reason);
-            }
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        error
-    }
-
     /// Turns a fault reported asynchronously by wgpu (device lost, uncaptured error) into an error.
     pub fn check_faults(&self) -> Result<()> {
         self.inner.faults.check().map_err(|error| match error {
@@ -327,8 +264,12 @@ impl Gpu {
     }
 }
 
-fn choose_adapter(instance: &wgpu::Instance, backends: wgpu::Backends, options: &GpuOptions) -> Result<wgpu::Adapter> {
-    let all = pollster::block_on(instance.enumerate_adapters(backends));
+async fn choose_adapter(
+    instance: &wgpu::Instance,
+    backends: wgpu::Backends,
+    options: &GpuOptions,
+) -> Result<wgpu::Adapter> {
+    let all = instance.enumerate_adapters(backends).await;
     let names: Vec<String> = all
         .iter()
         .map(|a| {

@@ -2,10 +2,16 @@
 //! adapter's real limits and optional features), [`GpuBuffer`]s (f32, u32, bf16 packed two per
 //! word), a pipeline cache keyed by shader/entry/constants, cached bind groups, a [`Recorder`]
 //! that submits a whole sequence of launches at once, and a timestamp [`Profile`].
+//!
+//! Everything that waits for the GPU (opening a device, readbacks, [`Gpu::wait`], timed submissions) is `async`, so
+//! the same code runs in a browser, where a wait ends only once control returns to the event loop. Native programs
+//! that want to block call [`blocking::wait`] at their top.
 
 #![warn(missing_docs)]
 
 mod bind_cache;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod blocking;
 mod buffer;
 mod error;
 mod faults;
@@ -17,6 +23,7 @@ mod pipeline;
 mod profiler;
 mod recorder;
 mod transfer;
+mod wait;
 
 pub use buffer::{GpuBuffer, pack_bf16};
 pub use error::{GpuError, Result};

@@ -56,7 +56,7 @@ impl Gpu {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        if pollster::block_on(scope.pop()).is_some() {
+        if self.inner.faults.scope_error(scope).is_some() {
             return Err(GpuError::OutOfMemory { what: "dispatch parameter arena".into(), bytes: capacity });
         }
         let group = device.create_bind_group(&wgpu::BindGroupDescriptor {

@@ -259,7 +259,7 @@ impl Gpu {
                     } else {
                         device.create_shader_module(descriptor)
                     };
-                    if let Some(error) = pollster::block_on(scope.pop()) {
+                    if let Some(error) = self.inner.faults.scope_error(scope) {
                         return Err(compile_error(error.to_string()));
                     }
                     modules.insert(spec.shader.name, module.clone());
@@ -286,7 +286,7 @@ impl Gpu {
             },
             cache: store.driver_cache.as_ref().map(|d| &d.cache),
         });
-        if let Some(error) = pollster::block_on(scope.pop()) {
+        if let Some(error) = self.inner.faults.scope_error(scope) {
             return Err(compile_error(error.to_string()));
         }
         Ok(Kernel { pipeline, storage_layout, params: spec.params, label })

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use crate::error::{GpuError, Result};
 use crate::gpu::Gpu;
+use crate::wait::map_for_reading;
 
 const QUERIES_PER_SET: u32 = wgpu::QUERY_SET_MAX_QUERIES;
 
@@ -65,12 +66,9 @@ impl PendingProfile {
         encoder.copy_buffer_to_buffer(&self.resolve, 0, &self.staging, 0, self.resolve.size());
     }
 
-    pub(crate) fn read(self, gpu: &Gpu) -> Result<Profile> {
-        let (sender, receiver) = std::sync::mpsc::channel();
-        self.staging.map_async(wgpu::MapMode::Read, .., move |r| {
-            let _ = sender.send(r);
-        });
-        gpu.await_mapping(&receiver, None, "profiler timestamps")?;
+    pub(crate) async fn read(self, gpu: &Gpu) -> Result<Profile> {
+        let mapping = map_for_reading(self.staging.slice(..));
+        gpu.mapped(mapping, None, "profiler timestamps").await?;
         let failed = |message: String| GpuError::Readback { what: "profiler timestamps".into(), message };
         let ticks: Vec<u64> =
             bytemuck::cast_slice(&self.staging.get_mapped_range(..).map_err(|e| failed(e.to_string()))?).to_vec();

@@ -197,12 +197,12 @@ impl<'g> Recorder<'g> {
 
     /// Submits, waits, and returns the GPU times asked for by [`Recorder::with_timing`] (empty
     /// when timing is off): one entry `submission` for a span, one per dispatch otherwise.
-    pub fn submit_profiled(mut self) -> Result<Profile> {
+    pub async fn submit_profiled(mut self) -> Result<Profile> {
         let gpu = self.gpu;
         match self.encode_and_submit()?.0 {
-            Some(pending) => pending.read(gpu),
+            Some(pending) => pending.read(gpu).await,
             None => {
-                gpu.wait()?;
+                gpu.wait().await?;
                 Ok(Profile::default())
             }
         }
@@ -284,7 +284,7 @@ impl<'g> Recorder<'g> {
         }
         let index = gpu.inner.queue.submit([encoder.finish()]);
         gpu.inner.arenas.put(arena);
-        if let Some(error) = pollster::block_on(scope.pop()) {
+        if let Some(error) = gpu.inner.faults.scope_error(scope) {
             return Err(gpu.lost_or(GpuError::Validation(error.to_string())));
         }
         gpu.check_faults()?;

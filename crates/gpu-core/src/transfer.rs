@@ -13,11 +13,11 @@
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
-use std::sync::mpsc::Receiver;
 
 use crate::buffer::GpuBuffer;
 use crate::error::{GpuError, Result};
 use crate::gpu::Gpu;
+use crate::wait::{Mapping, map_for_reading};
 
 /// Bytes of one readback staging buffer (a readback of more is read piece by piece) and of one upload chunk.
 pub(crate) const PIECE_BYTES: u64 = 16 << 20;
@@ -29,6 +29,7 @@ const COPY_BYTES: usize = 1 << 20;
 /// Most threads that copy one piece out.
 const MAX_COPY_THREADS: usize = 8;
 /// Outputs from this size on are advised for transparent huge pages.
+#[cfg(target_os = "linux")]
 const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 /// Writes from this size on go through the staging belt; smaller ones through `Queue::write_buffer`, whose per-call
 /// staging allocation is cheap at that size and which needs no submission of its own.
@@ -108,23 +109,26 @@ fn pieces(ranges: impl Iterator<Item = (usize, usize)>, piece_words: usize) -> V
 struct InFlight {
     staging: wgpu::Buffer,
     segments: Vec<Segment>,
-    mapped: Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
+    mapping: Mapping,
     submission: wgpu::SubmissionIndex,
 }
 
 impl Gpu {
     /// The values of each `(buffer, word offset, words)` range, after all submitted work (see [`Gpu::read_into`]).
-    pub(crate) fn read_ranges<T: bytemuck::Pod>(&self, ranges: &[(&GpuBuffer, usize, usize)]) -> Result<Vec<Vec<T>>> {
+    pub(crate) async fn read_ranges<T: bytemuck::Pod>(
+        &self,
+        ranges: &[(&GpuBuffer, usize, usize)],
+    ) -> Result<Vec<Vec<T>>> {
         let mut outputs: Vec<Vec<T>> = ranges.iter().map(|&(_, _, words)| host_vec(words)).collect();
         let starts: Vec<(&GpuBuffer, usize)> = ranges.iter().map(|&(buffer, offset, _)| (buffer, offset)).collect();
         let mut targets: Vec<&mut [T]> = outputs.iter_mut().map(|o| o.as_mut_slice()).collect();
-        self.read_into(&starts, &mut targets)?;
+        self.read_into(&starts, &mut targets).await?;
         Ok(outputs)
     }
 
     /// Reads `outputs[i].len()` words from `ranges[i] = (buffer, word offset)` into `outputs[i]`, after all submitted
     /// work: piece by piece through reused staging buffers, two pieces in flight.
-    pub(crate) fn read_into<T: bytemuck::Pod>(
+    pub(crate) async fn read_into<T: bytemuck::Pod>(
         &self,
         ranges: &[(&GpuBuffer, usize)],
         outputs: &mut [&mut [T]],
@@ -159,12 +163,12 @@ impl Gpu {
         let mut flight = VecDeque::with_capacity(2);
         for segments in pieces {
             if flight.len() == 2 {
-                self.finish_piece(flight.pop_front().expect("two in flight"), &mut rest, &what)?;
+                self.finish_piece(flight.pop_front().expect("two in flight"), &mut rest, &what).await?;
             }
             flight.push_back(self.start_piece(ranges, segments)?);
         }
         while let Some(piece) = flight.pop_front() {
-            self.finish_piece(piece, &mut rest, &what)?;
+            self.finish_piece(piece, &mut rest, &what).await?;
         }
         Ok(())
     }
@@ -181,18 +185,15 @@ impl Gpu {
             at += s.words as u64 * 4;
         }
         let submission = self.inner.queue.submit([encoder.finish()]);
-        let (sender, mapped) = std::sync::mpsc::channel();
-        staging.slice(..at).map_async(wgpu::MapMode::Read, move |result| {
-            let _ = sender.send(result);
-        });
-        Ok(InFlight { staging, segments, mapped, submission })
+        let mapping = map_for_reading(staging.slice(..at));
+        Ok(InFlight { staging, segments, mapping, submission })
     }
 
     /// Waits for `piece`'s mapping, copies its bytes to the front of the outputs' unfilled `rest` (in parallel when
     /// large) and puts its staging buffer back.
-    fn finish_piece(&self, piece: InFlight, rest: &mut [&mut [u8]], what: &str) -> Result<()> {
-        let InFlight { staging, segments, mapped, submission } = piece;
-        self.await_mapping(&mapped, Some(submission), what)?;
+    async fn finish_piece(&self, piece: InFlight, rest: &mut [&mut [u8]], what: &str) -> Result<()> {
+        let InFlight { staging, segments, mapping, submission } = piece;
+        self.mapped(mapping, Some(submission), what).await?;
         let bytes: u64 = segments.iter().map(|s| s.words as u64 * 4).sum();
         {
             let view = staging
@@ -244,7 +245,7 @@ impl Gpu {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        if pollster::block_on(scope.pop()).is_some() {
+        if self.inner.faults.scope_error(scope).is_some() {
             return Err(GpuError::OutOfMemory { what: "readback staging buffer".into(), bytes: PIECE_BYTES });
         }
         Ok(buffer)

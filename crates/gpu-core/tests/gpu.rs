@@ -3,13 +3,14 @@
 
 use std::sync::OnceLock;
 
+use gpu_core::blocking::Block;
 use gpu_core::{
     Access, Gpu, GpuError, GpuOptions, KernelSpec, ParamsLayout, Recorder, Shader, Timing, pack_bf16, params_layout,
 };
 
 fn gpu() -> &'static Gpu {
     static GPU: OnceLock<Gpu> = OnceLock::new();
-    GPU.get_or_init(|| Gpu::new().unwrap_or_else(|e| panic!("GPU tests need an adapter: {e}")))
+    GPU.get_or_init(|| Gpu::new().block().unwrap_or_else(|e| panic!("GPU tests need an adapter: {e}")))
 }
 
 /// `y[i] = x[i] * p.scale + p.offset`, enough to see parameters and bindings arrive.
@@ -49,14 +50,14 @@ fn spec<'a>(bias: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
 fn uploads_round_trip_and_bf16_packs_even_elements_low() {
     let gpu = gpu();
     let values = [1.5f32, -2.25, f32::MAX, 0.0, 7.0];
-    assert_eq!(gpu.read_f32(&gpu.upload_f32("v", &values).unwrap()).unwrap(), values);
+    assert_eq!(gpu.read_f32(&gpu.upload_f32("v", &values).unwrap()).block().unwrap(), values);
     let bits = [0x3f80u16, 0x4000, 0xbf80];
-    let packed = gpu.read_u32(&gpu.upload_bf16("b", &bits).unwrap()).unwrap();
+    let packed = gpu.read_u32(&gpu.upload_bf16("b", &bits).unwrap()).block().unwrap();
     assert_eq!(packed, pack_bf16(&bits));
     assert_eq!(packed, vec![0x4000_3f80, 0x0000_bf80]);
     let buffer = gpu.zeros("z", 6).unwrap();
     gpu.write_f32(&buffer, 2, &[3.0, 4.0]).unwrap();
-    assert_eq!(gpu.read_f32_range(&buffer, 1, 4).unwrap(), vec![0.0, 3.0, 4.0, 0.0]);
+    assert_eq!(gpu.read_f32_range(&buffer, 1, 4).block().unwrap(), vec![0.0, 3.0, 4.0, 0.0]);
     assert!(matches!(gpu.write_f32(&buffer, 5, &[1.0, 2.0]), Err(GpuError::SizeMismatch { .. })));
 }
 
@@ -65,9 +66,9 @@ fn several_ranges_come_back_in_one_readback() {
     let gpu = gpu();
     let a = gpu.upload_f32("a", &[1.0, 2.0, 3.0, 4.0]).unwrap();
     let b = gpu.upload_f32("b", &[-1.0, -2.0, -3.0]).unwrap();
-    let got = gpu.read_f32_ranges(&[(&a, 1, 2), (&b, 0, 0), (&b, 1, 2), (&a, 0, 1)]).unwrap();
+    let got = gpu.read_f32_ranges(&[(&a, 1, 2), (&b, 0, 0), (&b, 1, 2), (&a, 0, 1)]).block().unwrap();
     assert_eq!(got, vec![vec![2.0, 3.0], vec![], vec![-2.0, -3.0], vec![1.0]]);
-    match gpu.read_f32_ranges(&[(&a, 0, 1), (&b, 2, 2)]) {
+    match gpu.read_f32_ranges(&[(&a, 0, 1), (&b, 2, 2)]).block() {
         Err(GpuError::SizeMismatch { what, .. }) => assert!(what.contains("`b`"), "{what}"),
         other => panic!("expected SizeMismatch naming b, got {other:?}"),
     }
@@ -88,14 +89,11 @@ fn transfers_larger_than_a_staging_piece_arrive_whole_and_in_order() {
     expected[3..3 + words].copy_from_slice(&first);
     expected[4_000_000..9_000_000].copy_from_slice(&second);
     // `assert!`, not `assert_eq!`: a failure must not print 36 MB.
-    assert!(gpu.read_f32(&buffer).unwrap() == expected, "whole buffer");
+    assert!(gpu.read_f32(&buffer).block().unwrap() == expected, "whole buffer");
     let small = gpu.upload_f32("small", &[7.0, 8.0, 9.0]).unwrap();
-    let got = gpu.read_f32_ranges(&[
-        (&small, 1, 2),
-        (&buffer, 1, 8_388_607),
-        (&small, 0, 1),
-        (&buffer, 8_000_000, 1_000_006),
-    ]);
+    let got = gpu
+        .read_f32_ranges(&[(&small, 1, 2), (&buffer, 1, 8_388_607), (&small, 0, 1), (&buffer, 8_000_000, 1_000_006)])
+        .block();
     let got = got.unwrap();
     assert_eq!(got[0], [8.0, 9.0]);
     assert!(got[1] == expected[1..8_388_608], "a range cut by the first piece's end");
@@ -105,10 +103,12 @@ fn transfers_larger_than_a_staging_piece_arrive_whole_and_in_order() {
     let mut into = gpu_core::host_vec::<f32>(6_000_000);
     let mut three = [0.0f32; 3];
     let (front, back) = into.split_at_mut(4_500_000);
-    gpu.read_f32_into(&[(&buffer, 2), (&small, 0), (&buffer, 7_000_000)], &mut [front, &mut three, back]).unwrap();
+    gpu.read_f32_into(&[(&buffer, 2), (&small, 0), (&buffer, 7_000_000)], &mut [front, &mut three, back])
+        .block()
+        .unwrap();
     assert!(into[..4_500_000] == expected[2..4_500_002] && into[4_500_000..] == expected[7_000_000..8_500_000]);
     assert_eq!(three, [7.0, 8.0, 9.0]);
-    match gpu.read_f32_into(&[(&small, 0)], &mut []) {
+    match gpu.read_f32_into(&[(&small, 0)], &mut []).block() {
         Err(GpuError::SizeMismatch { what, .. }) => assert!(what.contains("outputs"), "{what}"),
         other => panic!("expected SizeMismatch for one range and no output, got {other:?}"),
     }
@@ -145,13 +145,13 @@ fn oversized_buffers_name_the_limit() {
 fn empty_readbacks_are_empty() {
     let gpu = gpu();
     let buffer = gpu.upload_f32("values", &[1.0, 2.0]).unwrap();
-    assert_eq!(gpu.read_f32_range(&buffer, 2, 0).unwrap(), Vec::<f32>::new());
+    assert_eq!(gpu.read_f32_range(&buffer, 2, 0).block().unwrap(), Vec::<f32>::new());
 }
 
 #[test]
 fn a_smaller_binding_limit_can_be_asked_for() {
     let options = GpuOptions { max_storage_binding_size: Some((1 << 20) + 3), ..GpuOptions::default() };
-    let small = Gpu::with_options(&options).unwrap();
+    let small = Gpu::with_options(&options).block().unwrap();
     assert_eq!(small.limits().max_storage_buffer_binding_size, 1 << 20, "rounded down to whole words");
     small.zeros("fits", 1 << 18).unwrap();
     // Scratch keeps headroom for growth, but not past the binding.
@@ -165,7 +165,7 @@ fn a_smaller_binding_limit_can_be_asked_for() {
 #[test]
 fn a_lost_device_gives_device_lost_errors_not_panics() {
     // Its own context: the loss is permanent.
-    let gpu = Gpu::new().unwrap();
+    let gpu = Gpu::new().block().unwrap();
     let kernel = gpu.kernel(&spec(&[])).unwrap();
     let x = gpu.upload_f32("x", &[1.0; 64]).unwrap();
     let y = gpu.zeros("y", 64).unwrap();
@@ -177,10 +177,10 @@ fn a_lost_device_gives_device_lost_errors_not_panics() {
     let mut rec = Recorder::new(&gpu);
     rec.dispatch(&kernel, &[&x, &y], &Params { n: 64, scale: 2.0, offset: 0.0 }, [1, 1, 1]).unwrap();
     let submitted = rec.submit();
-    lost("read after the submit", submitted.and_then(|()| gpu.read_f32(&y).map(|_| ())));
+    lost("read after the submit", submitted.and_then(|()| gpu.read_f32(&y).block().map(|_| ())));
     lost("upload", gpu.upload_f32("u", &[1.0; 4]).map(|_| ()));
     lost("zeros", gpu.zeros("z", 4).map(|_| ()));
-    lost("wait", gpu.wait());
+    lost("wait", gpu.wait().block());
 }
 
 #[test]
@@ -197,8 +197,8 @@ fn dispatches_use_params_constants_and_cached_pipelines() {
     rec.dispatch(&plain, &[&xb, &yb], &Params { n: n as u32, scale: 2.0, offset: 1.0 }, groups).unwrap();
     rec.dispatch(&biased, &[&yb, &xb], &Params { n: n as u32, scale: 1.0, offset: 0.0 }, groups).unwrap();
     assert_eq!(rec.dispatches(), 2);
-    let profile = rec.with_timing(Timing::PerDispatch).submit_profiled().unwrap();
-    let got = gpu.read_f32(&xb).unwrap();
+    let profile = rec.with_timing(Timing::PerDispatch).submit_profiled().block().unwrap();
+    let got = gpu.read_f32(&xb).block().unwrap();
     assert!(got.iter().enumerate().all(|(i, &v)| v == 2.0 * i as f32 + 1.5), "{:?}", &got[..4]);
     if gpu.has(gpu_core::wgpu::Features::TIMESTAMP_QUERY) {
         assert_eq!(profile.entries.len(), 2);
@@ -239,8 +239,8 @@ fn copies_and_span_timing() {
         let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
         rec.copy(&a, 1, &b, 0, 3).unwrap();
         rec.dispatch(&plain, &[&b, &a], &Params { n: 4, scale: 10.0, offset: 0.0 }, [1, 1, 1]).unwrap();
-        let profile = rec.submit_profiled().unwrap();
-        assert_eq!(gpu.read_f32(&a).unwrap(), vec![20.0, 30.0, 40.0, 0.0]);
+        let profile = rec.submit_profiled().block().unwrap();
+        assert_eq!(gpu.read_f32(&a).block().unwrap(), vec![20.0, 30.0, 40.0, 0.0]);
         if gpu.has(gpu_core::wgpu::Features::TIMESTAMP_QUERY) {
             assert_eq!(profile.entries.len(), 1);
             assert!(profile.total_ns() >= 0.0);
@@ -252,7 +252,7 @@ fn copies_and_span_timing() {
 #[test]
 fn memory_accounting_follows_buffer_lifetimes() {
     // Its own context, so that concurrent tests do not move the numbers.
-    let gpu = Gpu::new().unwrap();
+    let gpu = Gpu::new().block().unwrap();
     assert_eq!(gpu.memory_in_use(), 0);
     let a = gpu.zeros("a", 1000).unwrap();
     let b = a.clone();
@@ -274,7 +274,7 @@ fn readbacks_from_several_threads_all_arrive() {
                 for i in 0..25 {
                     let values: Vec<f32> = (0..257).map(|j| (t * 1000 + i * 10 + j) as f32).collect();
                     let buffer = gpu.upload_f32("threaded", &values).unwrap();
-                    assert_eq!(gpu.read_f32(&buffer).unwrap(), values);
+                    assert_eq!(gpu.read_f32(&buffer).block().unwrap(), values);
                 }
             });
         }
@@ -298,7 +298,7 @@ fn buffers_dropped_after_recording_stay_alive_until_the_submit() {
         rec.dispatch(&kernel, &[&x, &y], &Params { n: 4, scale: 3.0, offset: 0.0 }, [1, 1, 1]).unwrap();
     }
     rec.submit().unwrap();
-    assert_eq!(gpu.read_f32(&y).unwrap(), vec![3.0, 6.0, 9.0, 12.0]);
+    assert_eq!(gpu.read_f32(&y).block().unwrap(), vec![3.0, 6.0, 9.0, 12.0]);
 }
 
 #[test]
@@ -325,7 +325,7 @@ fn work_submitted_in_parts_runs_in_order_beside_another_threads_work() {
             // Dropped buffers of submitted parts stay alive until their work is done.
             drop(b);
             rec.submit().unwrap();
-            gpu.read_f32(&a).unwrap()
+            gpu.read_f32(&a).block().unwrap()
         });
         for t in 0..20 {
             let values: Vec<f32> = (0..n).map(|j| (t + j) as f32).collect();
@@ -333,7 +333,7 @@ fn work_submitted_in_parts_runs_in_order_beside_another_threads_work() {
             let mut rec = Recorder::new(gpu);
             step(&mut rec, &x, &y, 1);
             rec.submit().unwrap();
-            assert_eq!(gpu.read_f32(&y).unwrap(), values.iter().map(|v| v + 1.0).collect::<Vec<_>>());
+            assert_eq!(gpu.read_f32(&y).block().unwrap(), values.iter().map(|v| v + 1.0).collect::<Vec<_>>());
         }
         // 0 + 1 + … + 39 added one step at a time: exact in f32.
         let expected = (0..40).sum::<usize>() as f32;
@@ -346,6 +346,6 @@ fn work_submitted_in_parts_runs_in_order_beside_another_threads_work() {
     rec.submit_part().unwrap();
     let timed = gpu.has(gpu_core::wgpu::Features::TIMESTAMP_QUERY);
     assert_eq!(rec.dispatches(), usize::from(timed));
-    rec.submit_profiled().unwrap();
-    assert!(gpu.read_f32(&y).unwrap().iter().all(|&v| v == 3.0));
+    rec.submit_profiled().block().unwrap();
+    assert!(gpu.read_f32(&y).block().unwrap().iter().all(|&v| v == 3.0));
 }

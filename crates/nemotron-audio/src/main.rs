@@ -26,6 +26,7 @@ use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use nemotron_engine::EngineOptions;
+use nemotron_towers::blocking::Block;
 use nemotron_towers::{Channel, Gpu, Precision};
 
 use crate::failure::Failure;
@@ -295,7 +296,7 @@ impl Settings {
     }
 
     fn gpu(&self) -> Result<Gpu, Failure> {
-        Gpu::with_options(&self.engine.gpu).map_err(|e| nemotron_towers::Error::from(e).into())
+        Gpu::with_options(&self.engine.gpu).block().map_err(|e| nemotron_towers::Error::from(e).into())
     }
 }
 

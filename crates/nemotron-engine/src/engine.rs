@@ -1,6 +1,7 @@
 //! Where a model comes from ([`ModelSource`]: a checkpoint folder, a Hugging Face Hub id, the built-in demo), and
 //! the [`Engine`] that holds it loaded on a GPU.
 
+use nemotron_towers::blocking::Block;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -141,8 +142,8 @@ impl Engine {
         };
         #[cfg(not(feature = "hub"))]
         let _ = download;
-        let gpu = Gpu::with_options(&options.gpu).map_err(nemotron_towers::Error::from)?;
-        let model = Model::load(&gpu, &folder, &options.model)?;
+        let gpu = Gpu::with_options(&options.gpu).block().map_err(nemotron_towers::Error::from)?;
+        let model = Model::load(&gpu, &folder, &options.model).block()?;
         let tokenizer_source = TokenizerSource::Folder(folder);
         Ok(Self { model, gpu, description, tokenizer_source, tokenizer: OnceLock::new() })
     }
@@ -150,9 +151,9 @@ impl Engine {
     #[cfg(feature = "demo")]
     fn load_demo(options: &EngineOptions) -> Result<Self, EngineError> {
         log::warn!("using the {}: its outputs are meaningless", crate::demo::LABEL);
-        let gpu = Gpu::with_options(&options.gpu).map_err(nemotron_towers::Error::from)?;
+        let gpu = Gpu::with_options(&options.gpu).block().map_err(nemotron_towers::Error::from)?;
         let (config, checkpoint) = crate::demo::model()?;
-        let model = Model::from_checkpoint(&gpu, config, &checkpoint, &options.model)?;
+        let model = Model::from_checkpoint(&gpu, config, &checkpoint, &options.model).block()?;
         let description = crate::demo::LABEL.to_string();
         Ok(Self { model, gpu, description, tokenizer_source: TokenizerSource::Demo, tokenizer: OnceLock::new() })
     }
@@ -160,8 +161,8 @@ impl Engine {
     /// A model of `config`'s shapes with random weights (seeded), for benchmarks of the engine's front ends (e.g.
     /// `nemotron-audio bench --serve`): its outputs are meaningless and it has no alignment tokenizer.
     pub fn random(config: &ModelConfig, seed: u64, options: &EngineOptions) -> Result<Self, EngineError> {
-        let gpu = Gpu::with_options(&options.gpu).map_err(nemotron_towers::Error::from)?;
-        let model = Model::random(&gpu, config, seed, &options.model)?;
+        let gpu = Gpu::with_options(&options.gpu).block().map_err(nemotron_towers::Error::from)?;
+        let model = Model::random(&gpu, config, seed, &options.model).block()?;
         let kind = match config {
             ModelConfig::Transcribe(_) => "nemo_speechlm",
             ModelConfig::Diarization(_) => "nemotron3_diarization",

@@ -3,6 +3,7 @@
 
 use nemotron_postprocess::diarization::Segment;
 use nemotron_postprocess::diarization::segments::sort_segments;
+use nemotron_towers::blocking::Block;
 use nemotron_towers::streaming::{LiveSegments, SegmentEvent};
 use nemotron_towers::{DiarizerSession, StreamOutput, StreamingMode};
 
@@ -68,7 +69,7 @@ pub struct LiveRecording {
 impl LiveSession<'_> {
     /// Feeds 16 kHz mono samples (any number); the events they made final.
     pub fn push(&mut self, samples: &[f32]) -> Result<Vec<SegmentEvent>, EngineError> {
-        let output = self.session.push(samples)?;
+        let output = self.session.push(samples).block()?;
         Ok(self.kept.take(output))
     }
 
@@ -79,7 +80,7 @@ impl LiveSession<'_> {
         let outputs = {
             let mut sessions: Vec<(&mut DiarizerSession<'_>, &[f32])> =
                 pushes.iter_mut().map(|(live, samples)| (&mut live.session, *samples)).collect();
-            nemotron_towers::streaming::push_many(&mut sessions)
+            nemotron_towers::streaming::push_many(&mut sessions).block()
         };
         pushes.iter_mut().zip(outputs).map(|((live, _), output)| Ok(live.kept.take(output?))).collect()
     }
@@ -93,7 +94,7 @@ impl LiveSession<'_> {
     /// Ends the stream, keeping its speaker tensors too (what `diarize --stream --out` writes).
     pub fn finish_recording(self) -> Result<LiveRecording, EngineError> {
         let LiveSession { session, mut kept, speakers, subsampling } = self;
-        let mut events = kept.take(session.finish()?);
+        let mut events = kept.take(session.finish().block()?);
         let last = kept.events.finish();
         kept.segments.extend(last.iter().filter_map(SegmentEvent::segment));
         events.extend(last);

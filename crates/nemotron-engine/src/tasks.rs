@@ -1,6 +1,7 @@
 //! The offline tasks of an [`Engine`] — encode, diarize, align — and their results, each able to give the bytes of
 //! every output format the CLI writes.
 
+use nemotron_towers::blocking::Block;
 use std::path::Path;
 
 use nemotron_postprocess::alignment::{WordChunk, subtitles};
@@ -65,7 +66,10 @@ impl Engine {
             model.word_timestamp_head()?;
         }
         let outputs = encode_input(model, input, progress)?;
-        let logits = word_timestamps.then(|| model.word_timestamp_logits(&outputs)).transpose()?.map(|h| h.logits);
+        let logits = match word_timestamps {
+            true => Some(model.word_timestamp_logits(&outputs).block()?.logits),
+            false => None,
+        };
         Ok(Encoding::new(outputs, model.config(), logits))
     }
 
@@ -73,8 +77,8 @@ impl Engine {
     pub fn diarize(&self, input: Input, progress: Progress<'_>) -> Result<Diarized, EngineError> {
         let diarizer = self.diarizer();
         let result = match input {
-            Input::Samples(samples) => diarizer.diarize_audio(&samples, progress),
-            Input::Features(features) => diarizer.diarize_features(features, progress),
+            Input::Samples(samples) => diarizer.diarize_audio(&samples, progress).block(),
+            Input::Features(features) => diarizer.diarize_features(features, progress).block(),
         }?;
         Ok(Diarized::offline(result, diarizer))
     }
@@ -114,7 +118,7 @@ impl Engine {
             outputs.speaker_logits = replacement_logits(&outputs, model.config().diarization.speakers, diarization)?;
         }
         let options = AlignOptions { language: request.language.clone(), ..AlignOptions::default() };
-        Ok(Aligned { alignment: model.align(&outputs, tokenizer, &request.transcript, &options)? })
+        Ok(Aligned { alignment: model.align(&outputs, tokenizer, &request.transcript, &options).block()? })
     }
 }
 
@@ -143,8 +147,8 @@ fn replacement_logits(
 
 fn encode_input(model: &AudioModel, input: Input, progress: Progress<'_>) -> Result<AudioOutputs, EngineError> {
     Ok(match input {
-        Input::Samples(samples) => model.encode_audio(&samples, progress),
-        Input::Features(features) => model.encode_features(features, progress),
+        Input::Samples(samples) => model.encode_audio(&samples, progress).block(),
+        Input::Features(features) => model.encode_features(features, progress).block(),
     }?)
 }
 

@@ -1,5 +1,6 @@
 //! The GPU context, matrix settings and seeds tests run with, and poisoned outputs.
 
+use gpu_core::blocking::Block;
 use std::sync::OnceLock;
 
 use audio_kernels::MatmulOptions;
@@ -25,7 +26,7 @@ pub fn test_gpu_options() -> GpuOptions {
 /// Panics when no adapter exists: a GPU test must fail, never skip.
 pub fn test_gpu() -> &'static Gpu {
     static GPU: OnceLock<Gpu> = OnceLock::new();
-    GPU.get_or_init(|| match Gpu::with_options(&test_gpu_options()) {
+    GPU.get_or_init(|| match Gpu::with_options(&test_gpu_options()).block() {
         Ok(gpu) => {
             eprintln!("{}", gpu.describe());
             gpu

@@ -4,6 +4,7 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use nemotron_testkit::{Rng, test_gpu, test_matmul};
 use nemotron_towers::bench::tower_flops;
+use nemotron_towers::blocking::Block;
 use nemotron_towers::tower::{InputKind, Sequence};
 use nemotron_towers::{Model, ModelConfig, ModelOptions};
 
@@ -15,7 +16,8 @@ const CONFIG: &str = r#"{"model_type":"nemo_speechlm","audio_config":{"asr_confi
 fn towers(c: &mut Criterion) {
     let gpu = test_gpu();
     let config = ModelConfig::from_json(CONFIG).expect("bench config");
-    let Ok(Model::Transcribe(model)) = Model::random(gpu, &config, 1, &ModelOptions { matmul: test_matmul() }) else {
+    let Ok(Model::Transcribe(model)) = Model::random(gpu, &config, 1, &ModelOptions { matmul: test_matmul() }).block()
+    else {
         panic!("random transcribe model")
     };
     let mut rng = Rng::new(2);
@@ -30,11 +32,11 @@ fn towers(c: &mut Criterion) {
         let valid = vec![true; rows];
         let batch = [Sequence { rows: &input, valid: &valid }];
         group.throughput(Throughput::Elements(tower_flops(tower.config(), rows, kind == InputKind::Features) as u64));
-        group.bench_function(name, |b| b.iter(|| tower.forward(kind, &batch).expect("forward")));
+        group.bench_function(name, |b| b.iter(|| tower.forward(kind, &batch).block().expect("forward")));
     }
     let audio: Vec<f32> = (0..16_000).map(|i| (i as f32 * 0.05).sin() * 0.1).collect();
     group.bench_function("audio-module-1s", |b| {
-        b.iter(|| model.encode_audio(&audio, &mut |_, _, _| {}).expect("encode"))
+        b.iter(|| model.encode_audio(&audio, &mut |_, _, _| {}).block().expect("encode"))
     });
     group.finish();
 }

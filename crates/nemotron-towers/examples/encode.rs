@@ -2,6 +2,7 @@
 //!
 //! `cargo run --release -p nemotron-towers --example encode -- CHECKPOINT_DIR AUDIO_FILE`
 
+use nemotron_towers::blocking::Block;
 use nemotron_towers::{Gpu, Model, ModelOptions, read_audio};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -9,11 +10,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (Some(checkpoint), Some(audio)) = (args.next(), args.next()) else {
         return Err("usage: encode CHECKPOINT_DIR AUDIO_FILE".into());
     };
-    let gpu = Gpu::new()?;
-    let model = Model::load(&gpu, checkpoint.as_ref(), &ModelOptions::default())?;
+    let gpu = Gpu::new().block()?;
+    let model = Model::load(&gpu, checkpoint.as_ref(), &ModelOptions::default()).block()?;
     let Model::Transcribe(model) = model else { return Err("not a Transcribe checkpoint".into()) };
     let samples = read_audio(audio.as_ref())?;
-    let out = model.encode_audio(&samples, &mut |_stage, _done, _total| {})?;
+    let out = model.encode_audio(&samples, &mut |_stage, _done, _total| {}).block()?;
     // out.audio_embeds: [tokens, 2688] f32; out.speaker_probabilities: [T, 8]
     let text = model.config().text_hidden;
     println!("{} audio embeddings of width {text}", out.audio_embeds.len() / text);

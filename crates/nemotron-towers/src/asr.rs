@@ -26,7 +26,7 @@ impl AsrEncoder {
 
     /// Log-mel `features` (frames a multiple of the subsampling factor) → `[frames / subsampling, d]`.
     /// The features are normalised a batch at a time, never as a whole copy of the recording.
-    pub fn encode(&self, features: &Features) -> Result<Vec<f32>> {
+    pub async fn encode(&self, features: &Features) -> Result<Vec<f32>> {
         let c = self.tower.config();
         let (sub, width) = (c.subsampling, c.stacked_features());
         if features.data.len() != features.frames * c.mel_bins || !features.frames.is_multiple_of(sub) {
@@ -62,7 +62,7 @@ impl AsrEncoder {
                 targets.push((k.lookback(), rows));
                 rest = tail;
             }
-            self.tower.forward_into(InputKind::Features, &batch, &mut targets)?;
+            self.tower.forward_into(InputKind::Features, &batch, &mut targets).await?;
         }
         Ok(hidden)
     }

@@ -5,6 +5,7 @@
 
 pub mod stream;
 
+use crate::blocking::Block;
 use std::time::Instant;
 
 use audio_kernels::random::Rng;
@@ -128,7 +129,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, report: &mut dyn FnMut(BenchEvent<
         return Err(needs_both());
     }
     let started = Instant::now();
-    let Model::Transcribe(model) = Model::random(gpu, &config, 0x5eed, &options.model)? else {
+    let Model::Transcribe(model) = Model::random(gpu, &config, 0x5eed, &options.model).block()? else {
         return Err(needs_both());
     };
     report(BenchEvent::WeightsReady { seconds: started.elapsed().as_secs_f64(), gpu_bytes: gpu.memory_in_use() });
@@ -171,7 +172,7 @@ fn tower_case(
     let (mut gpu_ms, mut wall_ms) = (Vec::new(), Vec::new());
     for i in 0..options.repeats + 2 {
         let start = Instant::now();
-        let profile = tower.timed(kind, &batch, Timing::Span)?;
+        let profile = tower.timed(kind, &batch, Timing::Span).block()?;
         if i >= 2 {
             wall_ms.push(start.elapsed().as_secs_f64() * 1e3);
             gpu_ms.push(profile.total_ns() / 1e6);
@@ -187,7 +188,7 @@ fn tower_case(
     };
     report(BenchEvent::Measured(&measurement));
     if options.profile {
-        let profile: Profile = tower.timed(kind, &batch, Timing::PerDispatch)?;
+        let profile: Profile = tower.timed(kind, &batch, Timing::PerDispatch).block()?;
         report(BenchEvent::Profile { case: name, profile: &profile });
     }
     Ok(measurement)
@@ -251,7 +252,7 @@ fn head_case(
         Ok(median(values))
     };
     let gpu_ms = median_of(&mut || {
-        Ok(head.timed(&states, frames, Timing::Span)?.iter().map(Profile::total_ns).sum::<f64>() / 1e6)
+        Ok(head.timed(&states, frames, Timing::Span).block()?.iter().map(Profile::total_ns).sum::<f64>() / 1e6)
     })?;
     let wall_ms = |f: &mut dyn FnMut() -> Result<()>| {
         median_of(&mut || {
@@ -263,9 +264,10 @@ fn head_case(
     let name = format!("wts-head-{seconds}s");
     // Profiled while the GPU is busy from the runs above (after the wall-time runs, which leave it idle while the
     // host reads, its clocks would be down).
-    let profiles = if options.profile { head.timed(&states, frames, Timing::PerDispatch)? } else { Vec::new() };
-    let aligned_ms = wall_ms(&mut || head.for_each_log_prob_block(&states, frames, &classes, &mut |_, _| Ok(())))?;
-    let logits_ms = wall_ms(&mut || head.run(&states, frames).map(drop))?;
+    let profiles = if options.profile { head.timed(&states, frames, Timing::PerDispatch).block()? } else { Vec::new() };
+    let aligned_ms =
+        wall_ms(&mut || head.for_each_log_prob_block(&states, frames, &classes, &mut |_, _| Ok(())).block())?;
+    let logits_ms = wall_ms(&mut || head.run(&states, frames).block().map(drop))?;
     let flops = Some(head_flops(&c.word_timestamps, &c.diarization.chunks, frames));
     let measured = Measurement {
         name: name.clone(),
@@ -306,13 +308,13 @@ fn transfer_case(
     let (mut upload, mut readback) = (Vec::new(), Vec::new());
     // One untimed round first: the staging memory is made then and reused after.
     for round in 0..=options.repeats.max(1) {
-        gpu.wait()?;
+        gpu.wait().block()?;
         let start = Instant::now();
         gpu.write_f32(&buffer, 0, &values)?;
-        gpu.wait()?;
+        gpu.wait().block()?;
         let uploaded = start.elapsed().as_secs_f64() * 1e3;
         let start = Instant::now();
-        let back = gpu.read_f32(&buffer)?;
+        let back = gpu.read_f32(&buffer).block()?;
         let read = start.elapsed().as_secs_f64() * 1e3;
         if back != values {
             let message = "other values came back than were written".to_string();
@@ -367,15 +369,15 @@ fn module_case(
     let features = model.diarizer().frontend().compute(&audio)?;
     // Medians of `repeats` runs after a warm-up on this length (pipelines exist already; workspaces grow to the
     // chunk batch there), as the peer takes its medians.
-    let warm = model.encode_features(features.clone(), &mut |_, _, _| {})?;
+    let warm = model.encode_features(features.clone(), &mut |_, _, _| {}).block()?;
     let (mut from_features, mut from_audio) = (Vec::new(), Vec::new());
     for _ in 0..options.repeats.max(1) {
         let input = features.clone();
         let start = Instant::now();
-        model.encode_features(input, &mut |_, _, _| {})?;
+        model.encode_features(input, &mut |_, _, _| {}).block()?;
         from_features.push(start.elapsed().as_secs_f64() * 1e3);
         let start = Instant::now();
-        model.encode_audio(&audio, &mut |_, _, _| {})?;
+        model.encode_audio(&audio, &mut |_, _, _| {}).block()?;
         from_audio.push(start.elapsed().as_secs_f64() * 1e3);
     }
     let (features_ms, audio_ms) = (median(from_features), median(from_audio));
@@ -393,13 +395,13 @@ fn module_case(
     let (mut asr_ms, mut diarization_ms, mut fusion_ms) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..options.repeats.max(1) {
         let start = Instant::now();
-        model.asr_encoder().encode(&features)?;
+        model.asr_encoder().encode(&features).block()?;
         asr_ms.push(start.elapsed().as_secs_f64() * 1e3);
         let start = Instant::now();
-        model.diarizer().diarize_features(features.clone(), &mut |_, _, _| {})?;
+        model.diarizer().diarize_features(features.clone(), &mut |_, _, _| {}).block()?;
         diarization_ms.push(start.elapsed().as_secs_f64() * 1e3);
         let start = Instant::now();
-        model.fusion().run(&warm.asr_hidden, &warm.speaker_probabilities, warm.features.tokens())?;
+        model.fusion().run(&warm.asr_hidden, &warm.speaker_probabilities, warm.features.tokens()).block()?;
         fusion_ms.push(start.elapsed().as_secs_f64() * 1e3);
     }
     for (part, times) in [("asr", asr_ms), ("diarization", diarization_ms), ("fusion", fusion_ms)] {

@@ -2,7 +2,7 @@
 //! sinusoidal speaker table, added to LayerNorm(ASR states), then the Linear projector to the
 //! language model's width. The 8-wide part runs on the host; the wide part on the GPU.
 
-use std::sync::Mutex;
+use async_lock::Mutex;
 
 use audio_kernels::{
     Epilogue, LAYER_NORM_EPS, Weight, gemm, layer_norm, layer_norm_f64, speaker_fusion, speaker_table,
@@ -64,15 +64,15 @@ pub struct Fusion {
 
 impl Fusion {
     /// The fusion norms and the projector from a checked (or random) store.
-    pub fn build(store: &mut impl GpuWeights, names: &FusionNames, c: &TranscribeConfig) -> Result<Self> {
+    pub async fn build(store: &mut impl GpuWeights, names: &FusionNames, c: &TranscribeConfig) -> Result<Self> {
         let weights = weights::fusion(store, names, c.asr.hidden, c.diarization.speakers, c.text_hidden)?;
         let gpu = store.gpu();
         let (hidden, speakers) = (c.asr.hidden, c.diarization.speakers);
         // The 8-wide speaker norm runs on the host.
-        let widen = |b: &GpuBuffer| -> Result<Vec<f64>> {
-            Ok(gpu.read_f32_range(b, 0, speakers)?.into_iter().map(f64::from).collect())
-        };
-        let speaker_norm = (widen(&weights.speaker_norm.weight)?, widen(&weights.speaker_norm.bias)?);
+        let norm = &weights.speaker_norm;
+        let read = gpu.read_f32_ranges(&[(&norm.weight, 0, speakers), (&norm.bias, 0, speakers)]).await?;
+        let widen = |values: &[f32]| values.iter().map(|&v| f64::from(v)).collect();
+        let speaker_norm = (widen(&read[0]), widen(&read[1]));
         let table = gpu.upload_f32("speaker table", &speaker_table(speakers, hidden))?;
         Ok(Self {
             gpu: gpu.clone(),
@@ -100,7 +100,7 @@ impl Fusion {
     /// ASR states `[T, d]` and encoder-rate speaker probabilities `[T, speakers]` (as the
     /// diarizer outputs them) → fused states and the projector rows of the first `tokens` frames,
     /// in blocks of at most 4096 frames through one reused workspace.
-    pub fn run(&self, asr_hidden: &[f32], probabilities: &[f32], tokens: usize) -> Result<FusionOutput> {
+    pub async fn run(&self, asr_hidden: &[f32], probabilities: &[f32], tokens: usize) -> Result<FusionOutput> {
         let (d, text, speakers) = (self.hidden, self.text_hidden, self.speakers);
         let frames = asr_hidden.len() / d;
         if asr_hidden.len() != frames * d {
@@ -115,7 +115,7 @@ impl Fusion {
         }
         let limit = self.gpu.limits().max_storage_buffer_binding_size as usize;
         let block = (limit / (4 * d.max(text))).clamp(1, MAX_BLOCK_ROWS).min(frames.max(1));
-        let mut guard = self.workspace.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self.workspace.lock().await;
         let work = reuse_or_make(
             &mut guard,
             |w| w.rows >= block,
@@ -151,7 +151,7 @@ impl Fusion {
             let block_fused = &mut fused[start * d..(start + rows) * d];
             let first_token = start.min(tokens);
             let block_embeds = &mut embeds[first_token * text..(first_token + keep) * text];
-            self.gpu.read_f32_into(&[(&work.fused, 0), (&work.embeds, 0)], &mut [block_fused, block_embeds])?;
+            self.gpu.read_f32_into(&[(&work.fused, 0), (&work.embeds, 0)], &mut [block_fused, block_embeds]).await?;
         }
         Ok(FusionOutput { fused, embeds })
     }

@@ -55,6 +55,9 @@
 mod asr;
 pub mod audio;
 pub mod bench;
+mod beside;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod blocking;
 pub mod checkpoint;
 #[cfg_attr(feature = "test-support", allow(missing_docs))]
 mod chunks;

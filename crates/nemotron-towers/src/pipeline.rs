@@ -7,6 +7,7 @@ use gpu_core::Gpu;
 
 use crate::asr::AsrEncoder;
 use crate::audio::{AudioError, MIN_SAMPLES};
+use crate::beside::beside;
 use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::config::{DiarizationConfig, ModelConfig, TranscribeConfig, check_word_timestamp_width};
 use crate::error::{Error, Result};
@@ -77,25 +78,26 @@ impl Diarizer {
     }
 
     /// 16 kHz mono samples (at least [`MIN_SAMPLES`], all finite) → speaker activity.
-    pub fn diarize_audio(&self, samples: &[f32], progress: Progress<'_>) -> Result<Diarization> {
+    pub async fn diarize_audio(&self, samples: &[f32], progress: Progress<'_>) -> Result<Diarization> {
         check_samples(samples)?;
         let features = self.frontend.compute(samples)?;
-        self.diarize_features(features, progress)
+        self.diarize_features(features, progress).await
     }
 
     /// Log-mel features (as the front end makes them) → speaker activity.
-    pub fn diarize_features(&self, features: Features, progress: Progress<'_>) -> Result<Diarization> {
-        let (speaker_logits, speaker_probabilities) = self.speaker_activity(&features, progress)?;
+    pub async fn diarize_features(&self, features: Features, progress: Progress<'_>) -> Result<Diarization> {
+        let (speaker_logits, speaker_probabilities) = self.speaker_activity(&features, progress).await?;
         Ok(Diarization { features, speaker_logits, speaker_probabilities })
     }
 
     /// Speaker logits at 10 ms and probabilities at the encoder rate of `features`.
-    fn speaker_activity(&self, features: &Features, progress: Progress<'_>) -> Result<(Vec<f32>, Vec<f32>)> {
+    async fn speaker_activity(&self, features: &Features, progress: Progress<'_>) -> Result<(Vec<f32>, Vec<f32>)> {
         let c = self.config();
         check_features(features, c.encoder.mel_bins, c.encoder.subsampling)?;
         let speaker_logits = self
             .sortformer
-            .diarize(&features.data, features.valid, &mut |done, all| progress("diarization", done, all))?;
+            .diarize(&features.data, features.valid, &mut |done, all| progress("diarization", done, all))
+            .await?;
         let frame_logits = c.encoder.subsampling * c.speakers;
         let mut probabilities = Vec::with_capacity(speaker_logits.len() / c.encoder.subsampling);
         // A block at a time: the f64 probabilities of a long recording would outweigh the output.
@@ -162,8 +164,8 @@ impl AudioModel {
     /// The word-timestamp head on a recording's ASR states (`get_word_timestamp_hidden_states` and
     /// `get_word_timestamp_logits`): `[f·T, d]` hidden states and `[f·T, vocab]` logits. At the release vocabulary
     /// the logits take about 140 MB per minute of audio.
-    pub fn word_timestamp_logits(&self, outputs: &AudioOutputs) -> Result<WordTimestampOutputs> {
-        self.word_timestamp_head()?.run(&outputs.asr_hidden, self.valid_encoder_frames(&outputs.features))
+    pub async fn word_timestamp_logits(&self, outputs: &AudioOutputs) -> Result<WordTimestampOutputs> {
+        self.word_timestamp_head()?.run(&outputs.asr_hidden, self.valid_encoder_frames(&outputs.features)).await
     }
 
     /// Speaker-attributed word timestamps of `transcript` on a recording this model encoded (Transformers'
@@ -171,7 +173,7 @@ impl AudioModel {
     /// log-probabilities are kept for the transcript's classes only (a long recording's full logits are never held),
     /// and the alignment matches the transcript's `<spk:N>` tags to the diarizer's speakers. The log-softmax and the
     /// choice of classes run on the GPU (in f32, within a few f32 ulps of an f64 log-softmax).
-    pub fn align(
+    pub async fn align(
         &self,
         outputs: &AudioOutputs,
         tokenizer: &AlignmentTokenizer,
@@ -196,7 +198,8 @@ impl AudioModel {
             let rows = needed.saturating_sub(first_frame).min(values.len() / classes.len());
             log_probs.push_log_probs(&values[..rows * classes.len()]);
             Ok(())
-        })?;
+        })
+        .await?;
         let speakers = SpeakerLogits { logits: &outputs.speaker_logits, speakers: c.diarization.speakers };
         Ok(alignment::align_streams(&streams, &log_probs, frames, Some(speakers), options)?)
     }
@@ -207,27 +210,25 @@ impl AudioModel {
     }
 
     /// 16 kHz mono samples (at least [`MIN_SAMPLES`], all finite) → all outputs.
-    pub fn encode_audio(&self, samples: &[f32], progress: Progress<'_>) -> Result<AudioOutputs> {
+    pub async fn encode_audio(&self, samples: &[f32], progress: Progress<'_>) -> Result<AudioOutputs> {
         check_samples(samples)?;
         let features = self.diarizer.frontend.compute(samples)?;
-        self.encode_features(features, progress)
+        self.encode_features(features, progress).await
     }
 
-    /// Log-mel features → all outputs. The two towers are independent until the fusion: the ASR encoder runs on a
-    /// second thread while this one drives the Sortformer's steps, so the GPU has the ASR's work queued while each
-    /// step makes its round trip to the host (each tower keeps its own workspace: the bits do not change).
-    pub fn encode_features(&self, features: Features, progress: Progress<'_>) -> Result<AudioOutputs> {
+    /// Log-mel features → all outputs. The two towers are independent until the fusion: the ASR encoder runs beside
+    /// the Sortformer's steps ([`beside`]), so the GPU has the ASR's work queued while each step makes its round trip
+    /// to the host (each tower keeps its own workspace: the bits do not change).
+    pub async fn encode_features(&self, features: Features, progress: Progress<'_>) -> Result<AudioOutputs> {
         let c = &self.config;
         check_features(&features, c.asr.mel_bins, c.asr.subsampling)?;
         progress("asr", 0, 1);
-        let (asr_hidden, activity) = std::thread::scope(|scope| {
-            let asr = scope.spawn(|| self.asr.encode(&features));
-            let activity = self.diarizer.speaker_activity(&features, progress);
-            (asr.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), activity)
-        });
+        let (asr_hidden, activity) =
+            beside(async || self.asr.encode(&features).await, self.diarizer.speaker_activity(&features, progress))
+                .await;
         let (asr_hidden, (speaker_logits, speaker_probabilities)) = (asr_hidden?, activity?);
         progress("asr", 1, 1);
-        let fused = self.fusion.run(&asr_hidden, &speaker_probabilities, features.tokens())?;
+        let fused = self.fusion.run(&asr_hidden, &speaker_probabilities, features.tokens()).await?;
         Ok(AudioOutputs {
             features,
             asr_hidden,
@@ -258,15 +259,15 @@ impl Model {
     /// Reads `config.json` and the weights of `dir` (`model.safetensors` or a sharded index; only the shards that
     /// hold audio tensors are opened), checks every audio tensor (all problems reported at once), and uploads the
     /// weights.
-    pub fn load(gpu: &Gpu, dir: &Path, options: &ModelOptions) -> Result<Self> {
+    pub async fn load(gpu: &Gpu, dir: &Path, options: &ModelOptions) -> Result<Self> {
         let config = ModelConfig::from_file(&dir.join("config.json"))?;
         let checkpoint = Checkpoint::open(dir)?;
-        Self::from_checkpoint(gpu, config, &checkpoint, options)
+        Self::from_checkpoint(gpu, config, &checkpoint, options).await
     }
 
     /// A model from a parsed config and an open checkpoint (e.g. one held in memory): every audio tensor is checked
     /// once (all problems reported at once), then the layers are built from the checked checkpoint.
-    pub fn from_checkpoint(
+    pub async fn from_checkpoint(
         gpu: &Gpu,
         config: ModelConfig,
         checkpoint: &Checkpoint,
@@ -278,12 +279,12 @@ impl Model {
         let expected = expected_tensors(&config, &names, head)?;
         let mut store = GpuStore::checked(gpu, checkpoint, &options.matmul, &expected)?;
         let parts = Parts { names: &names, head, frontend: frontend(checkpoint, &names)?, source: checkpoint.dir() };
-        Self::build(&mut store, config, parts)
+        Self::build(&mut store, config, parts).await
     }
 
     /// A model of `config`'s shapes with random weights (for benchmarks: no checkpoint needed), built as
     /// [`Model::from_checkpoint`] builds one, in the release's names.
-    pub fn random(gpu: &Gpu, config: &ModelConfig, seed: u64, options: &ModelOptions) -> Result<Self> {
+    pub async fn random(gpu: &Gpu, config: &ModelConfig, seed: u64, options: &ModelOptions) -> Result<Self> {
         if let ModelConfig::Transcribe(t) = config {
             check_word_timestamp_width(&t.word_timestamps, &t.asr)?;
         }
@@ -295,14 +296,15 @@ impl Model {
             frontend: LogMel::new(None, None)?,
             source: Path::new("random weights"),
         };
-        Self::build(&mut store, config.clone(), parts)
+        Self::build(&mut store, config.clone(), parts).await
     }
 
     /// The one way a model is put together: each layer from `store` (checked already), in the order of
     /// [`expected_tensors`].
-    fn build(store: &mut impl GpuWeights, config: ModelConfig, parts: Parts<'_>) -> Result<Self> {
+    async fn build(store: &mut impl GpuWeights, config: ModelConfig, parts: Parts<'_>) -> Result<Self> {
         let Parts { names, head, frontend, source } = parts;
-        let diarizer = Diarizer { frontend, sortformer: Sortformer::build(store, names, config.diarization())? };
+        let sortformer = Sortformer::build(store, names, config.diarization()).await?;
+        let diarizer = Diarizer { frontend, sortformer };
         let t = match config {
             ModelConfig::Transcribe(t) => t,
             ModelConfig::Diarization(_) => return Ok(Model::Diarization(Box::new(diarizer))),
@@ -312,9 +314,11 @@ impl Model {
             return Err(CheckpointError::DiarizerOnly { dir: source }.into());
         };
         let asr = AsrEncoder::new(Tower::build(store, asr, &t.asr)?, t.diarization.chunks);
-        let fusion = Fusion::build(store, fusion, &t)?;
+        let fusion = Fusion::build(store, fusion, &t).await?;
         let word_timestamps = match head {
-            Some(names) => Some(WordTimestampHead::build(store, names, &t.word_timestamps, t.diarization.chunks)?),
+            Some(names) => {
+                Some(WordTimestampHead::build(store, names, &t.word_timestamps, t.diarization.chunks).await?)
+            }
             None => None,
         };
         Ok(Model::Transcribe(Box::new(AudioModel { config: t, diarizer, asr, fusion, word_timestamps, source })))

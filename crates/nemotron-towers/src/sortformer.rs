@@ -2,7 +2,7 @@
 //! time, then per chunk `[speaker cache ; FIFO ; chunk with context]` through the encoder and
 //! the head on the GPU (one submission per step), and the cache update on the host.
 
-use std::sync::Mutex;
+use async_lock::Mutex;
 
 use audio_kernels::MatmulOptions;
 use audio_kernels::{Activation, ConvBatch, Epilogue, Weight, conv_im2col, gemm};
@@ -62,7 +62,7 @@ pub struct Sortformer {
 impl Sortformer {
     /// Checks every tensor of the encoder and the head of any checkpoint that has them (all problems at once), then
     /// builds the diarizer as a model's load does: for a checkpoint of the diarizer alone, such as a golden file.
-    pub fn load(
+    pub async fn load(
         gpu: &Gpu,
         checkpoint: &Checkpoint,
         config: &DiarizationConfig,
@@ -72,15 +72,19 @@ impl Sortformer {
         let mut expected = Expectations::default();
         weights::encoder(&mut expected, &names.diarization, &config.encoder)?;
         weights::head(&mut expected, &names.head, config)?;
-        Self::build(&mut GpuStore::checked(gpu, checkpoint, matmul, &expected.0)?, &names, config)
+        Self::build(&mut GpuStore::checked(gpu, checkpoint, matmul, &expected.0)?, &names, config).await
     }
 
     /// The encoder and the head from a checked (or random) store.
-    pub(crate) fn build(store: &mut impl GpuWeights, names: &ModelNames, config: &DiarizationConfig) -> Result<Self> {
+    pub(crate) async fn build(
+        store: &mut impl GpuWeights,
+        names: &ModelNames,
+        config: &DiarizationConfig,
+    ) -> Result<Self> {
         let tower = Tower::build(store, &names.diarization, &config.encoder)?;
         let head = weights::head(store, &names.head, config)?;
         // The cache update runs on the host, so the silence embedding lives there too.
-        let silence = tower.gpu().read_f32_range(&head.silence, 0, config.encoder.hidden)?;
+        let silence = tower.gpu().read_f32_range(&head.silence, 0, config.encoder.hidden).await?;
         Ok(Self { tower, head, silence, config: config.clone(), workspace: Mutex::new(None) })
     }
 
@@ -101,10 +105,10 @@ impl Sortformer {
 
     /// One step: embedded rows `[n, d]` (with their key mask) through the encoder and the head;
     /// returns logits `[n·subsampling, speakers]`.
-    pub fn logits(&self, rows: &[f32], valid: &[bool]) -> Result<Vec<f32>> {
+    pub async fn logits(&self, rows: &[f32], valid: &[bool]) -> Result<Vec<f32>> {
         // No projected rows to read back.
         let keep = std::slice::from_ref(&(0..0));
-        let mut steps = self.steps(InputKind::Embeddings, &[Sequence { rows, valid }], keep, Timing::Off)?;
+        let mut steps = self.steps(InputKind::Embeddings, &[Sequence { rows, valid }], keep, Timing::Off).await?;
         Ok(steps.pop().ok_or_else(|| Error::Internal("a step's output is missing".into()))?.logits)
     }
 
@@ -112,7 +116,7 @@ impl Sortformer {
     /// longest; padding rows are no keys and zeros to the head's conv, so each step's output is its own). Every row
     /// of a step is a valid key. Returns per step the logits `[rows·subsampling, speakers]` and the projected rows of
     /// its chunk proper (its first `chunk_rows` feature rows), which the speaker cache keeps.
-    pub(crate) fn stream_steps(&self, steps: &[StepInput<'_>], timing: Timing) -> Result<Vec<StepOutput>> {
+    pub(crate) async fn stream_steps(&self, steps: &[StepInput<'_>], timing: Timing) -> Result<Vec<StepOutput>> {
         let c = &self.config.encoder;
         let (d, width) = (c.hidden, c.stacked_features());
         // Rows the values make; a step whose values are no whole rows is refused by the tower's upload.
@@ -123,12 +127,12 @@ impl Sortformer {
             steps.iter().zip(&valid).map(|(s, v)| Sequence { rows: s.rows, valid: v }).collect();
         let embedded: Vec<usize> = steps.iter().map(|s| s.embedded).collect();
         let keep: Vec<std::ops::Range<usize>> = steps.iter().map(|s| s.embedded..s.embedded + s.chunk_rows).collect();
-        self.steps(InputKind::EmbeddedThenFeatures { embedded: &embedded }, &batch, &keep, timing)
+        self.steps(InputKind::EmbeddedThenFeatures { embedded: &embedded }, &batch, &keep, timing).await
     }
 
     /// The encoder and head over a batch of sequences in one submission; reads back, in one round trip, each
     /// sequence's logits and its projected rows `keep[i]`, with the GPU time of the submission when `timing` asks.
-    fn steps(
+    async fn steps(
         &self,
         kind: InputKind<'_>,
         batch: &[Sequence<'_>],
@@ -139,39 +143,41 @@ impl Sortformer {
         let (d, sub, speakers) = (c.encoder.hidden, c.encoder.subsampling, c.speakers);
         let seq_len = batch.iter().map(|s| s.valid.len()).max().unwrap_or(0);
         let lengths: Vec<u32> = batch.iter().map(|s| s.valid.len() as u32).collect();
-        self.tower.run(kind, batch, Submission::Whole, |mut rec, encoded, projected, n| {
-            let mut guard = self.workspace.lock().unwrap_or_else(|p| p.into_inner());
-            let work = reuse_or_make(
-                &mut guard,
-                |w| w.capacity >= n,
-                || HeadWorkspace::new(self.tower.gpu(), c, n.next_multiple_of(64)),
-            )?;
-            self.tower.gpu().write_u32(&work.lengths, 0, &lengths)?;
-            let conv = ConvBatch { sequences: batch.len(), seq_len, lengths: &work.lengths };
-            self.record_head(&mut rec, encoded, work, n, conv)?;
-            let gpu_ms = match timing {
-                Timing::Off => {
-                    rec.submit()?;
-                    None
-                }
-                // Empty when the adapter has no timestamp queries.
-                timing => Some(rec.with_timing(timing).submit_profiled()?)
-                    .filter(|profile| !profile.entries.is_empty())
-                    .map(|profile| profile.total_ns() / 1e6),
-            };
-            let ranges: Vec<(&GpuBuffer, usize, usize)> = batch
-                .iter()
-                .zip(keep)
-                .enumerate()
-                .flat_map(|(i, (s, kept))| {
-                    let logits = (&work.logits, i * seq_len * sub * speakers, s.valid.len() * sub * speakers);
-                    [logits, (projected, (i * seq_len + kept.start) * d, kept.len() * d)]
-                })
-                .collect();
-            let mut read = self.tower.gpu().read_f32_ranges(&ranges)?.into_iter();
-            let mut next = || read.next().ok_or_else(|| Error::Internal("a readback range is missing".into()));
-            (0..batch.len()).map(|_| Ok(StepOutput { logits: next()?, embedded: next()?, gpu_ms })).collect()
-        })
+        self.tower
+            .run(kind, batch, Submission::Whole, async |mut rec, encoded, projected, n| {
+                let mut guard = self.workspace.lock().await;
+                let work = reuse_or_make(
+                    &mut guard,
+                    |w| w.capacity >= n,
+                    || HeadWorkspace::new(self.tower.gpu(), c, n.next_multiple_of(64)),
+                )?;
+                self.tower.gpu().write_u32(&work.lengths, 0, &lengths)?;
+                let conv = ConvBatch { sequences: batch.len(), seq_len, lengths: &work.lengths };
+                self.record_head(&mut rec, encoded, work, n, conv)?;
+                let gpu_ms = match timing {
+                    Timing::Off => {
+                        rec.submit()?;
+                        None
+                    }
+                    // Empty when the adapter has no timestamp queries.
+                    timing => Some(rec.with_timing(timing).submit_profiled().await?)
+                        .filter(|profile| !profile.entries.is_empty())
+                        .map(|profile| profile.total_ns() / 1e6),
+                };
+                let ranges: Vec<(&GpuBuffer, usize, usize)> = batch
+                    .iter()
+                    .zip(keep)
+                    .enumerate()
+                    .flat_map(|(i, (s, kept))| {
+                        let logits = (&work.logits, i * seq_len * sub * speakers, s.valid.len() * sub * speakers);
+                        [logits, (projected, (i * seq_len + kept.start) * d, kept.len() * d)]
+                    })
+                    .collect();
+                let mut read = self.tower.gpu().read_f32_ranges(&ranges).await?.into_iter();
+                let mut next = || read.next().ok_or_else(|| Error::Internal("a readback range is missing".into()));
+                (0..batch.len()).map(|_| Ok(StepOutput { logits: next()?, embedded: next()?, gpu_ms })).collect()
+            })
+            .await
     }
 
     fn record_head(
@@ -224,7 +230,7 @@ impl Sortformer {
 
     /// The whole recording: raw (un-normalised) log-mel `[frames, mel]` with `valid_frames` real
     /// frames (`frames` a multiple of the subsampling factor) → logits `[frames, speakers]`.
-    pub fn diarize(
+    pub async fn diarize(
         &self,
         features: &[f32],
         valid_frames: usize,
@@ -257,7 +263,7 @@ impl Sortformer {
                 first = chunk.context_start;
                 let from = first + embedded.len() / d;
                 let to = (from + block).max(chunk.context_end).min(frames);
-                embedded.extend(self.tower.embed(&features[from * width..to * width])?);
+                embedded.extend(self.tower.embed(&features[from * width..to * width]).await?);
             }
             let valid: Vec<bool> = (chunk.context_start..chunk.context_end).map(|t| t * sub < valid_frames).collect();
             let context = &embedded[(chunk.context_start - first) * d..(chunk.context_end - first) * d];
@@ -268,7 +274,7 @@ impl Sortformer {
                 lookback: chunk.lookback(),
                 chunk_rows: chunk.end - chunk.start,
             };
-            let step = self.logits(&rows, &step_valid)?;
+            let step = self.logits(&rows, &step_valid).await?;
             let first_logit = layout.chunk_start() * sub * speakers;
             logits.extend_from_slice(&step[first_logit..first_logit + layout.chunk_rows * sub * speakers]);
             let probs = encoder_rate_probabilities(&step, &step_valid, sub, speakers);

@@ -2,7 +2,7 @@
 //! Weights are uploaded once; activations live in a workspace that is reused across calls and
 //! grows only when a call needs more rows; a call is one command submission, whatever the batch.
 
-use std::sync::{Mutex, MutexGuard};
+use async_lock::Mutex;
 
 use audio_kernels::gemm::{auto_slices, gemm_partials, gemm_partials_scaled, wave_slices};
 use audio_kernels::{
@@ -179,17 +179,17 @@ impl Tower {
     /// A batch of more than [`Tower::max_rows`] padded rows (sequences × longest) is refused with
     /// [`gpu_core::GpuError::LimitExceeded`] naming `max_storage_buffer_binding_size`: split it
     /// (as `AsrEncoder::encode` does).
-    pub fn forward(&self, kind: InputKind<'_>, batch: &[Sequence<'_>]) -> Result<Vec<Vec<f32>>> {
+    pub async fn forward(&self, kind: InputKind<'_>, batch: &[Sequence<'_>]) -> Result<Vec<Vec<f32>>> {
         let d = self.config.hidden;
         let mut outputs: Vec<Vec<f32>> = batch.iter().map(|s| gpu_core::host_vec(s.valid.len() * d)).collect();
         let mut targets: Vec<(usize, &mut [f32])> = outputs.iter_mut().map(|o| (0, o.as_mut_slice())).collect();
-        self.forward_into(kind, batch, &mut targets)?;
+        self.forward_into(kind, batch, &mut targets).await?;
         Ok(outputs)
     }
 
     /// [`Tower::forward`] that reads only some output rows, straight into the caller's memory: `targets[i] = (first,
     /// rows)` receives sequence `i`'s output rows from `first` on (as many as `rows` holds, whole rows).
-    pub fn forward_into(
+    pub async fn forward_into(
         &self,
         kind: InputKind<'_>,
         batch: &[Sequence<'_>],
@@ -210,18 +210,22 @@ impl Tower {
                 });
             }
         }
-        self.run(kind, batch, Submission::Parts { flops: PART_FLOPS }, |rec, out, _, _| {
+        self.run(kind, batch, Submission::Parts { flops: PART_FLOPS }, async |rec, out, _, _| {
             rec.submit()?;
             let ranges: Vec<(&GpuBuffer, usize)> =
                 targets.iter().enumerate().map(|(i, (first, _))| (out, (i * seq_len + first) * d)).collect();
             let mut outputs: Vec<&mut [f32]> = targets.iter_mut().map(|(_, rows)| &mut **rows).collect();
-            Ok(self.gpu.read_f32_into(&ranges, &mut outputs)?)
+            Ok(self.gpu.read_f32_into(&ranges, &mut outputs).await?)
         })
+        .await
     }
 
     /// Runs the batch with GPU `timing` and returns the times instead of the output (benchmarks).
-    pub fn timed(&self, kind: InputKind<'_>, batch: &[Sequence<'_>], timing: Timing) -> Result<Profile> {
-        self.run(kind, batch, Submission::Whole, |rec, _, _, _| Ok(rec.with_timing(timing).submit_profiled()?))
+    pub async fn timed(&self, kind: InputKind<'_>, batch: &[Sequence<'_>], timing: Timing) -> Result<Profile> {
+        self.run(kind, batch, Submission::Whole, async |rec, _, _, _| {
+            Ok(rec.with_timing(timing).submit_profiled().await?)
+        })
+        .await
     }
 
     /// Uploads the batch, records the tower, and hands the recorder, the `[rows, d]` output buffer,
@@ -229,17 +233,17 @@ impl Tower {
     /// work, submits and reads back (in [`Submission::Parts`], the parts before the last are submitted by then).
     /// The workspace stays locked until `finish` returns, so concurrent calls cannot overwrite the output before it
     /// is read.
-    pub(crate) fn run<T>(
+    pub(crate) async fn run<T>(
         &self,
         kind: InputKind<'_>,
         batch: &[Sequence<'_>],
         submission: Submission,
-        finish: impl FnOnce(Recorder<'_>, &GpuBuffer, &GpuBuffer, usize) -> Result<T>,
+        finish: impl AsyncFnOnce(Recorder<'_>, &GpuBuffer, &GpuBuffer, usize) -> Result<T>,
     ) -> Result<T> {
         let seq_len = batch.iter().map(|s| s.valid.len()).max().unwrap_or(0);
         let rows = batch.len() * seq_len;
         self.check_rows(rows, &format!("a batch of {} sequences of up to {seq_len} rows", batch.len()))?;
-        let mut state = self.lock();
+        let mut state = self.state.lock().await;
         let (work, rope) = self.prepare(&mut state, rows.max(1), seq_len.max(1))?;
         let mut rec = Recorder::new(&self.gpu);
         if rows > 0 {
@@ -249,18 +253,18 @@ impl Tower {
             }
             self.record(&mut rec, work, rope, kind, (batch.len(), seq_len), submission)?;
         }
-        finish(rec, &work.a, &work.x, rows)
+        finish(rec, &work.a, &work.x, rows).await
     }
 
     /// [`Tower::run`] over `seqs` sequences of `seq_len` embedded rows that `stage` records into the `[rows, d]`
     /// buffer it is handed (e.g. an upsampler's GEMM), in the same submission; `valid` marks each row's key.
-    pub(crate) fn run_staged<T>(
+    pub(crate) async fn run_staged<T>(
         &self,
         seqs: usize,
         seq_len: usize,
         valid: &[bool],
         stage: impl FnOnce(&mut Recorder<'_>, &GpuBuffer) -> Result<()>,
-        finish: impl FnOnce(Recorder<'_>, &GpuBuffer, usize) -> Result<T>,
+        finish: impl AsyncFnOnce(Recorder<'_>, &GpuBuffer, usize) -> Result<T>,
     ) -> Result<T> {
         let rows = seqs * seq_len;
         if valid.len() != rows {
@@ -268,7 +272,7 @@ impl Tower {
             return Err(Error::Length { what, expected: rows, found: valid.len() });
         }
         self.check_rows(rows, &format!("a batch of {seqs} sequences of {seq_len} rows"))?;
-        let mut state = self.lock();
+        let mut state = self.state.lock().await;
         let (work, rope) = self.prepare(&mut state, rows.max(1), seq_len.max(1))?;
         let mut rec = Recorder::new(&self.gpu);
         if rows > 0 {
@@ -276,12 +280,12 @@ impl Tower {
             stage(&mut rec, &work.x)?;
             self.record(&mut rec, work, rope, InputKind::Embeddings, (seqs, seq_len), Submission::Whole)?;
         }
-        finish(rec, &work.a, rows)
+        finish(rec, &work.a, rows).await
     }
 
     /// The input projection alone: stacked features `[n, subsampling·mel]` → `[n, d]`, in blocks
     /// of at most [`Tower::max_rows`] rows.
-    pub fn embed(&self, features: &[f32]) -> Result<Vec<f32>> {
+    pub async fn embed(&self, features: &[f32]) -> Result<Vec<f32>> {
         let c = &self.config;
         let width = c.stacked_features();
         if !features.len().is_multiple_of(width) {
@@ -291,7 +295,7 @@ impl Tower {
         // Blocks of whole rows; a device too small for one row of the tower is refused here.
         self.check_rows(1.min(features.len()), "the input projection")?;
         let projection = self.input_projection()?;
-        let mut state = self.lock();
+        let mut state = self.state.lock().await;
         for block in features.chunks(self.max_rows() * width) {
             let rows = block.len() / width;
             let (work, _) = self.prepare(&mut state, rows, 1)?;
@@ -299,7 +303,7 @@ impl Tower {
             let mut rec = Recorder::new(&self.gpu);
             gemm(&mut rec, &work.input, projection, &work.x, rows, c.hidden, width, &Epilogue::default())?;
             rec.submit()?;
-            out.extend(self.gpu.read_f32_range(&work.x, 0, rows * c.hidden)?);
+            out.extend(self.gpu.read_f32_range(&work.x, 0, rows * c.hidden).await?);
         }
         Ok(out)
     }
@@ -323,10 +327,6 @@ impl Tower {
             max: self.gpu.limits().max_storage_buffer_binding_size,
         }
         .into())
-    }
-
-    fn lock(&self) -> MutexGuard<'_, TowerState> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The workspace for `rows` rows and the rotary table for `seq_len` positions, grown if needed.
@@ -574,6 +574,7 @@ fn norm(
 #[cfg(test)]
 mod tests {
     use audio_kernels::random::Rng;
+    use gpu_core::blocking::Block;
 
     use super::*;
     use crate::weights::RandomStore;
@@ -582,7 +583,7 @@ mod tests {
     /// at every half layer, at some, or never.
     #[test]
     fn a_call_in_parts_gives_the_bits_of_one_submission() {
-        let gpu = Gpu::with_options(&crate::environment::gpu_options()).expect("GPU tests need an adapter");
+        let gpu = Gpu::with_options(&crate::environment::gpu_options()).block().expect("GPU tests need an adapter");
         let matmul = MatmulOptions::from_env().expect("matmul options");
         let config = EncoderConfig {
             hidden: 96,
@@ -605,10 +606,11 @@ mod tests {
         let batch: Vec<Sequence<'_>> = rows.iter().zip(&valid).map(|(r, v)| Sequence { rows: r, valid: v }).collect();
         let run = |submission| {
             tower
-                .run(InputKind::Features, &batch, submission, |rec, out, _, n| {
+                .run(InputKind::Features, &batch, submission, async |rec, out, _, n| {
                     rec.submit()?;
-                    Ok(tower.gpu.read_f32_range(out, 0, n * config.hidden)?)
+                    Ok(tower.gpu.read_f32_range(out, 0, n * config.hidden).await?)
                 })
+                .block()
                 .unwrap()
         };
         let whole = run(Submission::Whole);

@@ -4,7 +4,7 @@
 //! transformer ([`Tower`], positions restarting at 0 per chunk), `y = x + residual_scale·LN(h)`, and the k=1
 //! classifier → `[f·T, vocab]` CTC logits. Chunks run in batches, one submission per batch, as the ASR tower does.
 
-use std::sync::Mutex;
+use async_lock::Mutex;
 
 use audio_kernels::{Epilogue, MatmulOptions, Weight, gemm, log_softmax_gather};
 use gpu_core::{Gpu, GpuBuffer, Profile, Recorder, Timing};
@@ -83,19 +83,24 @@ impl WordTimestampHead {
     /// The head of a Transcribe checkpoint (either name set; all tensor problems reported at once), reading the ASR
     /// tower's states in its chunk schedule, built as a model's load builds it: for a checkpoint of the head alone,
     /// such as a golden file.
-    pub fn load(gpu: &Gpu, checkpoint: &Checkpoint, config: &TranscribeConfig, matmul: &MatmulOptions) -> Result<Self> {
+    pub async fn load(
+        gpu: &Gpu,
+        checkpoint: &Checkpoint,
+        config: &TranscribeConfig,
+        matmul: &MatmulOptions,
+    ) -> Result<Self> {
         let names = ModelNames::detect(checkpoint)?;
         let names = names.word_timestamp_names(checkpoint)?;
         check_word_timestamp_width(&config.word_timestamps, &config.asr)?;
         let mut expected = Expectations::default();
         weights::word_timestamps(&mut expected, names, &config.word_timestamps)?;
         let mut store = GpuStore::checked(gpu, checkpoint, matmul, &expected.0)?;
-        Self::build(&mut store, names, &config.word_timestamps, config.diarization.chunks)
+        Self::build(&mut store, names, &config.word_timestamps, config.diarization.chunks).await
     }
 
     /// The head from a checked (or random) store; `chunks` is the schedule of the ASR tower whose states it reads
     /// (the width of which the caller has checked against the head's).
-    pub(crate) fn build(
+    pub(crate) async fn build(
         store: &mut impl GpuWeights,
         names: &WordTimestampNames,
         config: &WordTimestampConfig,
@@ -105,23 +110,23 @@ impl WordTimestampHead {
         let gpu = store.gpu();
         let (d, f) = (config.encoder.hidden, config.upsampling_factor);
         let WordTimestampWeights { upsampler, mut encoder, classifier } = weights;
-        let read = |buffer: &GpuBuffer| gpu.read_f32_range(buffer, 0, d);
-        let bias = match &upsampler.bias {
-            Some(bias) => read(bias)?,
-            None => vec![0.0; d],
-        };
+        let norm = &encoder.final_norm;
+        let mut ranges = vec![(&norm.weight, 0, d), (&norm.bias, 0, d)];
+        ranges.extend(upsampler.bias.as_ref().map(|bias| (bias, 0, d)));
+        let mut read = gpu.read_f32_ranges(&ranges).await?.into_iter();
+        let (norm_weight, norm_bias) = (read.next().unwrap_or_default(), read.next().unwrap_or_default());
+        let bias = read.next().unwrap_or_else(|| vec![0.0; d]);
         let tiled: Vec<f32> = (0..f).flat_map(|_| bias.iter().copied()).collect();
         let upsampler = Linear { weight: upsampler.weight, bias: Some(gpu.upload_f32("upsampler bias", &tiled)?) };
         // `x + s·LN(h)`: the scale folds into the final norm's affine (s·(γ·n + β) = (s·γ)·n + s·β), and the
         // upsampler's GEMM accumulates x onto it, so no kernel beyond the tower's is needed.
         let s = config.residual_scale as f32;
-        let scaled = |buffer: &GpuBuffer, label: &str| -> Result<GpuBuffer> {
-            let values: Vec<f32> = read(buffer)?.iter().map(|v| v * s).collect();
-            Ok(gpu.upload_f32(label, &values)?)
+        let scaled = |values: Vec<f32>, label: &str| -> Result<GpuBuffer> {
+            Ok(gpu.upload_f32(label, &values.iter().map(|v| v * s).collect::<Vec<_>>())?)
         };
         encoder.final_norm = Norm {
-            weight: scaled(&encoder.final_norm.weight, "scaled final norm weight")?,
-            bias: scaled(&encoder.final_norm.bias, "scaled final norm bias")?,
+            weight: scaled(norm_weight, "scaled final norm weight")?,
+            bias: scaled(norm_bias, "scaled final norm bias")?,
         };
         Ok(Self {
             tower: Tower::new(gpu, config.encoder.clone(), encoder)?,
@@ -145,7 +150,7 @@ impl WordTimestampHead {
 
     /// ASR states `[T, d]` (as the ASR tower outputs them, before `asr_norm`) with the first `valid_frames` encoder
     /// frames valid → hidden states and logits of all `f·T` head frames.
-    pub fn run(&self, asr_hidden: &[f32], valid_frames: usize) -> Result<WordTimestampOutputs> {
+    pub async fn run(&self, asr_hidden: &[f32], valid_frames: usize) -> Result<WordTimestampOutputs> {
         let (d, vocab) = (self.config.encoder.hidden, self.config.vocab_size);
         let f = self.config.upsampling_factor;
         let frames = self.check_states(asr_hidden, valid_frames)?;
@@ -156,19 +161,21 @@ impl WordTimestampHead {
         // Each batch's frames are read straight into their place in the outputs (the batches are consecutive).
         for group in schedule(frames, &self.chunks).chunks(self.chunks_per_batch()) {
             let (first, last) = (f * group[0].start, f * group[group.len() - 1].end);
-            self.batch(asr_hidden, valid_frames, group, |rec, work, _| {
+            self.batch(asr_hidden, valid_frames, group, async |rec, work, _| {
                 rec.submit()?;
                 let hidden = &mut out.hidden[first * d..last * d];
                 let logits = &mut out.logits[first * vocab..last * vocab];
-                Ok(self.tower.gpu().read_f32_into(&[(&work.hidden, 0), (&work.logits, 0)], &mut [hidden, logits])?)
-            })?;
+                let targets = [(&work.hidden, 0), (&work.logits, 0)];
+                Ok(self.tower.gpu().read_f32_into(&targets, &mut [hidden, logits]).await?)
+            })
+            .await?;
         }
         Ok(out)
     }
 
     /// [`WordTimestampHead::run`] handing each batch's frames to `sink` as they are read back, so a caller that
     /// keeps only part of the logits (the alignment keeps its transcript's classes) never holds all of them.
-    pub fn for_each_block(
+    pub async fn for_each_block(
         &self,
         asr_hidden: &[f32],
         valid_frames: usize,
@@ -177,11 +184,14 @@ impl WordTimestampHead {
         let (d, vocab, f) = (self.config.encoder.hidden, self.config.vocab_size, self.config.upsampling_factor);
         let frames = self.check_states(asr_hidden, valid_frames)?;
         for group in schedule(frames, &self.chunks).chunks(self.chunks_per_batch()) {
-            let (hidden, logits) = self.batch(asr_hidden, valid_frames, group, |rec, work, kept| {
-                rec.submit()?;
-                let gpu = self.tower.gpu();
-                Ok((gpu.read_f32_range(&work.hidden, 0, kept * d)?, gpu.read_f32_range(&work.logits, 0, kept * vocab)?))
-            })?;
+            let (hidden, logits) = self
+                .batch(asr_hidden, valid_frames, group, async |rec, work, kept| {
+                    rec.submit()?;
+                    let ranges = [(&work.hidden, 0, kept * d), (&work.logits, 0, kept * vocab)];
+                    let mut read = self.tower.gpu().read_f32_ranges(&ranges).await?.into_iter();
+                    Ok((read.next().unwrap_or_default(), read.next().unwrap_or_default()))
+                })
+                .await?;
             sink(HeadBlock { first_frame: f * group[0].start, hidden: &hidden, logits: &logits })?;
         }
         Ok(())
@@ -190,7 +200,7 @@ impl WordTimestampHead {
     /// The log-softmax of the head's logits kept for `classes` (each below the vocabulary), computed on the GPU, so
     /// that only `[frames, classes]` values come back (the alignment's read; the full logits are 95 KB per frame):
     /// `sink` gets each batch's first head frame and its `[frames, classes.len()]` values, in time order.
-    pub fn for_each_log_prob_block(
+    pub async fn for_each_log_prob_block(
         &self,
         asr_hidden: &[f32],
         valid_frames: usize,
@@ -209,27 +219,28 @@ impl WordTimestampHead {
         let most = batches.chunks(self.chunks_per_batch()).map(|g| g.iter().map(|k| f * (k.end - k.start)).sum());
         let out = gpu.zeros("word-timestamp log-probabilities", most.max().unwrap_or(0) * n)?;
         for group in batches.chunks(self.chunks_per_batch()) {
-            let values = self.batch(asr_hidden, valid_frames, group, |mut rec, work, kept| {
-                log_softmax_gather(&mut rec, &work.logits, &class_buffer, &out, kept, vocab, classes.len())?;
-                rec.submit()?;
-                Ok(gpu.read_f32_range(&out, 0, kept * classes.len())?)
-            })?;
+            let values = self
+                .batch(asr_hidden, valid_frames, group, async |mut rec, work, kept| {
+                    log_softmax_gather(&mut rec, &work.logits, &class_buffer, &out, kept, vocab, classes.len())?;
+                    rec.submit()?;
+                    Ok(gpu.read_f32_range(&out, 0, kept * classes.len()).await?)
+                })
+                .await?;
             sink(f * group[0].start, &values)?;
         }
         Ok(())
     }
 
     /// GPU times of the head over `asr_hidden` (one profile per submission), for benchmarks.
-    pub fn timed(&self, asr_hidden: &[f32], valid_frames: usize, timing: Timing) -> Result<Vec<Profile>> {
+    pub async fn timed(&self, asr_hidden: &[f32], valid_frames: usize, timing: Timing) -> Result<Vec<Profile>> {
         let frames = self.check_states(asr_hidden, valid_frames)?;
-        schedule(frames, &self.chunks)
-            .chunks(self.chunks_per_batch())
-            .map(|group| {
-                self.batch(asr_hidden, valid_frames, group, |rec, _, _| {
-                    Ok(rec.with_timing(timing).submit_profiled()?)
-                })
-            })
-            .collect()
+        let mut profiles = Vec::new();
+        for group in schedule(frames, &self.chunks).chunks(self.chunks_per_batch()) {
+            let timed =
+                async |rec: Recorder<'_>, _: &HeadWorkspace, _| Ok(rec.with_timing(timing).submit_profiled().await?);
+            profiles.push(self.batch(asr_hidden, valid_frames, group, timed).await?);
+        }
+        Ok(profiles)
     }
 
     /// Chunks per submission: as many as the tower's storage bindings and the logits binding hold, at most
@@ -257,12 +268,12 @@ impl WordTimestampHead {
 
     /// Records one batch of chunks (upsampler, tower, residual, classifier on the kept frames) and hands the
     /// recorder, the workspace and the number of kept frames to `finish`, which submits and reads back.
-    fn batch<T>(
+    async fn batch<T>(
         &self,
         asr_hidden: &[f32],
         valid_frames: usize,
         group: &[Chunk],
-        finish: impl FnOnce(Recorder<'_>, &HeadWorkspace, usize) -> Result<T>,
+        finish: impl AsyncFnOnce(Recorder<'_>, &HeadWorkspace, usize) -> Result<T>,
     ) -> Result<T> {
         let (d, f, vocab) = (self.config.encoder.hidden, self.config.upsampling_factor, self.config.vocab_size);
         let window = group.iter().map(|k| k.context_end - k.context_start).max().unwrap_or(0);
@@ -280,7 +291,7 @@ impl WordTimestampHead {
                 *flag = keys[r / f];
             }
         }
-        let mut guard = self.workspace.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self.workspace.lock().await;
         let gpu = self.tower.gpu();
         let work = reuse_or_make(
             &mut guard,
@@ -293,25 +304,27 @@ impl WordTimestampHead {
             let epilogue = Epilogue { bias: up.bias.as_ref(), accumulate, ..Epilogue::default() };
             Ok(gemm(rec, &work.states, &up.weight, out, seqs * window, f * d, d, &epilogue)?)
         };
-        self.tower.run_staged(
-            seqs,
-            seq_len,
-            &valid,
-            |rec, x| upsample(rec, x, false),
-            |mut rec, normed, _| {
-                // `normed` holds s·LN(h); adding the upsampled rows again gives y = x + s·LN(h).
-                upsample(&mut rec, normed, true)?;
-                let mut row = 0;
-                for (i, k) in group.iter().enumerate() {
-                    let rows = f * (k.end - k.start);
-                    rec.copy(normed, (i * seq_len + f * k.lookback()) * d, &work.hidden, row * d, rows * d)?;
-                    row += rows;
-                }
-                let c = &self.classifier;
-                let epilogue = Epilogue { bias: c.bias.as_ref(), ..Epilogue::default() };
-                gemm(&mut rec, &work.hidden, &c.weight, &work.logits, kept, vocab, d, &epilogue)?;
-                finish(rec, work, kept)
-            },
-        )
+        self.tower
+            .run_staged(
+                seqs,
+                seq_len,
+                &valid,
+                |rec, x| upsample(rec, x, false),
+                async |mut rec, normed, _| {
+                    // `normed` holds s·LN(h); adding the upsampled rows again gives y = x + s·LN(h).
+                    upsample(&mut rec, normed, true)?;
+                    let mut row = 0;
+                    for (i, k) in group.iter().enumerate() {
+                        let rows = f * (k.end - k.start);
+                        rec.copy(normed, (i * seq_len + f * k.lookback()) * d, &work.hidden, row * d, rows * d)?;
+                        row += rows;
+                    }
+                    let c = &self.classifier;
+                    let epilogue = Epilogue { bias: c.bias.as_ref(), ..Epilogue::default() };
+                    gemm(&mut rec, &work.hidden, &c.weight, &work.logits, kept, vocab, d, &epilogue)?;
+                    finish(rec, work, kept).await
+                },
+            )
+            .await
     }
 }

@@ -6,6 +6,7 @@
 mod common;
 
 use common::{case_dir, test_options};
+use nemotron_towers::blocking::Block;
 
 use nemotron_postprocess::alignment::{self, AlignOptions, Alignment, AlignmentTokenizer, Frames, SpeakerLogits};
 use nemotron_testkit::test_gpu;
@@ -59,13 +60,13 @@ fn differences(got: &Alignment, want: &Value) -> (Vec<String>, bool) {
 }
 
 fn encode(case: &str) -> (Box<nemotron_towers::AudioModel>, AudioOutputs) {
-    let Model::Transcribe(model) = Model::load(test_gpu(), &case_dir(case), &test_options()).unwrap() else {
+    let Model::Transcribe(model) = Model::load(test_gpu(), &case_dir(case), &test_options()).block().unwrap() else {
         panic!("{case} is a Transcribe checkpoint")
     };
     let c = model.config();
     let features =
         read_features(&case_dir(case).join("reference.safetensors"), c.asr.mel_bins, c.asr.subsampling).unwrap();
-    let outputs = model.encode_features(features, &mut |_, _, _| {}).unwrap();
+    let outputs = model.encode_features(features, &mut |_, _, _| {}).block().unwrap();
     (model, outputs)
 }
 
@@ -74,7 +75,7 @@ fn check_case(case: &str) {
         serde_json::from_slice(&std::fs::read(case_dir(case).join("word_timestamps.json")).unwrap()).unwrap();
     let tokenizer = AlignmentTokenizer::from_dir(&case_dir(case).join("alignment_tokenizer")).unwrap();
     let (model, outputs) = encode(case);
-    let head = model.word_timestamp_logits(&outputs).unwrap();
+    let head = model.word_timestamp_logits(&outputs).block().unwrap();
     let c = model.config();
     let vocab = c.word_timestamps.vocab_size;
     let frames = Frames {

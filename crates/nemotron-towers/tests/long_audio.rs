@@ -17,6 +17,7 @@
 mod common;
 
 use common::test_options;
+use nemotron_towers::blocking::Block;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
@@ -167,6 +168,7 @@ fn measure(gpu: &Gpu, model: &AudioModel, seconds: f64) -> Usage {
     let started = Instant::now();
     let outputs = model
         .encode_audio(&samples, &mut |_, _, _| gpu_in_use_max = gpu_in_use_max.max(gpu.memory_in_use()))
+        .block()
         .expect("encoding the synthetic recording");
     let usage = Usage {
         seconds,
@@ -188,9 +190,10 @@ fn long_recordings_need_no_more_memory_than_ten_minutes() {
     let long_seconds: f64 =
         std::env::var("NEMOTRON_LONG_AUDIO_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(7200.0);
     // Its own context, so the buffer counters see this test alone.
-    let gpu = Gpu::new().expect("a GPU adapter");
+    let gpu = Gpu::new().block().expect("a GPU adapter");
     let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/reference/tiny-release-chunks");
-    let Model::Transcribe(model) = Model::load(&gpu, &bundled, &test_options()).expect("the bundled model") else {
+    let Model::Transcribe(model) = Model::load(&gpu, &bundled, &test_options()).block().expect("the bundled model")
+    else {
         panic!("the bundled model is a Transcribe checkpoint")
     };
     // A first run grows the workspaces and the allocator's pools to their steady state.

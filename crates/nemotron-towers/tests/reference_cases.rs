@@ -4,6 +4,7 @@
 mod common;
 
 use common::test_options;
+use nemotron_towers::blocking::Block;
 
 use std::path::{Path, PathBuf};
 
@@ -47,12 +48,12 @@ fn clear_rows(
 
 fn transcribe_case(name: &str) {
     let gpu = nemotron_testkit::test_gpu();
-    let Model::Transcribe(model) = Model::load(gpu, &case(name), &test_options()).unwrap() else {
+    let Model::Transcribe(model) = Model::load(gpu, &case(name), &test_options()).block().unwrap() else {
         panic!("{name} is a Transcribe checkpoint")
     };
     let c = model.config();
     let features = read_features(&case(name).join("reference.safetensors"), c.asr.mel_bins, c.asr.subsampling).unwrap();
-    let out = model.encode_features(features, &mut |_, _, _| {}).unwrap();
+    let out = model.encode_features(features, &mut |_, _, _| {}).block().unwrap();
     let r = reference(name);
     let get = |key: &str| r.f64(key).unwrap();
     assert_close(&format!("{name}: asr_last_hidden_state"), &out.asr_hidden, &get("asr_last_hidden_state"), TOLERANCE);
@@ -82,14 +83,14 @@ fn tiny_release_chunks_matches_upstream() {
 #[test]
 fn standalone_diarizer_matches_upstream() {
     let gpu = nemotron_testkit::test_gpu();
-    let Model::Diarization(diarizer) = Model::load(gpu, &case("diar-tiny"), &test_options()).unwrap() else {
+    let Model::Diarization(diarizer) = Model::load(gpu, &case("diar-tiny"), &test_options()).block().unwrap() else {
         panic!("diar-tiny is a diarization checkpoint")
     };
     let c = diarizer.config();
     let features =
         read_features(&case("diar-tiny").join("reference.safetensors"), c.encoder.mel_bins, c.encoder.subsampling)
             .unwrap();
-    let out = diarizer.diarize_features(features, &mut |_, _, _| {}).unwrap();
+    let out = diarizer.diarize_features(features, &mut |_, _, _| {}).block().unwrap();
     let r = reference("diar-tiny");
     assert_close("diar-tiny: speaker_logits", &out.speaker_logits, &r.f64("speaker_logits").unwrap(), TOLERANCE);
     let probabilities = r.f64("speaker_probabilities").unwrap();
@@ -101,10 +102,12 @@ fn from_the_waveform_the_whole_module_stays_close() {
     // Features from our front end differ from upstream's by ~5e-5 (f32 FFT noise); the towers
     // must not amplify that into a different answer.
     let gpu = nemotron_testkit::test_gpu();
-    let Model::Transcribe(model) = Model::load(gpu, &case("tiny-chunks"), &test_options()).unwrap() else { panic!() };
+    let Model::Transcribe(model) = Model::load(gpu, &case("tiny-chunks"), &test_options()).block().unwrap() else {
+        panic!()
+    };
     let r = reference("tiny-chunks");
     let samples = r.f32("waveform").unwrap();
-    let out = model.encode_audio(&samples, &mut |_, _, _| {}).unwrap();
+    let out = model.encode_audio(&samples, &mut |_, _, _| {}).block().unwrap();
     let error = rel_frobenius(&out.asr_hidden, &r.f64("asr_last_hidden_state").unwrap());
     eprintln!("tiny-chunks from the waveform: asr_last_hidden_state relative error {error:.3e}");
     assert!(error < 1e-3, "from the waveform the ASR states drift by {error:.3e}");

@@ -4,6 +4,7 @@
 
 mod common;
 
+use nemotron_towers::blocking::Block;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -24,7 +25,7 @@ fn testdata(path: &str) -> PathBuf {
 }
 
 fn load_transcribe(gpu: &Gpu, case: &str) -> Box<AudioModel> {
-    match Model::load(gpu, &testdata(&format!("reference/{case}")), &test_options()) {
+    match Model::load(gpu, &testdata(&format!("reference/{case}")), &test_options()).block() {
         Ok(Model::Transcribe(model)) => model,
         Ok(Model::Diarization(_)) => panic!("{case} is a Transcribe checkpoint"),
         Err(e) => panic!("loading {case}: {e}"),
@@ -38,7 +39,7 @@ fn tiny() -> &'static AudioModel {
 }
 
 fn load_error(dir: &Path) -> Error {
-    match Model::load(test_gpu(), dir, &test_options()) {
+    match Model::load(test_gpu(), dir, &test_options()).block() {
         Ok(_) => panic!("{} loaded", dir.display()),
         Err(e) => e,
     }
@@ -138,8 +139,8 @@ fn empty_short_and_non_finite_samples_are_audio_errors() {
     let mut nan = vec![0.1f32; 4000];
     nan[7] = f32::NAN;
     for (samples, what) in [(vec![], "empty"), (vec![0.5], "1 sample"), (infinite, "-inf"), (nan, "NaN")] {
-        let encoded = model.encode_audio(&samples, &mut |_, _, _| {}).map(|_| ());
-        let diarized = model.diarizer().diarize_audio(&samples, &mut |_, _, _| {}).map(|_| ());
+        let encoded = model.encode_audio(&samples, &mut |_, _, _| {}).block().map(|_| ());
+        let diarized = model.diarizer().diarize_audio(&samples, &mut |_, _, _| {}).block().map(|_| ());
         for result in [encoded, diarized] {
             match (what, result) {
                 ("empty", Err(Error::Audio(AudioError::Empty { .. })))
@@ -169,8 +170,8 @@ fn malformed_features_are_input_errors() {
         (features(16, 0), "no valid frame"),
         (too_few, "2047 values for 16 frames"),
     ] {
-        let encoded = model.encode_features(f.clone(), &mut |_, _, _| {}).map(|_| ());
-        let diarized = model.diarizer().diarize_features(f, &mut |_, _, _| {}).map(|_| ());
+        let encoded = model.encode_features(f.clone(), &mut |_, _, _| {}).block().map(|_| ());
+        let diarized = model.diarizer().diarize_features(f, &mut |_, _, _| {}).block().map(|_| ());
         for result in [encoded, diarized] {
             match result {
                 Err(Error::Features { problem, .. }) => assert!(problem.contains(needle), "{problem} lacks `{needle}`"),
@@ -196,10 +197,12 @@ fn four_threads_on_one_model_get_the_sequential_bits() {
     let mut rng = Rng::new(11);
     // Different lengths: 2 to 10 chunks, one or two batches, workspaces grown by other calls.
     let inputs: Vec<Vec<f32>> = [2.3, 15.1, 0.7, 6.1].iter().map(|&s| synthetic_audio(s, &mut rng)).collect();
-    let sequential: Vec<_> = inputs.iter().map(|s| model.encode_audio(s, &mut |_, _, _| {}).unwrap()).collect();
+    let sequential: Vec<_> = inputs.iter().map(|s| model.encode_audio(s, &mut |_, _, _| {}).block().unwrap()).collect();
     let concurrent: Vec<_> = std::thread::scope(|scope| {
-        let handles: Vec<_> =
-            inputs.iter().map(|s| scope.spawn(move || model.encode_audio(s, &mut |_, _, _| {}).unwrap())).collect();
+        let handles: Vec<_> = inputs
+            .iter()
+            .map(|s| scope.spawn(move || model.encode_audio(s, &mut |_, _, _| {}).block().unwrap()))
+            .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     for (i, (a, b)) in sequential.iter().zip(&concurrent).enumerate() {
@@ -225,7 +228,7 @@ fn a_tower_batch_beyond_one_binding_is_refused_naming_the_limit() {
     let valid = vec![true; 600];
     // Many views of one chunk: enough rows to exceed the binding without the host memory.
     let batch = vec![Sequence { rows: &rows, valid: &valid }; tower.max_rows() / 600 + 1];
-    match tower.forward(InputKind::Features, &batch) {
+    match tower.forward(InputKind::Features, &batch).block() {
         Err(Error::Gpu(GpuError::LimitExceeded { limit, requested, max, what })) => {
             assert_eq!(limit, "max_storage_buffer_binding_size");
             assert!(requested > max, "{requested} > {max}");
@@ -240,13 +243,13 @@ fn a_small_device_splits_the_recording_and_gets_the_same_answer() {
     // 256 KiB bindings hold 64 rows of the tiny towers: two 30-row ASR chunks per batch, the
     // input projection in blocks of 64 rows.
     let options = GpuOptions { max_storage_binding_size: Some(256 << 10), ..nemotron_testkit::test_gpu_options() };
-    let small = Gpu::with_options(&options).unwrap();
+    let small = Gpu::with_options(&options).block().unwrap();
     let model = load_transcribe(&small, "tiny-chunks");
     assert_eq!(model.asr_tower().max_rows(), 64);
     // 6.4 s: four chunks, two batches on the small device, one on the full one.
     let samples = synthetic_audio(6.4, &mut Rng::new(5));
-    let got = model.encode_audio(&samples, &mut |_, _, _| {}).unwrap();
-    let want = tiny().encode_audio(&samples, &mut |_, _, _| {}).unwrap();
+    let got = model.encode_audio(&samples, &mut |_, _, _| {}).block().unwrap();
+    let want = tiny().encode_audio(&samples, &mut |_, _, _| {}).block().unwrap();
     for (name, x, y) in [
         ("asr_hidden", &got.asr_hidden, &want.asr_hidden),
         ("speaker_logits", &got.speaker_logits, &want.speaker_logits),
@@ -261,18 +264,18 @@ fn a_small_device_splits_the_recording_and_gets_the_same_answer() {
 
 #[test]
 fn a_lost_device_is_a_typed_error_at_every_step() {
-    let gpu = Gpu::new().unwrap();
+    let gpu = Gpu::new().block().unwrap();
     let model = load_transcribe(&gpu, "tiny-chunks");
     let samples = synthetic_audio(2.0, &mut Rng::new(3));
-    model.encode_audio(&samples, &mut |_, _, _| {}).unwrap();
+    model.encode_audio(&samples, &mut |_, _, _| {}).block().unwrap();
     gpu.device().destroy();
     for attempt in 0..2 {
-        match model.encode_audio(&samples, &mut |_, _, _| {}) {
+        match model.encode_audio(&samples, &mut |_, _, _| {}).block() {
             Err(Error::Gpu(GpuError::DeviceLost(reason))) => assert!(reason.contains("Destroyed"), "{reason}"),
             other => panic!("attempt {attempt}: expected DeviceLost, got {:?}", other.map(|_| ())),
         }
     }
-    match Model::load(&gpu, &testdata("reference/tiny-release-chunks"), &test_options()) {
+    match Model::load(&gpu, &testdata("reference/tiny-release-chunks"), &test_options()).block() {
         Err(Error::Gpu(GpuError::DeviceLost(_))) => {}
         other => panic!("loading onto a lost device: expected DeviceLost, got {:?}", other.map(|_| ())),
     }

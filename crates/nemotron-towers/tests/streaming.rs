@@ -7,6 +7,7 @@ mod common;
 #[path = "../../nemotron-postprocess/tests/strategies/mod.rs"]
 mod strategies;
 
+use nemotron_towers::blocking::Block;
 use std::sync::OnceLock;
 
 use common::{case_dir, test_options};
@@ -24,7 +25,7 @@ fn model() -> &'static Model {
     static MODEL: OnceLock<Model> = OnceLock::new();
     MODEL.get_or_init(|| {
         let gpu = nemotron_testkit::test_gpu();
-        Model::load(gpu, &case_dir("diar-tiny"), &test_options()).expect("diar-tiny loads")
+        Model::load(gpu, &case_dir("diar-tiny"), &test_options()).block().expect("diar-tiny loads")
     })
 }
 
@@ -108,10 +109,10 @@ fn run(mode: StreamingMode, samples: &[f32], mut pieces: impl FnMut() -> usize) 
     let mut fed = 0;
     while fed < samples.len() {
         let end = (fed + pieces().max(1)).min(samples.len());
-        out.add(session.push(&samples[fed..end]).expect("push"));
+        out.add(session.push(&samples[fed..end]).block().expect("push"));
         fed = end;
     }
-    out.add(session.finish().expect("finish"));
+    out.add(session.finish().block().expect("finish"));
     out
 }
 
@@ -200,7 +201,7 @@ fn sample_by_sample_equals_all_at_once() {
     // One sample per push until three chunks ran, each on the push of the last sample of its cut.
     while chunks_on_single_samples < 3 {
         let due = session.samples_until_next_chunk() == 1;
-        let output = session.push(&audio()[fed..fed + 1]).unwrap();
+        let output = session.push(&audio()[fed..fed + 1]).block().unwrap();
         fed += 1;
         assert_eq!(
             output.chunks.len(),
@@ -211,9 +212,9 @@ fn sample_by_sample_equals_all_at_once() {
         one_by_one.add(output);
     }
     for piece in audio()[fed..].chunks(999) {
-        one_by_one.add(session.push(piece).unwrap());
+        one_by_one.add(session.push(piece).block().unwrap());
     }
-    one_by_one.add(session.finish().unwrap());
+    one_by_one.add(session.finish().block().unwrap());
     assert_eq!(one_by_one.bits(), at_once.bits());
     assert_eq!(one_by_one.chunks, at_once.chunks);
     assert!(at_once.chunks.len() > 3);
@@ -258,14 +259,14 @@ fn interleaved(jobs: &[(StreamingMode, usize)], seed: u64) -> Vec<Session> {
     while sessions.iter().zip(jobs).any(|((_, fed, _), &(_, len))| *fed < len) {
         for ((session, fed, out), &(_, len)) in sessions.iter_mut().zip(jobs) {
             let end = (*fed + pieces()).min(len);
-            out.add(session.push(&audio()[*fed..end]).unwrap());
+            out.add(session.push(&audio()[*fed..end]).block().unwrap());
             *fed = end;
         }
     }
     sessions
         .into_iter()
         .map(|(session, _, mut out)| {
-            out.add(session.finish().unwrap());
+            out.add(session.finish().block().unwrap());
             out
         })
         .collect()
@@ -295,7 +296,7 @@ fn batched_pushes_equal_each_session_alone() {
         let ends: Vec<usize> = (0..modes.len()).map(|i| (fed[i] + pieces[i]()).min(samples[i].len())).collect();
         let mut pushes: Vec<(&mut DiarizerSession<'_>, &[f32])> =
             sessions.iter_mut().enumerate().map(|(i, s)| (s, &samples[i][fed[i]..ends[i]])).collect();
-        let outputs = nemotron_towers::streaming::push_many(&mut pushes);
+        let outputs = nemotron_towers::streaming::push_many(&mut pushes).block();
         batch_sizes.push(outputs.iter().filter(|o| o.as_ref().is_ok_and(|o| !o.chunks.is_empty())).count());
         for (out, output) in batched.iter_mut().zip(outputs) {
             out.add(output.expect("batched push"));
@@ -303,7 +304,7 @@ fn batched_pushes_equal_each_session_alone() {
         fed = ends;
     }
     for (out, session) in batched.iter_mut().zip(sessions) {
-        out.add(session.finish().unwrap());
+        out.add(session.finish().block().unwrap());
     }
     assert!(batch_sizes.iter().any(|&n| n >= 3), "some pushes ran several sessions' chunks: {batch_sizes:?}");
     for (i, (a, b)) in alone.iter().zip(&batched).enumerate() {
@@ -324,7 +325,7 @@ fn a_refused_push_in_a_batch_leaves_the_others_running() {
     broken[12_345] = f32::NAN;
     let mut pushes: Vec<(&mut DiarizerSession<'_>, &[f32])> =
         vec![(&mut good, &audio()[..20_000]), (&mut bad, &broken)];
-    let outputs = nemotron_towers::streaming::push_many(&mut pushes);
+    let outputs = nemotron_towers::streaming::push_many(&mut pushes).block();
     assert!(!outputs[0].as_ref().unwrap().chunks.is_empty(), "the good session ran its chunks");
     let Err(Error::Audio(AudioError::NonFinite { index, .. })) = &outputs[1] else {
         panic!("the non-finite sample is refused: {:?}", outputs[1].as_ref().err())
@@ -414,7 +415,7 @@ fn live_events_close_the_segments_of_the_offline_rules() {
         let mut live = LiveSegments::new(rule, diarizer().config()).unwrap();
         let (mut stream, mut events) = (Session::default(), Vec::new());
         for piece in audio().chunks(2_500) {
-            let output = session.push(piece).unwrap();
+            let output = session.push(piece).block().unwrap();
             let final_frames = output.first_frame + output.frames();
             for event in live.push(&output) {
                 // Never about a frame not final yet; with the threshold rule, on the frame that decides it (a
@@ -432,7 +433,7 @@ fn live_events_close_the_segments_of_the_offline_rules() {
             }
             stream.add(output);
         }
-        let output = session.finish().unwrap();
+        let output = session.finish().block().unwrap();
         events.extend(live.push(&output));
         stream.add(output);
         events.extend(live.finish());
@@ -510,8 +511,8 @@ proptest! {
 #[test]
 fn bad_samples_and_modes_are_refused_by_name() {
     let mut session = diarizer().session(StreamingMode::LowLatency).unwrap();
-    session.push(&audio()[..1_000]).unwrap();
-    match session.push(&[0.0, 0.5, f32::NAN]) {
+    session.push(&audio()[..1_000]).block().unwrap();
+    match session.push(&[0.0, 0.5, f32::NAN]).block() {
         Err(Error::Audio(AudioError::NonFinite { index: 1_002, .. })) => {}
         other => panic!("expected a non-finite sample at 1002, got {other:?}"),
     }

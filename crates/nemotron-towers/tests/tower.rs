@@ -1,6 +1,7 @@
 //! The GPU towers against the f64 CPU reference: committed goldens, the upstream reference
 //! checkpoints in both name sets on fresh random inputs, batching, and checkpoint errors.
 
+use nemotron_towers::blocking::Block;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -42,18 +43,19 @@ fn towers_match_the_committed_goldens() {
         let tower = Tower::load(gpu, &golden.checkpoint, kind, config, &test_matmul()).unwrap();
         let features = golden.checkpoint.f32(keys::FEATURES).unwrap();
         let valid = golden.mask(keys::FEATURES_VALID).unwrap();
-        let got = tower.forward(InputKind::Features, &[Sequence { rows: &features, valid: &valid }]).unwrap();
+        let got = tower.forward(InputKind::Features, &[Sequence { rows: &features, valid: &valid }]).block().unwrap();
         let want = golden.checkpoint.f64(keys::EXPECTED_FEATURES).unwrap();
         assert_close(&format!("{name}: features"), &got[0], &want, TOLERANCE);
         if golden.tower == GoldenTower::Diarization {
             let c = golden.config.diarization();
-            let sortformer = Sortformer::load(gpu, &golden.checkpoint, c, &test_matmul()).unwrap();
+            let sortformer = Sortformer::load(gpu, &golden.checkpoint, c, &test_matmul()).block().unwrap();
             let rows = golden.checkpoint.f32(keys::EMBEDDINGS).unwrap();
             let valid = golden.mask(keys::EMBEDDINGS_VALID).unwrap();
-            let encoded = sortformer.tower().forward(InputKind::Embeddings, &[Sequence { rows: &rows, valid: &valid }]);
+            let encoded =
+                sortformer.tower().forward(InputKind::Embeddings, &[Sequence { rows: &rows, valid: &valid }]).block();
             let want = golden.checkpoint.f64(keys::EXPECTED_EMBEDDINGS).unwrap();
             assert_close(&format!("{name}: embedded rows"), &encoded.unwrap()[0], &want, TOLERANCE);
-            let logits = sortformer.logits(&rows, &valid).unwrap();
+            let logits = sortformer.logits(&rows, &valid).block().unwrap();
             let want = golden.checkpoint.f64(keys::EXPECTED_LOGITS).unwrap();
             assert_close(&format!("{name}: speaker logits"), &logits, &want, TOLERANCE);
         }
@@ -84,7 +86,7 @@ fn check_against_reference(
     let host = reference::load_encoder(checkpoint, kind, c).unwrap();
     let rows64: Vec<f64> = rows.iter().map(|&v| v as f64).collect();
     let want = reference::encoder(&host, c, TowerInput::Features(&rows64), &valid).unwrap();
-    let got = tower.forward(InputKind::Features, &[Sequence { rows: &rows, valid: &valid }]).unwrap();
+    let got = tower.forward(InputKind::Features, &[Sequence { rows: &rows, valid: &valid }]).block().unwrap();
     assert_close(&format!("{label} (seed {seed})"), &got[0], &want, TOLERANCE);
     got.into_iter().next().unwrap()
 }
@@ -132,7 +134,7 @@ fn towers_with_wide_heads_match_the_cpu_reference() {
         let tower = Tower::load(gpu, &golden.checkpoint, kind, config, &test_matmul()).unwrap();
         let features = golden.checkpoint.f32(keys::FEATURES).unwrap();
         let valid = golden.mask(keys::FEATURES_VALID).unwrap();
-        let got = tower.forward(InputKind::Features, &[Sequence { rows: &features, valid: &valid }]).unwrap();
+        let got = tower.forward(InputKind::Features, &[Sequence { rows: &features, valid: &valid }]).block().unwrap();
         let want = golden.checkpoint.f64(keys::EXPECTED_FEATURES).unwrap();
         assert_close(&format!("{} (seed {})", case.name, case.seed), &got[0], &want, TOLERANCE);
     }
@@ -174,7 +176,7 @@ fn the_standalone_diarization_checkpoint_loads_and_matches_the_cpu_reference() {
     let config = ModelConfig::from_file(&dir.join("config.json")).unwrap();
     let ModelConfig::Diarization(c) = &config else { panic!("diar-tiny is a diarization checkpoint") };
     let checkpoint = Checkpoint::open(&dir).unwrap();
-    let sortformer = Sortformer::load(gpu, &checkpoint, c, &test_matmul()).unwrap();
+    let sortformer = Sortformer::load(gpu, &checkpoint, c, &test_matmul()).block().unwrap();
     check_against_reference(
         "diar-tiny: Sortformer encoder",
         sortformer.tower(),
@@ -202,14 +204,14 @@ fn a_streaming_step_projects_its_chunk_after_the_embedded_rows() {
     let valid = vec![true; embedded + chunk];
     let rows = [prefix.clone(), features.clone()].concat();
     let kind = InputKind::EmbeddedThenFeatures { embedded: &[embedded] };
-    let got = tower.forward(kind, &[Sequence { rows: &rows, valid: &valid }]).unwrap();
+    let got = tower.forward(kind, &[Sequence { rows: &rows, valid: &valid }]).block().unwrap();
     let widen = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
     let mut all = widen(&prefix);
     all.extend(reference::embed(&host, &widen(&features), chunk).unwrap());
     let want = reference::encoder(&host, &c.encoder, TowerInput::Embeddings(&all), &valid).unwrap();
     assert_close(&format!("diar-tiny streaming step (seed {seed})"), &got[0], &want, TOLERANCE);
     let short = Sequence { rows: &rows[1..], valid: &valid };
-    assert!(tower.forward(kind, &[short]).is_err(), "a step whose values do not fit its rows is refused");
+    assert!(tower.forward(kind, &[short]).block().is_err(), "a step whose values do not fit its rows is refused");
 }
 
 #[test]
@@ -223,9 +225,9 @@ fn a_batch_of_three_equals_three_single_calls() {
     let inputs: Vec<(Vec<f32>, Vec<bool>)> =
         [(17, 17), (40, 33), (5, 1)].iter().map(|&(n, v)| random_sequence(&mut rng, n, width, v)).collect();
     let batch: Vec<Sequence<'_>> = inputs.iter().map(|(rows, valid)| Sequence { rows, valid }).collect();
-    let batched = tower.forward(InputKind::Features, &batch).unwrap();
+    let batched = tower.forward(InputKind::Features, &batch).block().unwrap();
     for (i, sequence) in batch.iter().enumerate() {
-        let single = tower.forward(InputKind::Features, std::slice::from_ref(sequence)).unwrap();
+        let single = tower.forward(InputKind::Features, std::slice::from_ref(sequence)).block().unwrap();
         let single64: Vec<f64> = single[0].iter().map(|&v| v as f64).collect();
         let error = rel_frobenius(&batched[i], &single64);
         eprintln!("sequence {i}: batched vs single relative error {error:.3e}");
@@ -247,9 +249,9 @@ fn forward_into_reads_the_asked_rows_and_refuses_others() {
     let inputs: Vec<(Vec<f32>, Vec<bool>)> =
         [(23, 20), (9, 9)].iter().map(|&(n, v)| random_sequence(&mut rng, n, width, v)).collect();
     let batch: Vec<Sequence<'_>> = inputs.iter().map(|(rows, valid)| Sequence { rows, valid }).collect();
-    let whole = tower.forward(InputKind::Features, &batch).unwrap();
+    let whole = tower.forward(InputKind::Features, &batch).block().unwrap();
     let (mut first, mut second) = (vec![f32::NAN; 14 * d], vec![f32::NAN; 9 * d]);
-    tower.forward_into(InputKind::Features, &batch, &mut [(5, &mut first[..]), (0, &mut second[..])]).unwrap();
+    tower.forward_into(InputKind::Features, &batch, &mut [(5, &mut first[..]), (0, &mut second[..])]).block().unwrap();
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
     assert!(bits(&first) == bits(&whole[0][5 * d..19 * d]), "rows 5..19 of the first sequence");
     assert!(bits(&second) == bits(&whole[1]), "all of the second");
@@ -263,7 +265,7 @@ fn forward_into_reads_the_asked_rows_and_refuses_others() {
         let mut buffers: Vec<Vec<f32>> = shapes.iter().map(|&(_, len)| vec![0.0; len]).collect();
         let mut targets: Vec<(usize, &mut [f32])> =
             shapes.iter().zip(buffers.iter_mut()).map(|(&(first, _), b)| (first, b.as_mut_slice())).collect();
-        match tower.forward_into(InputKind::Features, &batch, &mut targets) {
+        match tower.forward_into(InputKind::Features, &batch, &mut targets).block() {
             Err(nemotron_towers::Error::Length { .. }) => {}
             other => panic!("{what}: expected a Length error, got {:?}", other.map(|_| ())),
         }
@@ -281,8 +283,8 @@ fn a_tower_gives_the_same_bits_twice() {
         let tower = Tower::load(gpu, &checkpoint, kind, c, &test_matmul()).unwrap();
         let (rows, valid) = random_sequence(&mut Rng::new(fresh_seed()), 77, c.stacked_features(), 70);
         let batch = [Sequence { rows: &rows, valid: &valid }];
-        let first = tower.forward(InputKind::Features, &batch).unwrap();
-        let second = tower.forward(InputKind::Features, &batch).unwrap();
+        let first = tower.forward(InputKind::Features, &batch).block().unwrap();
+        let second = tower.forward(InputKind::Features, &batch).block().unwrap();
         let bits = |out: &Vec<Vec<f32>>| out.iter().flatten().map(|v| v.to_bits()).collect::<Vec<u32>>();
         assert!(bits(&first) == bits(&second), "{kind:?}: two runs differ");
     }
@@ -338,7 +340,7 @@ fn matrices_stored_as_f32_or_f16_are_converted_to_bf16() {
     let (rows, valid) = random_sequence(&mut rng, 21, t.asr.stacked_features(), 21);
     let run = |c: &Checkpoint| {
         let tower = Tower::load(gpu, c, TowerKind::Asr, &t.asr, &test_matmul()).unwrap();
-        tower.forward(InputKind::Features, &[Sequence { rows: &rows, valid: &valid }]).unwrap().remove(0)
+        tower.forward(InputKind::Features, &[Sequence { rows: &rows, valid: &valid }]).block().unwrap().remove(0)
     };
     // bf16 widens exactly to f32, so an F32 checkpoint holds the same weights.
     let f32_copy = reencoded(&checkpoint, safetensors::Dtype::F32, |v| v.to_le_bytes().to_vec());

@@ -5,6 +5,7 @@
 mod common;
 
 use common::{case_dir, edited_weights, model_dir, test_options};
+use nemotron_towers::blocking::Block;
 
 use nemotron_testkit::golden::{Golden, GoldenTower, keys};
 use nemotron_testkit::reference;
@@ -21,7 +22,8 @@ fn load(case: &str, file: &str) -> (Box<AudioModel>, Checkpoint) {
     let dir = case_dir(case);
     let config = ModelConfig::from_file(&dir.join("config.json")).unwrap();
     let checkpoint = Checkpoint::open(&dir.join(file)).unwrap();
-    let Model::Transcribe(model) = Model::from_checkpoint(test_gpu(), config, &checkpoint, &test_options()).unwrap()
+    let Model::Transcribe(model) =
+        Model::from_checkpoint(test_gpu(), config, &checkpoint, &test_options()).block().unwrap()
     else {
         panic!("{case} is a Transcribe checkpoint")
     };
@@ -49,8 +51,8 @@ fn head_matches_upstream_from_our_own_asr_states() {
             let features =
                 read_features(&case_dir(case).join("reference.safetensors"), c.asr.mel_bins, c.asr.subsampling)
                     .unwrap();
-            let outputs = model.encode_features(features, &mut |_, _, _| {}).unwrap();
-            let head = model.word_timestamp_logits(&outputs).unwrap();
+            let outputs = model.encode_features(features, &mut |_, _, _| {}).block().unwrap();
+            let head = model.word_timestamp_logits(&outputs).block().unwrap();
             assert_close(
                 &format!("{case} {file}: word_timestamp_hidden_states"),
                 &head.hidden,
@@ -73,7 +75,7 @@ fn head_matches_upstream_from_the_reference_asr_states() {
         let (model, _) = load(case, NAME_SETS[0]);
         let head = model.word_timestamp_head().unwrap();
         let valid = valid_mel.div_ceil(model.config().asr.subsampling);
-        let out = head.run(&states, valid).unwrap();
+        let out = head.run(&states, valid).block().unwrap();
         let want = r.f64("word_timestamp_logits").unwrap();
         assert_close(&format!("{case}: logits from the reference ASR states"), &out.logits, &want, TOLERANCE);
     }
@@ -117,7 +119,7 @@ fn gpu_head_matches_the_cpu_reference_on_random_states() {
         let t = model.config();
         let c = &t.word_timestamps;
         let states = rng.f32s(frames * c.encoder.hidden, 1.7);
-        let got = model.word_timestamp_head().unwrap().run(&states, valid).unwrap();
+        let got = model.word_timestamp_head().unwrap().run(&states, valid).block().unwrap();
         let w = reference::load_word_timestamps(&checkpoint, c).unwrap();
         let states64: Vec<f64> = states.iter().map(|&v| v as f64).collect();
         let hidden = reference::word_timestamp_hidden_states(&w, c, &t.diarization.chunks, &states64, valid).unwrap();
@@ -134,10 +136,10 @@ fn head_matches_the_committed_golden() {
     let golden = Golden::open(Checkpoint::open(&path).unwrap()).unwrap();
     assert_eq!(golden.tower, GoldenTower::WordTimestamps);
     let ModelConfig::Transcribe(t) = &golden.config else { panic!("a Transcribe config") };
-    let head = WordTimestampHead::load(test_gpu(), &golden.checkpoint, t, &test_options().matmul).unwrap();
+    let head = WordTimestampHead::load(test_gpu(), &golden.checkpoint, t, &test_options().matmul).block().unwrap();
     let states = golden.checkpoint.f32(keys::ASR_STATES).unwrap();
     let valid = golden.mask(keys::ASR_STATES_VALID).unwrap().iter().filter(|&&v| v).count();
-    let got = head.run(&states, valid).unwrap();
+    let got = head.run(&states, valid).block().unwrap();
     let want = |key| golden.checkpoint.f64(key).unwrap();
     // Its last chunk's window has no valid frame (upstream: NaN rows), which the head runs unmasked.
     assert_close("golden word timestamps: hidden", &got.hidden, &want(keys::EXPECTED_HIDDEN), TOLERANCE);
@@ -148,7 +150,9 @@ fn head_matches_the_committed_golden() {
 fn a_checkpoint_without_the_head_loads_and_says_so() {
     let weights = edited_weights(|name, t| (!name.starts_with("ctc_timestamp.")).then_some(t));
     let dir = model_dir(&weights);
-    let Model::Transcribe(model) = Model::load(test_gpu(), dir.path(), &test_options()).unwrap() else { panic!() };
+    let Model::Transcribe(model) = Model::load(test_gpu(), dir.path(), &test_options()).block().unwrap() else {
+        panic!()
+    };
     let error = model.word_timestamp_head().err().expect("no head").to_string();
     assert!(error.contains("the checkpoint has no word-timestamp head"), "{error}");
 }
@@ -164,6 +168,6 @@ fn a_misshapen_head_is_reported_with_the_tensor_named() {
         Some(t)
     });
     let dir = model_dir(&weights);
-    let error = Model::load(test_gpu(), dir.path(), &test_options()).err().expect("refused").to_string();
+    let error = Model::load(test_gpu(), dir.path(), &test_options()).block().err().expect("refused").to_string();
     assert!(error.contains("ctc_timestamp.decoder.decoder_layers.0.weight"), "{error}");
 }

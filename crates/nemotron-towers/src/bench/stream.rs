@@ -4,6 +4,7 @@
 //! sessions taking turns), then all of them batched (one submission per round for all their steps, as the
 //! server's scheduler runs them).
 
+use crate::blocking::Block;
 use std::time::Instant;
 
 use audio_kernels::random::Rng;
@@ -115,7 +116,7 @@ pub fn run(gpu: &Gpu, options: &StreamBenchOptions, report: &mut dyn FnMut(Bench
         None => ModelConfig::from_json(r#"{"model_type":"nemotron3_diarization"}"#)?,
     };
     let started = Instant::now();
-    let model = Model::random(gpu, &config, 0x5eed, &options.model)?;
+    let model = Model::random(gpu, &config, 0x5eed, &options.model).block()?;
     let diarizer = model.diarizer();
     report(BenchEvent::WeightsReady { seconds: started.elapsed().as_secs_f64(), gpu_bytes: gpu.memory_in_use() });
     let c = &diarizer.config().streaming_cache;
@@ -127,7 +128,7 @@ pub fn run(gpu: &Gpu, options: &StreamBenchOptions, report: &mut dyn FnMut(Bench
     let (warm_audio, timed_audio) = audio.split_at(split);
     for &mode in &options.modes {
         let mut warm = diarizer.session(mode)?;
-        warm.push(warm_audio)?;
+        warm.push(warm_audio).block()?;
         let timed = &timed_audio[..(options.seconds * 16_000.0) as usize];
         report(BenchEvent::StreamLatency(&latency(&warm, timed)?));
         let load = &timed_audio[..(options.load_seconds * 16_000.0) as usize];
@@ -198,7 +199,7 @@ fn chunk_times(mut session: DiarizerSession<'_>, audio: &[f32]) -> Result<(Vec<f
     while fed + session.samples_until_next_chunk() <= audio.len() {
         let end = fed + session.samples_until_next_chunk();
         let start = Instant::now();
-        let output = session.push(&audio[fed..end])?;
+        let output = session.push(&audio[fed..end]).block()?;
         walls.push(start.elapsed().as_secs_f64() * 1e3);
         fed = end;
         for chunk in output.chunks {
@@ -257,7 +258,7 @@ fn batched_trial(warm: &DiarizerSession<'_>, audio: &[f32], sessions: usize) -> 
         let piece = &audio[fed..fed + all[0].samples_until_next_chunk()];
         let round = Instant::now();
         let mut pushes: Vec<(&mut DiarizerSession<'_>, &[f32])> = all.iter_mut().map(|s| (s, piece)).collect();
-        let outputs = push_many(&mut pushes);
+        let outputs = push_many(&mut pushes).block();
         walls.push(round.elapsed().as_secs_f64() * 1e3);
         for (i, output) in outputs.into_iter().enumerate() {
             let output = output?;

@@ -8,6 +8,7 @@ use gpu_core::GpuBuffer;
 use nemotron_testkit::{test_gpu, test_matmul};
 
 use super::*;
+use crate::blocking::Block;
 use crate::weights::WeightStore;
 
 /// Counts the tensors a build asks its store for.
@@ -78,7 +79,7 @@ fn a_load_checks_each_tensor_once_and_builds_from_the_checked_ones() {
         let store = GpuStore::checked(test_gpu(), &checkpoint, &matmul, &expected).unwrap();
         let mut counting = Counting { inner: store, asked: HashMap::new() };
         let parts = Parts { names: &names, head, frontend: LogMel::new(None, None).unwrap(), source: checkpoint.dir() };
-        Model::build(&mut counting, config, parts).unwrap();
+        Model::build(&mut counting, config, parts).block().unwrap();
         assert_eq!(counting.asked, checked, "{label}: the layers are built from the checked tensors, each read once");
     }
 }
@@ -97,6 +98,6 @@ fn the_random_model_is_built_from_what_a_checkpoint_would_be_checked_for() {
         frontend: LogMel::new(None, None).unwrap(),
         source: Path::new("random weights"),
     };
-    Model::build(&mut counting, config, parts).unwrap();
+    Model::build(&mut counting, config, parts).block().unwrap();
     assert_eq!(counting.asked, tally(expected.iter().map(|(name, _)| name)));
 }

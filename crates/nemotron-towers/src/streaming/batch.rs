@@ -15,7 +15,7 @@ use crate::streaming::session::{DiarizerSession, DueChunk, StreamOutput};
 /// Returns one result per entry, in order. A session whose samples are refused (not finite) is left untouched; a
 /// failure of a shared step is every session's in it ([`Error::BatchedStep`]), and their chunks run on their
 /// next push, as after a failed [`DiarizerSession::push`].
-pub fn push_many(pushes: &mut [(&mut DiarizerSession<'_>, &[f32])]) -> Vec<Result<StreamOutput>> {
+pub async fn push_many(pushes: &mut [(&mut DiarizerSession<'_>, &[f32])]) -> Vec<Result<StreamOutput>> {
     let mut outputs: Vec<Result<StreamOutput>> = pushes
         .iter_mut()
         .map(|(session, samples)| session.check_samples(samples).map(|()| session.accept(samples)))
@@ -26,7 +26,7 @@ pub fn push_many(pushes: &mut [(&mut DiarizerSession<'_>, &[f32])]) -> Vec<Resul
             break;
         }
         for batch in batches(pushes, due) {
-            run_batch(pushes, &batch, &mut outputs);
+            run_batch(pushes, &batch, &mut outputs).await;
         }
     }
     for (session, _) in pushes.iter_mut() {
@@ -64,7 +64,11 @@ fn batches(pushes: &[(&mut DiarizerSession<'_>, &[f32])], due: Vec<usize>) -> Ve
 /// Prepares the next chunk of each session of `batch` (indices in increasing order), runs their steps as one
 /// submission, and completes them. The host's part (front end before, speaker cache after) runs on all cores
 /// (rayon's pool).
-fn run_batch(pushes: &mut [(&mut DiarizerSession<'_>, &[f32])], batch: &[usize], outputs: &mut [Result<StreamOutput>]) {
+async fn run_batch(
+    pushes: &mut [(&mut DiarizerSession<'_>, &[f32])],
+    batch: &[usize],
+    outputs: &mut [Result<StreamOutput>],
+) {
     let mut members: Vec<(usize, &mut DiarizerSession<'_>)> = pushes
         .iter_mut()
         .enumerate()
@@ -87,7 +91,7 @@ fn run_batch(pushes: &mut [(&mut DiarizerSession<'_>, &[f32])], batch: &[usize],
     let Some((first, _)) = ready.first() else { return };
     let (sortformer, timing) = (first.diarizer().sortformer(), first.timing());
     let inputs: Vec<_> = ready.iter().map(|(_, due)| due.step()).collect();
-    let steps = match sortformer.stream_steps(&inputs, timing) {
+    let steps = match sortformer.stream_steps(&inputs, timing).await {
         Ok(steps) if steps.len() == ready.len() => steps,
         Ok(steps) => {
             let message = format!("{} outputs for {} steps", steps.len(), ready.len());

@@ -153,11 +153,11 @@ impl<'m> DiarizerSession<'m> {
     }
 
     /// Appends 16 kHz mono samples (all finite) and runs every chunk they complete.
-    pub fn push(&mut self, samples: &[f32]) -> Result<StreamOutput> {
+    pub async fn push(&mut self, samples: &[f32]) -> Result<StreamOutput> {
         self.check_samples(samples)?;
         let mut out = self.accept(samples);
         while self.chunk_due() {
-            out.append(self.run_chunk(self.plan.chunk_frames, false)?);
+            out.append(self.run_chunk(self.plan.chunk_frames, false).await?);
         }
         self.drop_used_samples();
         Ok(out)
@@ -196,13 +196,13 @@ impl<'m> DiarizerSession<'m> {
 
     /// Ends the stream: the frames not yet final (up to `⌊samples / 160⌋` in all) run as the last chunk,
     /// without look-ahead.
-    pub fn finish(mut self) -> Result<StreamOutput> {
+    pub async fn finish(mut self) -> Result<StreamOutput> {
         let first = self.frames_emitted();
         let frames = (self.received / HOP_LENGTH).saturating_sub(first);
         if frames == 0 {
             return Ok(StreamOutput { first_frame: first, ..StreamOutput::default() });
         }
-        self.run_chunk(frames, true)
+        self.run_chunk(frames, true).await
     }
 
     /// 10 ms frames made final so far.
@@ -211,9 +211,9 @@ impl<'m> DiarizerSession<'m> {
     }
 
     /// Runs the next chunk over `frames` mel frames: with the mode's look-ahead, or as the `last` one.
-    fn run_chunk(&mut self, frames: usize, last: bool) -> Result<StreamOutput> {
+    async fn run_chunk(&mut self, frames: usize, last: bool) -> Result<StreamOutput> {
         let due = self.prepare_chunk(frames, last)?;
-        let mut steps = self.diarizer.sortformer().stream_steps(&[due.step()], self.timing)?;
+        let mut steps = self.diarizer.sortformer().stream_steps(&[due.step()], self.timing).await?;
         let step = steps.pop().ok_or_else(|| Error::Internal("a streaming step's output is missing".into()))?;
         Ok(self.complete_chunk(due, step))
     }
