@@ -107,11 +107,11 @@ var<workgroup> redo: vec4<u32>;
 // #include "attention_coop_products.wgsl"
 
 // Most 8-byte groups one invocation stages per block (the launcher keeps 2·BK·D/4 ≤ MAX_STAGE·WG), and how many it
-// loads before it stores them. Measured on the H200 (vkprobe, 2026-12-04): with a whole share in flight at once the
-// kernel took 255 registers at head dim 128 and spilled (970 µs per ASR layer against 128 µs in rounds of 8); at
-// head dim 64 a whole share ran 86 µs against 115, but the same code spilled as soon as the rounds' loop bounds were
-// not constants. Rounds of 8 everywhere: the loop bounds below are constants, so the driver unrolls them and keeps
-// `loaded` in registers.
+// loads before it stores them. Measured on the H200 (2026-12-04; registers from the driver's pipeline statistics, see
+// docs/performance.md): with a whole share in flight at once the kernel took 255 registers at head dim 128 and
+// spilled (970 µs per ASR layer against 128 µs in rounds of 8); at head dim 64 a whole share ran 86 µs against 115,
+// but the same code spilled as soon as the rounds' loop bounds were not constants. Rounds of 8 everywhere: the loop
+// bounds below are constants, so the driver unrolls them and keeps `loaded` in registers.
 const MAX_STAGE: u32 = 32u;
 const STAGE_ROUND: u32 = 8u;
 
