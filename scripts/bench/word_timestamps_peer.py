@@ -7,7 +7,7 @@ release chunk schedule: two chunks), on the GPU.
 The 30B model is not built: its two word-timestamp modules are, and upstream's method runs on a stand-in holding them
 (`get_word_timestamp_hidden_states` reads only `word_timestamp_encoder`, `config` and `audio_tower._get_chunks`).
 Prints one line per case: median ms and TFLOP/s (upstream's FLOPs: upsampler, encoder over each chunk's window,
-classifier over every frame). Run it in the same device call as the bench (see scripts/bench/README.md for carrying
+classifier over every frame). Run it in the same job as the bench (see scripts/bench/README.md for carrying
 the transformers wheel):
 
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .peer/*.whl

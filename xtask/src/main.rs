@@ -1,14 +1,17 @@
-//! Project tasks: `cargo xtask validate-shaders`, `cargo xtask golden [--check]`.
+//! Project tasks: `cargo xtask validate-shaders`, `cargo xtask golden [--check]`, `cargo xtask spirv` (one kernel
+//! variant's SPIR-V, for measuring it with Vulkan tools).
 
 #![forbid(unsafe_code)]
 
 mod golden;
 mod shader_layout;
+mod spirv;
 mod validate_shaders;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask <validate-shaders | golden [--check]>";
+const USAGE: &str = "usage: cargo xtask <validate-shaders | golden [--check] | spirv --kernel <shader> \
+                     (--list | [--variant <n>] --out <file.spv>)>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -16,6 +19,7 @@ fn main() -> ExitCode {
         Some("validate-shaders") => validate_shaders::run(),
         Some("golden") if args.len() == 1 => golden::run(false),
         Some("golden") if args.len() == 2 && args[1] == "--check" => golden::run(true),
+        Some("spirv") => spirv::run(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);

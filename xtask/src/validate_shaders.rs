@@ -1,6 +1,7 @@
 //! Parses and validates every pipeline variant the launchers can build (the composed WGSL, override constants
-//! applied), checks the launcher's parameter struct and bindings against the WGSL (`shader_layout.rs`), then translates each to SPIR-V, MSL and HLSL so a shader that only one backend rejects is caught
-//! without that backend's hardware. Every file under `shaders/` must be a kernel some launcher builds or a part such
+//! applied), checks the launcher's parameter struct and bindings against the WGSL (`shader_layout.rs`), then
+//! translates each to SPIR-V (with wgpu's Vulkan options: `spirv.rs`), MSL and HLSL so a shader that only one backend
+//! rejects is caught without that backend's hardware. Every file under `shaders/` must be a kernel some launcher builds or a part such
 //! a kernel includes.
 
 use std::collections::BTreeSet;
@@ -9,9 +10,9 @@ use audio_kernels::shaders::INCLUDES;
 use audio_kernels::variants::all_variants;
 use gpu_core::KernelVariant as Variant;
 use naga::back::PipelineConstants;
-use naga::valid::{Capabilities, ValidationFlags, Validator};
+use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
 
-use crate::shader_layout;
+use crate::{shader_layout, spirv};
 
 pub fn run() -> Result<(), String> {
     let variants = all_variants();
@@ -33,7 +34,7 @@ pub fn run() -> Result<(), String> {
     Ok(())
 }
 
-fn describe(variant: &Variant) -> String {
+pub fn describe(variant: &Variant) -> String {
     let constants: Vec<String> = variant.constants.iter().map(|(n, v)| format!("{n}={v}")).collect();
     format!("{}.wgsl:{} [{}]", variant.shader.name, variant.entry, constants.join(","))
 }
@@ -52,7 +53,9 @@ fn check_every_file_is_used(variants: &[Variant]) -> Result<(), String> {
     Ok(())
 }
 
-fn validate(variant: &Variant) -> Result<String, String> {
+/// The variant's composed WGSL parsed, validated, checked against its launcher's layout, and with its override
+/// constants applied: the module wgpu translates for the driver.
+pub fn specialize(variant: &Variant) -> Result<(naga::Module, ModuleInfo), String> {
     let module = naga::front::wgsl::parse_str(variant.shader.source)
         .map_err(|e| e.emit_to_string_with_path(variant.shader.source, variant.shader.name))?;
     let mut validator = Validator::new(ValidationFlags::all(), Capabilities::all());
@@ -61,25 +64,28 @@ fn validate(variant: &Variant) -> Result<String, String> {
         .map_err(|e| e.emit_to_string_with_path(variant.shader.source, variant.shader.name))?;
     shader_layout::check(&module, &info, variant.entry, &variant.layout(), variant.params)?;
     let constants: PipelineConstants = variant.constants.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-    let stage = naga::ShaderStage::Compute;
-    let (module, info) =
-        naga::back::pipeline_constants::process_overrides(&module, &info, Some((stage, variant.entry)), &constants)
-            .map_err(|e| format!("override constants: {e}"))?;
+    let (module, info) = naga::back::pipeline_constants::process_overrides(
+        &module,
+        &info,
+        Some((naga::ShaderStage::Compute, variant.entry)),
+        &constants,
+    )
+    .map_err(|e| format!("override constants: {e}"))?;
     if !module.entry_points.iter().any(|ep| ep.name == variant.entry) {
         return Err(format!("no entry point `{}`", variant.entry));
     }
-    let entry = variant.entry.to_string();
-    naga::back::spv::write_vec(
-        &module,
-        &info,
-        &naga::back::spv::Options::default(),
-        Some(&naga::back::spv::PipelineOptions { shader_stage: stage, entry_point: entry.clone() }),
-    )
-    .map_err(|e| format!("SPIR-V: {e}"))?;
+    Ok((module.into_owned(), info.into_owned()))
+}
+
+fn validate(variant: &Variant) -> Result<String, String> {
+    let (module, info) = specialize(variant)?;
+    spirv::translate(variant, &module, &info)?;
     let mut backends = vec!["spirv"];
     // Cooperative matrices exist only on Vulkan in wgpu; the other translations are for the
     // portable kernels.
     if !module.types.iter().any(|(_, ty)| matches!(ty.inner, naga::TypeInner::CooperativeMatrix { .. })) {
+        let stage = naga::ShaderStage::Compute;
+        let entry = variant.entry.to_string();
         naga::back::msl::write_string(
             &module,
             &info,
