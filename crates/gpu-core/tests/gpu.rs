@@ -253,8 +253,8 @@ fn shuffle(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     assert!(masked.cooperative_matrix_shapes().is_empty());
     assert!(masked.profile().compute_units.count >= 1);
-    let spec = KernelSpec { shader: &SHUFFLE, entry: "shuffle", constants: &[], bindings: BINDINGS, params: PARAMS };
-    match masked.kernel(&spec) {
+    let shuffle = KernelSpec { shader: &SHUFFLE, entry: "shuffle", constants: &[], bindings: BINDINGS, params: PARAMS };
+    match masked.kernel(&shuffle) {
         Err(GpuError::MissingCapability { kernel, capability: Capability::Subgroups }) => {
             assert_eq!(kernel, "test_shuffle:shuffle")
         }
