@@ -298,7 +298,7 @@ impl Gpu {
         })
     }
 
-    /// A multi-line human-readable summary: adapter, backend, driver, features, key limits.
+    /// A multi-line human-readable summary: adapter, backend, driver, features, key limits, compute units.
     pub fn describe(&self) -> String {
         let info = &self.inner.info;
         let limits = &self.inner.limits;
@@ -323,7 +323,7 @@ impl Gpu {
         format!(
             "adapter: {} ({:?}, {:?})\ndriver: {} {}\nfeatures: {}\ncooperative matrices: {}\n\
              limits: storage binding {} MiB, buffer {} MiB, workgroup memory {} KiB, \
-             invocations/workgroup {}, subgroup size {}..{}",
+             invocations/workgroup {}, subgroup size {}..{}\ncompute units: {} ({:?})",
             info.name,
             info.backend,
             info.device_type,
@@ -337,6 +337,8 @@ impl Gpu {
             limits.max_compute_invocations_per_workgroup,
             info.subgroup_min_size,
             info.subgroup_max_size,
+            self.inner.profile.compute_units.count,
+            self.inner.profile.compute_units.source,
         )
     }
 }

@@ -3,30 +3,7 @@
 //! [`Gpu`](crate::Gpu) is created, and the optional [`Capability`]s kernels may need, which
 //! [`GpuOptions::masked_capabilities`](crate::GpuOptions::masked_capabilities) can turn off.
 //!
-//! # Compute units
-//!
-//! wgpu reports no count of multiprocessors (NVIDIA's SMs, AMD's CUs), yet how many workgroups fill a GPU depends on
-//! it. [`ComputeUnits::of`] takes it from a small table keyed by the adapter's name, holding only boards whose count
-//! is published by the vendor (NVIDIA's data sheets and architecture white papers: an SM has 128 FP32 lanes on Ada
-//! and Ampere consumer parts, so e.g. the RTX 4090's 16,384 lanes are 128 SMs):
-//!
-//! | name contains | multiprocessors |
-//! |---|---|
-//! | `H200` | 132 |
-//! | `H100 PCIe` | 114 |
-//! | `H100` (SXM, NVL) | 132 |
-//! | `A100` | 108 |
-//! | `L40S` | 142 |
-//! | `RTX 4090` | 128 |
-//! | `RTX 4080 SUPER` | 80 |
-//! | `RTX 4080` | 76 |
-//! | `RTX 3090 Ti` | 84 |
-//! | `RTX 3090` | 82 |
-//!
-//! Names are compared word by word, case-insensitively; a name where a variant word (`Ti`, `SUPER`, `D`, `Laptop`,
-//! `Mobile`, `Max`) follows the entry's words is another board and does not match (an RTX 4090 Laptop GPU has 76
-//! multiprocessors, not 128). A CPU adapter (lavapipe, llvmpipe, WARP) runs workgroups on the host's threads: its
-//! count is the host's available parallelism. Any other adapter gets [`DEFAULT_COMPUTE_UNITS`].
+//! How the compute units are found is documented on [`ComputeUnits`] (the table, its sources, the default).
 
 use std::fmt;
 
@@ -138,7 +115,7 @@ impl fmt::Display for Capability {
 /// Where a [`ComputeUnits`] count comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ComputeUnitSource {
-    /// The table of published multiprocessor counts (see the [module documentation](self)).
+    /// The table of published multiprocessor counts (see [`ComputeUnits`]).
     Table,
     /// The host's available parallelism, for a CPU adapter.
     HostThreads,
@@ -147,6 +124,29 @@ pub enum ComputeUnitSource {
 }
 
 /// How many units run workgroups side by side: multiprocessors on a GPU, threads on a CPU adapter.
+///
+/// wgpu reports no count of multiprocessors (NVIDIA's SMs, AMD's CUs), yet how many workgroups fill a GPU depends on
+/// it. [`ComputeUnits::of`] takes it from a small table keyed by the adapter's name, holding only boards whose count
+/// is published by the vendor (NVIDIA's data sheets and architecture white papers: an SM has 128 FP32 lanes on Ada
+/// and Ampere consumer parts, so e.g. the RTX 4090's 16,384 lanes are 128 SMs):
+///
+/// | name contains | multiprocessors |
+/// |---|---|
+/// | `H200` | 132 |
+/// | `H100 PCIe` | 114 |
+/// | `H100` (SXM, NVL) | 132 |
+/// | `A100` | 108 |
+/// | `L40S` | 142 |
+/// | `RTX 4090` | 128 |
+/// | `RTX 4080 SUPER` | 80 |
+/// | `RTX 4080` | 76 |
+/// | `RTX 3090 Ti` | 84 |
+/// | `RTX 3090` | 82 |
+///
+/// Names are compared word by word, case-insensitively; a name where a variant word (`Ti`, `SUPER`, `D`, `Laptop`,
+/// `Mobile`, `Max`) follows the entry's words is another board and does not match (an RTX 4090 Laptop GPU has 76
+/// multiprocessors, not 128). A CPU adapter (lavapipe, llvmpipe, WARP) runs workgroups on the host's threads: its
+/// count is the host's available parallelism. Any other adapter gets [`DEFAULT_COMPUTE_UNITS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ComputeUnits {
     /// The count (at least 1).

@@ -328,6 +328,8 @@ fn readbacks_from_several_threads_all_arrive() {
 fn describe_names_adapter_and_limits() {
     let text = gpu().describe();
     assert!(text.contains("adapter:") && text.contains("storage binding"), "{text}");
+    let units = gpu().profile().compute_units.count;
+    assert!(units >= 1 && text.contains(&format!("compute units: {units} (")), "{text}");
 }
 
 #[test]
