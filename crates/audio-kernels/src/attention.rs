@@ -2,12 +2,13 @@
 //! takes the tensor-core kernel ([`crate::attention_coop`]) where the precision and the device allow.
 
 use gpu_core::{
-    Access, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result, params_layout, wgpu,
+    Access, Capability, DeviceProfile, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result,
+    params_layout,
 };
 
 use crate::attention_coop::{self, attention_coop};
 use crate::gemm::Precision;
-use crate::launch::{grid, require};
+use crate::launch::{MeasuredGrid, grid, require};
 use crate::qk_norm_rope::{QkPrologue, qk_norm_rope};
 use crate::shaders::ATTENTION;
 
@@ -121,17 +122,23 @@ pub fn variants() -> Vec<KernelVariant> {
 /// How many workgroups share one query block's keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeySplits {
-    /// Enough slices for about [`FULL_GRID`] workgroups, each slice at least two key tiles.
+    /// Enough slices for about [`full_grid`] workgroups, each slice at least two key tiles.
     Auto,
     /// This many slices (at most one per key tile).
     Fixed(usize),
 }
 
-/// Grids under this many workgroups have the keys split. The H200 holds four of these workgroups on each of its 132
-/// multiprocessors (208 registers per invocation at head dim 128); measured there (vkprobe, 2026-12-03): an ASR
-/// layer (190 query blocks) 236 µs unsplit, 192 in 2 slices, 210 in the 5 that 1024 gave; a Sortformer layer (208
-/// blocks) 93 µs unsplit against 95 in 4 slices plus their merge pass.
-pub const FULL_GRID: usize = 400;
+/// Grids under [`full_grid`] workgroups have the keys split: 400 on the H200, which holds four of these workgroups on
+/// each of its 132 multiprocessors (208 registers per invocation at head dim 128); measured there (vkprobe,
+/// 2026-12-03): an ASR layer (190 query blocks) 236 µs unsplit, 192 in 2 slices, 210 in the 5 that 1024 gave; a
+/// Sortformer layer (208 blocks) 93 µs unsplit against 95 in 4 slices plus their merge pass.
+const FULL_GRID: MeasuredGrid = MeasuredGrid { workgroups: 400, compute_units: 132 };
+
+/// The f32 kernel's grids under this many workgroups have the keys split ([`KeySplits::Auto`]): the count measured
+/// best on the H200 (400), in proportion to the device's compute units.
+pub fn full_grid(profile: &DeviceProfile) -> usize {
+    FULL_GRID.on(profile)
+}
 
 impl KeySplits {
     /// Slices for `blocks` query blocks over `tiles` key tiles, `Auto` aiming at `full_grid` workgroups.
@@ -151,7 +158,8 @@ impl KeySplits {
 /// `[h·head_dim, (h+1)·head_dim)` of each), `d = heads·head_dim`; `key_valid` one u32 per row
 /// (0 = padding key, excluded); `out` f32 `[seqs·seq_len, d]`. A sequence without any valid key
 /// attends uniformly to all its keys, as Transformers' eager attention does. `head_dim` ≤ 128;
-/// `seq_len` has no limit. Needs subgroup operations (subgroups of at least 8 lanes). With [`Precision::Auto`] it
+/// `seq_len` has no limit. Needs subgroup operations (subgroups of at least 8 lanes): without them it fails with
+/// [`GpuError::MissingCapability`] naming `attention`. With [`Precision::Auto`] it
 /// runs on tensor cores where the device has them and they were measured faster ([`attention_coop::chosen`]), else
 /// on the f32 kernel.
 #[allow(clippy::too_many_arguments)]
@@ -228,20 +236,15 @@ pub fn attention_split(
         return Ok(());
     }
     let gpu = rec.gpu();
-    if !gpu.has(wgpu::Features::SUBGROUP) {
-        return Err(GpuError::LimitExceeded {
-            what: "attention needs subgroup operations (wgpu feature SUBGROUP)".into(),
-            limit: "features",
-            requested: 1,
-            max: 0,
-        });
-    }
-    let subgroup_min = gpu.adapter_info().subgroup_min_size;
-    let tiling = Tiling::choose(head_dim, subgroup_min, gpu.limits().max_compute_workgroup_storage_size)?;
+    let profile = gpu.profile();
+    // The query groups exchange scores through subgroup shuffles; there is no variant without them yet.
+    profile.require("attention", &[Capability::Subgroups])?;
+    let tiling =
+        Tiling::choose(head_dim, profile.subgroup_min_size, profile.limits.max_compute_workgroup_storage_size)?;
     let query_blocks = seq_len.div_ceil(tiling.block_queries);
     let blocks = seqs * heads * query_blocks;
     let tiles = seq_len.div_ceil(BLOCK_KEYS);
-    let split_tiles = tiles.div_ceil(splits.resolve(blocks, tiles, FULL_GRID));
+    let split_tiles = tiles.div_ceil(splits.resolve(blocks, tiles, full_grid(profile)));
     // No empty slice: every slice but the last has split_tiles tiles.
     let splits = tiles.div_ceil(split_tiles);
     let params = Params {
@@ -307,6 +310,7 @@ pub(crate) fn merge_slices(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::launch::profiles::{h200, lavapipe, unknown};
 
     #[test]
     fn every_head_dim_gets_the_smallest_tiling_that_fits() {
@@ -326,13 +330,30 @@ mod tests {
 
     #[test]
     fn key_splits_fill_the_grid_without_empty_slices() {
+        let full = full_grid(&h200());
+        assert_eq!(full, 400, "the H200 keeps the measured grid");
         // ASR chunk: 19 blocks of queries × 10 heads, 19 key tiles.
-        assert_eq!(KeySplits::Auto.resolve(190, 19, FULL_GRID), 2);
-        assert_eq!(KeySplits::Auto.resolve(208, 26, FULL_GRID), 1);
-        assert_eq!(KeySplits::Auto.resolve(40, 19, FULL_GRID), 9);
-        assert_eq!(KeySplits::Auto.resolve(4000, 19, FULL_GRID), 1);
-        assert_eq!(KeySplits::Auto.resolve(1, 1, FULL_GRID), 1);
-        assert_eq!(KeySplits::Fixed(64).resolve(10, 19, FULL_GRID), 19);
-        assert_eq!(KeySplits::Fixed(0).resolve(10, 19, FULL_GRID), 1);
+        assert_eq!(KeySplits::Auto.resolve(190, 19, full), 2);
+        assert_eq!(KeySplits::Auto.resolve(208, 26, full), 1);
+        assert_eq!(KeySplits::Auto.resolve(40, 19, full), 9);
+        assert_eq!(KeySplits::Auto.resolve(4000, 19, full), 1);
+        assert_eq!(KeySplits::Auto.resolve(1, 1, full), 1);
+        assert_eq!(KeySplits::Fixed(64).resolve(10, 19, full), 19);
+        assert_eq!(KeySplits::Fixed(0).resolve(10, 19, full), 1);
+    }
+
+    /// A device with fewer compute units fills with fewer workgroups, so it splits the keys less: four CPU threads
+    /// want 12 workgroups, an unknown GPU (16 units assumed) 48; the key tiles still bound the slices.
+    #[test]
+    fn smaller_devices_split_the_keys_less() {
+        let (cpu, other) = (full_grid(&lavapipe(4)), full_grid(&unknown()));
+        assert_eq!((cpu, other), (12, 48));
+        assert_eq!(KeySplits::Auto.resolve(190, 19, cpu), 1);
+        assert_eq!(KeySplits::Auto.resolve(40, 19, cpu), 1);
+        assert_eq!(KeySplits::Auto.resolve(2, 19, cpu), 6);
+        assert_eq!(KeySplits::Auto.resolve(40, 19, other), 1);
+        assert_eq!(KeySplits::Auto.resolve(8, 19, other), 6);
+        assert_eq!(KeySplits::Auto.resolve(1, 4, other), 2);
+        assert_eq!(full_grid(&lavapipe(1)), 3);
     }
 }

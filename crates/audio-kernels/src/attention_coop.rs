@@ -6,7 +6,8 @@
 //! (128 with 16×16 matrices, 64 with 8×8).
 
 use gpu_core::{
-    Access, Gpu, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result, Shader, params_layout,
+    Access, Capability, DeviceProfile, Gpu, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder,
+    Result, Shader, params_layout,
 };
 
 use crate::LAYER_NORM_EPS;
@@ -23,10 +24,15 @@ const MAX_D_TILES: usize = 8;
 /// Subgroups per workgroup the launcher tries, most first (`SG_Q`: T queries each, sharing the staged keys); the
 /// first that fits the device.
 pub const SUBGROUP_CANDIDATES: [usize; 2] = [4, 2];
-/// Grids under this many workgroups (one per multiprocessor of the H200) have the keys split (`KeySplits::Auto`):
-/// measured there (`ceilings attention`, 2026-12-04), an ASR layer's 100 workgroups ran 121 µs unsplit and 136 µs
-/// in 2 slices (with their merge).
-pub const FULL_GRID: usize = 132;
+/// Grids under [`full_grid`] workgroups, one per compute unit, have the keys split (`KeySplits::Auto`): on the H200
+/// (132 multiprocessors; `ceilings attention`, 2026-12-04), an ASR layer's 100 workgroups ran 121 µs unsplit and 136
+/// µs in 2 slices (with their merge).
+pub fn full_grid(profile: &DeviceProfile) -> usize {
+    profile.compute_units.count
+}
+/// The capabilities this kernel needs: its operand pass and its rows' maxima and sums use subgroup operations, its
+/// products f16 cooperative matrices.
+const NEEDS: [Capability; 3] = [Capability::CooperativeMatrices, Capability::ShaderF16, Capability::Subgroups];
 /// Most 8-byte groups of a key block one invocation stages (`MAX_STAGE` in the shader).
 const MAX_STAGE: usize = 32;
 /// [`attention`](crate::attention::attention) takes this kernel for head dims above this one. Measured on the H200
@@ -133,8 +139,8 @@ impl Tiling {
         self.subgroups * self.matrices.subgroup
     }
 
-    fn fits(self, gpu: &Gpu) -> bool {
-        let limits = gpu.limits();
+    fn fits(self, profile: &DeviceProfile) -> bool {
+        let limits = &profile.limits;
         self.head_dim <= MAX_D_TILES * self.matrices.t
             && 2 * self.block_keys() * self.head_dim / 4 <= MAX_STAGE * self.threads()
             && self.workgroup_bytes() <= limits.max_compute_workgroup_storage_size as usize
@@ -200,10 +206,10 @@ pub fn variants() -> Vec<KernelVariant> {
     variants
 }
 
-/// The tiling for `head_dim` on `gpu` (`subgroups`: that many per workgroup, or the most that fit), if the device
-/// has the matrices, subgroup operations and the workgroup memory.
-fn tiling(gpu: &Gpu, head_dim: usize, subgroups: Option<usize>) -> Option<Tiling> {
-    let matrices = Matrices::of(gpu).filter(|_| gpu.has(gpu_core::wgpu::Features::SUBGROUP))?;
+/// The tiling for `head_dim` on the device of `profile` (`subgroups`: that many per workgroup, or the most that fit),
+/// if the device has the matrices, subgroup operations and the workgroup memory.
+fn tiling(profile: &DeviceProfile, head_dim: usize, subgroups: Option<usize>) -> Option<Tiling> {
+    let matrices = Matrices::of(profile).filter(|_| profile.has(Capability::Subgroups))?;
     let padded = head_dim.max(1).next_multiple_of(matrices.t);
     let candidates = match subgroups {
         Some(n) => vec![n],
@@ -212,12 +218,12 @@ fn tiling(gpu: &Gpu, head_dim: usize, subgroups: Option<usize>) -> Option<Tiling
     candidates
         .into_iter()
         .map(|subgroups| Tiling { matrices, subgroups, head_dim: padded })
-        .find(|t| SUBGROUP_CANDIDATES.contains(&t.subgroups) && t.fits(gpu))
+        .find(|t| SUBGROUP_CANDIDATES.contains(&t.subgroups) && t.fits(profile))
 }
 
 /// Whether `gpu` runs the tensor-core attention at `head_dim`.
 pub fn available(gpu: &Gpu, head_dim: usize) -> bool {
-    head_dim <= MAX_HEAD_DIM && tiling(gpu, head_dim, None).is_some()
+    head_dim <= MAX_HEAD_DIM && tiling(gpu.profile(), head_dim, None).is_some()
 }
 
 /// Whether [`attention`](crate::attention::attention) takes the tensor-core kernel for this shape `(seqs, seq_len,
@@ -226,15 +232,16 @@ pub fn available(gpu: &Gpu, head_dim: usize) -> bool {
 pub fn chosen(gpu: &Gpu, (seqs, seq_len, heads, head_dim): (usize, usize, usize, usize)) -> bool {
     let max_words = gpu.limits().max_storage_buffer_binding_size as usize / 4;
     head_dim >= MIN_HEAD_DIM
-        && tiling(gpu, head_dim, None).is_some_and(|t| t.plane_words(seqs * heads, seq_len) <= max_words)
+        && tiling(gpu.profile(), head_dim, None).is_some_and(|t| t.plane_words(seqs * heads, seq_len) <= max_words)
 }
 
 /// [`attention`](crate::attention::attention) on tensor cores; `subgroups` per workgroup (one of
 /// [`SUBGROUP_CANDIDATES`], for sweeps) or the most that fit, the keys split among `splits` workgroups per query
 /// block (merged in order); with a `prologue`, q and k get its norm and RoPE on the way in (as
 /// [`crate::rotary_attention`]; qkv is not written). Buffers: `[qkv, key_valid, out]`; shape: `(seqs, seq_len, heads,
-/// head_dim)`. Fails on a device without f16 cooperative matrices or where the head dim is over 8 of their sides
-/// (see [`available`]).
+/// head_dim)`. Fails on a device without subgroups, f16 shaders or cooperative matrices
+/// ([`GpuError::MissingCapability`] naming `attention_coop`), or where the head dim is over 8 of the matrices' sides
+/// or the workgroup does not fit (see [`available`]).
 pub fn attention_coop(
     rec: &mut Recorder<'_>,
     [qkv, key_valid, out]: [&GpuBuffer; 3],
@@ -264,12 +271,14 @@ pub fn attention_coop(
         return Ok(());
     }
     let gpu = rec.gpu();
-    let Some(tiling) = tiling(gpu, head_dim, subgroups) else {
+    let profile = gpu.profile();
+    profile.require("attention_coop", &NEEDS)?;
+    let Some(tiling) = tiling(profile, head_dim, subgroups) else {
         return Err(GpuError::LimitExceeded {
             what: format!(
                 "tensor-core attention (head_dim {head_dim}, {subgroups:?} subgroups per workgroup) on this device"
             ),
-            limit: "f16 cooperative matrices, subgroups, workgroup memory",
+            limit: "f16 cooperative matrices of a fixed subgroup size, workgroup memory",
             requested: 1,
             max: 0,
         });
@@ -298,7 +307,7 @@ pub fn attention_coop(
     let query_blocks = padded_len / tiling.block_queries();
     let blocks = seqs * heads * query_blocks;
     let key_blocks = seq_len.div_ceil(tiling.block_keys());
-    let split_blocks = key_blocks.div_ceil(splits.resolve(blocks, key_blocks, FULL_GRID));
+    let split_blocks = key_blocks.div_ceil(splits.resolve(blocks, key_blocks, full_grid(profile)));
     // No empty slice: every slice but the last has split_blocks blocks.
     let splits = key_blocks.div_ceil(split_blocks);
     let params = Params {
@@ -326,6 +335,7 @@ pub fn attention_coop(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::launch::profiles;
 
     #[test]
     fn planes_cover_whole_blocks_of_keys_and_queries() {
@@ -343,5 +353,37 @@ mod tests {
         }
         let h200 = Tiling { matrices: Matrices::USUAL[0], subgroups: 4, head_dim: 128 };
         assert!(h200.workgroup_bytes() <= 48 << 10, "{}", h200.workgroup_bytes());
+    }
+
+    /// The H200 keeps its tiling (16×16 matrices, 4 subgroups) and its grid of one workgroup per multiprocessor: an
+    /// ASR layer (600 rows, 10 heads of 128: 100 query blocks of 64 over 19 key blocks of 32) stays unsplit, as
+    /// measured best. Four CPU threads split only grids under 4 workgroups.
+    #[test]
+    fn the_profile_sets_the_tiling_and_the_grid() {
+        let h200 = profiles::h200();
+        let chosen = tiling(&h200, 128, None).expect("the H200 runs the kernel");
+        assert_eq!(chosen, Tiling { matrices: Matrices::USUAL[0], subgroups: 4, head_dim: 128 });
+        assert_eq!(full_grid(&h200), 132);
+        let blocks = 10 * chosen.padded_len(600) / chosen.block_queries();
+        let key_blocks = 600usize.div_ceil(chosen.block_keys());
+        assert_eq!((blocks, key_blocks), (100, 19));
+        assert_eq!(KeySplits::Auto.resolve(blocks, key_blocks, full_grid(&h200)), 1);
+        assert_eq!(KeySplits::Auto.resolve(20, key_blocks, full_grid(&h200)), 6);
+        let cpu = profiles::lavapipe(4);
+        assert_eq!(tiling(&cpu, 64, None).map(|t| t.matrices), Some(Matrices::USUAL[1]));
+        assert_eq!(KeySplits::Auto.resolve(20, key_blocks, full_grid(&cpu)), 1);
+        assert_eq!(KeySplits::Auto.resolve(1, key_blocks, full_grid(&cpu)), 4);
+        assert_eq!(full_grid(&profiles::unknown()), 16);
+    }
+
+    #[test]
+    fn masked_capabilities_leave_no_tiling() {
+        for capability in NEEDS {
+            let mut profile = profiles::h200();
+            profile.features.remove(capability.feature());
+            assert_eq!(tiling(&profile, 128, None), None, "{capability:?}");
+            let error = profile.require("attention_coop", &NEEDS).unwrap_err();
+            assert!(matches!(error, GpuError::MissingCapability { capability: c, .. } if c == capability));
+        }
     }
 }

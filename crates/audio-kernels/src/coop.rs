@@ -1,7 +1,7 @@
 //! What cooperative matrices a device runs the tensor-core kernels with (both the GEMM and attention are written for
 //! T×T×T f16→f32 matrices of either size).
 
-use gpu_core::{Gpu, wgpu};
+use gpu_core::{Capability, DeviceProfile, wgpu};
 
 /// The cooperative-matrix shape and subgroup size a device runs the tensor-core kernels with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,16 +16,18 @@ impl Matrices {
     /// The shapes the shaders are built for in the variant list: 16×16 at 32 lanes (NVIDIA), 8×8 at 8 (lavapipe).
     pub(crate) const USUAL: [Matrices; 2] = [Matrices { t: 16, subgroup: 32 }, Matrices { t: 8, subgroup: 8 }];
 
-    /// The largest supported shape of the device: T×T×T with f16 operands and f32 results, on a device with f16
-    /// shaders and a fixed subgroup size that is a multiple of T.
-    pub(crate) fn of(gpu: &Gpu) -> Option<Self> {
-        let info = gpu.adapter_info();
-        if !gpu.has(wgpu::Features::SHADER_F16) || info.subgroup_min_size != info.subgroup_max_size {
+    /// The capabilities every tensor-core kernel needs.
+    pub(crate) const NEEDS: [Capability; 2] = [Capability::CooperativeMatrices, Capability::ShaderF16];
+
+    /// The largest supported shape of the device: T×T×T with f16 operands and f32 results, on a device with
+    /// [`Self::NEEDS`] and a fixed subgroup size that is a multiple of T.
+    pub(crate) fn of(profile: &DeviceProfile) -> Option<Self> {
+        if !Self::NEEDS.iter().all(|&c| profile.has(c)) || profile.subgroup_min_size != profile.subgroup_max_size {
             return None;
         }
-        let subgroup = info.subgroup_min_size as usize;
+        let subgroup = profile.subgroup_min_size as usize;
         let has = |t: u32| {
-            gpu.cooperative_matrix_shapes().iter().any(|p| {
+            profile.cooperative_matrices.iter().any(|p| {
                 (p.m_size, p.n_size, p.k_size) == (t, t, t)
                     && p.ab_type == wgpu::CooperativeScalarType::F16
                     && p.cr_type == wgpu::CooperativeScalarType::F32

@@ -78,6 +78,17 @@ pub enum GpuError {
         got: u64,
     },
 
+    /// A kernel needs an optional capability the device lacks, or that
+    /// [`GpuOptions::masked_capabilities`](crate::GpuOptions::masked_capabilities) turned off: raised before its
+    /// pipeline is built, so the driver never sees the shader.
+    #[error("kernel `{kernel}` needs {capability}, which this device lacks or was asked to mask")]
+    MissingCapability {
+        /// The kernel (a launcher's name, or `shader:entry`).
+        kernel: String,
+        /// The capability it needs.
+        capability: crate::Capability,
+    },
+
     /// Waiting for the device timed out.
     #[error("GPU did not finish within {seconds} s")]
     Timeout {

@@ -10,6 +10,7 @@ use crate::faults::FaultLog;
 use crate::memory::MemoryCounter;
 use crate::params::ArenaPool;
 use crate::pipeline::PipelineStore;
+use crate::profile::{Capability, DeviceProfile};
 use crate::transfer::Staging;
 
 /// Features used when the adapter has them; none is required.
@@ -37,6 +38,10 @@ pub struct GpuOptions {
     pub label: String,
     /// Optional features not to enable even when present.
     pub disabled_features: wgpu::Features,
+    /// Capabilities the device is created without even when the adapter has them, so that it behaves like an
+    /// adapter that lacks them: [`Gpu::has`] and [`Gpu::profile`] report them absent, launchers choose variants
+    /// without them or refuse with [`GpuError::MissingCapability`], and no shader using them is compiled.
+    pub masked_capabilities: Vec<Capability>,
     /// Caps `max_storage_buffer_binding_size` below the adapter's (rounded down to whole words):
     /// the device then behaves like a smaller one, e.g. to check that work is split to fit.
     pub max_storage_binding_size: Option<u64>,
@@ -52,6 +57,7 @@ impl Default for GpuOptions {
             pipeline_cache_dir: None,
             label: "gpu-core".to_string(),
             disabled_features: wgpu::Features::empty(),
+            masked_capabilities: Vec::new(),
             max_storage_binding_size: None,
         }
     }
@@ -76,7 +82,7 @@ pub(crate) struct GpuInner {
     pub(crate) faults: Arc<FaultLog>,
     pub(crate) memory: Arc<MemoryCounter>,
     pub(crate) staging: Staging,
-    cooperative_matrices: Vec<wgpu::CooperativeMatrixProperties>,
+    pub(crate) profile: DeviceProfile,
     scratch: Mutex<std::collections::HashMap<&'static str, crate::GpuBuffer>>,
 }
 
@@ -100,7 +106,8 @@ impl Gpu {
         if info.device_type == wgpu::DeviceType::Cpu {
             log::warn!("using the software adapter `{}` ({:?}): results are exact but slow", info.name, info.backend);
         }
-        let features = adapter.features() & OPTIONAL_FEATURES & !options.disabled_features;
+        let masked = options.masked_capabilities.iter().fold(wgpu::Features::empty(), |f, c| f | c.feature());
+        let features = adapter.features() & OPTIONAL_FEATURES & !options.disabled_features & !masked;
         let mut limits = adapter.limits();
         if let Some(cap) = options.max_storage_binding_size {
             limits.max_storage_buffer_binding_size = limits.max_storage_buffer_binding_size.min(cap / 4 * 4);
@@ -130,6 +137,7 @@ impl Gpu {
         } else {
             Vec::new()
         };
+        let profile = DeviceProfile::new(&info, features, limits.clone(), cooperative_matrices);
         let pipelines = PipelineStore::new(&device, &info, features, options);
         let staging = Staging::new(&device);
         Ok(Self {
@@ -145,7 +153,7 @@ impl Gpu {
                 arenas: ArenaPool::default(),
                 faults,
                 memory: Arc::default(),
-                cooperative_matrices,
+                profile,
                 scratch: Mutex::default(),
             }),
         })
@@ -188,7 +196,13 @@ impl Gpu {
 
     /// Cooperative-matrix shapes the adapter reports (empty without the feature).
     pub fn cooperative_matrix_shapes(&self) -> &[wgpu::CooperativeMatrixProperties] {
-        &self.inner.cooperative_matrices
+        &self.inner.profile.cooperative_matrices
+    }
+
+    /// What launchers tune for: the device's compute units, subgroup sizes, features, limits and matrix shapes,
+    /// built once when the context was created.
+    pub fn profile(&self) -> &DeviceProfile {
+        &self.inner.profile
     }
 
     /// A device-side scratch buffer of at least `words` words, shared by every caller that uses
@@ -221,7 +235,7 @@ impl Gpu {
         })
     }
 
-    /// A multi-line human-readable summary: adapter, backend, driver, features, key limits.
+    /// A multi-line human-readable summary: adapter, backend, driver, features, key limits, compute units.
     pub fn describe(&self) -> String {
         let info = &self.inner.info;
         let limits = &self.inner.limits;
@@ -246,7 +260,7 @@ impl Gpu {
         format!(
             "adapter: {} ({:?}, {:?})\ndriver: {} {}\nfeatures: {}\ncooperative matrices: {}\n\
              limits: storage binding {} MiB, buffer {} MiB, workgroup memory {} KiB, \
-             invocations/workgroup {}, subgroup size {}..{}",
+             invocations/workgroup {}, subgroup size {}..{}\ncompute units: {} ({:?})",
             info.name,
             info.backend,
             info.device_type,
@@ -260,6 +274,8 @@ impl Gpu {
             limits.max_compute_invocations_per_workgroup,
             info.subgroup_min_size,
             info.subgroup_max_size,
+            self.inner.profile.compute_units.count,
+            self.inner.profile.compute_units.source,
         )
     }
 }

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use crate::error::{GpuError, Result};
 use crate::gpu::{Gpu, GpuOptions};
 use crate::layout::{self, Binding, PARAMS_GROUP, ParamsLayout, STORAGE_GROUP};
+use crate::profile::Capability;
 
 /// Largest per-dispatch parameter block (bytes), bound as `@group(1) @binding(0) var<uniform>`.
 pub const MAX_PARAMS_BYTES: u64 = 256;
@@ -228,6 +229,10 @@ impl Gpu {
     }
 
     fn compile(&self, spec: &KernelSpec<'_>) -> Result<Kernel> {
+        // A shader using a capability the device lacks (or had masked) fails wgpu's validation: refuse it first, as
+        // a typed error, whichever launcher asked.
+        let kernel = format!("{}:{}", spec.shader.name, spec.entry);
+        self.inner.profile.require(&kernel, &Capability::required_by(spec.shader.source))?;
         let device = &self.inner.device;
         let store = &self.inner.pipelines;
         let compile_error = |message: String| {

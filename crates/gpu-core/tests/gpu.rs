@@ -5,7 +5,8 @@ use std::sync::OnceLock;
 
 use gpu_core::blocking::Block;
 use gpu_core::{
-    Access, Gpu, GpuError, GpuOptions, KernelSpec, ParamsLayout, Recorder, Shader, Timing, pack_bf16, params_layout,
+    Access, Capability, Gpu, GpuError, GpuOptions, KernelSpec, ParamsLayout, Recorder, Shader, Timing, pack_bf16,
+    params_layout,
 };
 
 fn gpu() -> &'static Gpu {
@@ -230,6 +231,48 @@ fn bad_wgsl_is_a_compile_error_naming_the_shader() {
 }
 
 #[test]
+fn masked_capabilities_are_absent_and_their_shaders_refused_before_compiling() {
+    static SHUFFLE: Shader = Shader {
+        name: "test_shuffle",
+        trusted: false,
+        source: r#"
+struct Params { n: u32, scale: f32, offset: f32 }
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(1) @binding(0) var<uniform> p: Params;
+@compute @workgroup_size(64)
+fn shuffle(@builtin(global_invocation_id) id: vec3<u32>) {
+    if id.x < p.n { y[id.x] = subgroupShuffleXor(x[id.x], 1u); }
+}
+"#,
+    };
+    let options = GpuOptions { masked_capabilities: Capability::ALL.to_vec(), ..GpuOptions::default() };
+    let masked = Gpu::with_options(&options).block().unwrap();
+    for capability in Capability::ALL {
+        assert!(!masked.has(capability.feature()) && !masked.profile().has(capability), "{capability:?}");
+    }
+    assert!(masked.cooperative_matrix_shapes().is_empty());
+    assert!(masked.profile().compute_units.count >= 1);
+    let shuffle = KernelSpec { shader: &SHUFFLE, entry: "shuffle", constants: &[], bindings: BINDINGS, params: PARAMS };
+    match masked.kernel(&shuffle) {
+        Err(GpuError::MissingCapability { kernel, capability: Capability::Subgroups }) => {
+            assert_eq!(kernel, "test_shuffle:shuffle")
+        }
+        Err(e) => panic!("expected a missing capability, got {e}"),
+        Ok(_) => panic!("a subgroup shader compiled on a device without subgroups"),
+    }
+    masked.check_faults().unwrap();
+    // Kernels that need none of them still run.
+    let x = masked.upload_f32("x", &[1.0, 2.0]).unwrap();
+    let y = masked.zeros("y", 2).unwrap();
+    let mut rec = Recorder::new(&masked);
+    rec.dispatch(&masked.kernel(&spec(&[])).unwrap(), &[&x, &y], &Params { n: 2, scale: 2.0, offset: 1.0 }, [1, 1, 1])
+        .unwrap();
+    rec.submit().unwrap();
+    assert_eq!(masked.read_f32(&y).block().unwrap(), [3.0, 5.0]);
+}
+
+#[test]
 fn copies_and_span_timing() {
     let gpu = gpu();
     {
@@ -285,6 +328,8 @@ fn readbacks_from_several_threads_all_arrive() {
 fn describe_names_adapter_and_limits() {
     let text = gpu().describe();
     assert!(text.contains("adapter:") && text.contains("storage binding"), "{text}");
+    let units = gpu().profile().compute_units.count;
+    assert!(units >= 1 && text.contains(&format!("compute units: {units} (")), "{text}");
 }
 
 #[test]

@@ -5,13 +5,14 @@
 //! partial sums that its consumer adds in order ([`record_partials`]).
 
 use gpu_core::{
-    Access, Gpu, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result, Shader, params_layout,
+    Access, DeviceProfile, Gpu, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result, Shader,
+    params_layout,
 };
 
 use super::epilogue::{Epilogue, EpilogueKind};
 use super::options::{TensorCoreKernel, Tiles};
 use crate::coop::Matrices;
-use crate::launch::grid;
+use crate::launch::{MeasuredGrid, grid};
 use crate::shaders::{GEMM_COOP8, GEMM_COOP16};
 
 /// Columns of Y per workgroup divide this; stored f16 weights have their rows padded to it.
@@ -40,9 +41,9 @@ pub const TILE_CANDIDATES: [Tiles; 4] = [
     Tiles { subgroups_m: 2, subgroups_n: 1, stage_steps: 1, producers: 0 },
 ];
 
-/// About one workgroup per multiprocessor of a large GPU (132 on the H200): products whose tiles give fewer are
-/// split along k.
-const FULL_GRID: usize = 128;
+/// About one workgroup per compute unit: products whose tiles give fewer are split along k. Measured on the H200 as
+/// 128 for its 132 multiprocessors.
+const FULL_GRID: MeasuredGrid = MeasuredGrid { workgroups: 128, compute_units: 132 };
 
 /// A tile configuration on a device.
 #[derive(Clone, Copy, Debug)]
@@ -88,11 +89,11 @@ impl Tiling {
             + (self.tiles.subgroups_m * self.tiles.subgroups_n) as usize * t * t * 4
     }
 
-    /// Whether `gpu` can run this configuration: X's and W's share of a stage each divide evenly among the staging
-    /// invocations, in at most [`MAX_STAGE_LOADS`] groups each, the tile divides the weight's row padding, and the
-    /// limits hold.
-    fn fits(self, gpu: &Gpu) -> bool {
-        let limits = gpu.limits();
+    /// Whether the device of `profile` can run this configuration: X's and W's share of a stage each divide evenly
+    /// among the staging invocations, in at most [`MAX_STAGE_LOADS`] groups each, the tile divides the weight's row
+    /// padding, and the limits hold.
+    fn fits(self, profile: &DeviceProfile) -> bool {
+        let limits = &profile.limits;
         let evenly = |rows: usize| {
             let groups = rows * self.stage_k() / 4;
             groups.is_multiple_of(self.stagers()) && groups / self.stagers() <= MAX_STAGE_LOADS
@@ -119,13 +120,13 @@ impl Tiling {
     }
 }
 
-/// The tiling `kernel` gives products on `gpu`, if the device runs the kernel at all.
-fn tiling(gpu: &Gpu, kernel: TensorCoreKernel) -> Option<Tiling> {
-    let matrices = Matrices::of(gpu)?;
+/// The tiling `kernel` gives products on the device of `profile`, if the device runs the kernel at all.
+fn tiling(profile: &DeviceProfile, kernel: TensorCoreKernel) -> Option<Tiling> {
+    let matrices = Matrices::of(profile)?;
     let on_device = |tiles| Tiling { tiles, matrices };
     match kernel {
-        TensorCoreKernel::Tiles(tiles) => Some(on_device(tiles)).filter(|t| t.fits(gpu)),
-        TensorCoreKernel::Auto => TILE_CANDIDATES.into_iter().map(on_device).find(|t| t.fits(gpu)),
+        TensorCoreKernel::Tiles(tiles) => Some(on_device(tiles)).filter(|t| t.fits(profile)),
+        TensorCoreKernel::Auto => TILE_CANDIDATES.into_iter().map(on_device).find(|t| t.fits(profile)),
     }
 }
 
@@ -134,30 +135,33 @@ fn tiling(gpu: &Gpu, kernel: TensorCoreKernel) -> Option<Tiling> {
 /// partial sums than the extra workgroups gained), each slice at least [`MIN_SLICE_K`] deep, at most
 /// [`MAX_SLICES`].
 pub(super) fn auto_slices(gpu: &Gpu, kernel: TensorCoreKernel, (n, m, k): (usize, usize, usize)) -> usize {
-    let Some(tiling) = tiling(gpu, kernel) else { return 1 };
+    let Some(tiling) = tiling(gpu.profile(), kernel) else { return 1 };
     let grid = n.div_ceil(tiling.rows()) * m.div_ceil(tiling.cols());
-    (FULL_GRID / grid.max(1)).min(k / MIN_SLICE_K).clamp(1, MAX_SLICES)
+    slices_to_fill(grid, k, FULL_GRID.on(gpu.profile()))
+}
+
+/// [`auto_slices`] for a product of `grid` tiles and depth `k` on a device filled by `full_grid` workgroups.
+fn slices_to_fill(grid: usize, k: usize, full_grid: usize) -> usize {
+    (full_grid / grid.max(1)).min(k / MIN_SLICE_K).clamp(1, MAX_SLICES)
 }
 
 /// The slices (at most `max`) that waste least of a partly filled last wave of workgroups, for a product the GPU
-/// already fills: time taken as whole waves of one workgroup per multiprocessor ([`WAVE`]), each slice's
+/// already fills: time taken as whole waves of one workgroup per compute unit of the device, each slice's
 /// workgroups taking its share of k; ties go to fewer slices. The model holds for 2 slices, not for more (measured
 /// on the H200 with `ceilings slices`, 2026-12-04: the ASR q/k/v, 150 tiles, 118.8 µs whole, 105.9 in 2 slices,
 /// 115.9–132.7 in 3–5, where the model wants 5): callers keep `max` at 2.
 pub(super) fn wave_slices(gpu: &Gpu, kernel: TensorCoreKernel, (n, m, k): (usize, usize, usize), max: usize) -> usize {
-    let Some(tiling) = tiling(gpu, kernel) else { return 1 };
-    fewest_waves(n.div_ceil(tiling.rows()) * m.div_ceil(tiling.cols()), k, max)
+    let profile = gpu.profile();
+    let Some(tiling) = tiling(profile, kernel) else { return 1 };
+    fewest_waves(n.div_ceil(tiling.rows()) * m.div_ceil(tiling.cols()), k, max, profile.compute_units.count)
 }
 
-/// [`wave_slices`] for a product of `grid` tiles and depth `k`.
-fn fewest_waves(grid: usize, k: usize, max: usize) -> usize {
-    let work = |slices: usize| (grid * slices).div_ceil(WAVE) as f64 / slices as f64;
+/// [`wave_slices`] for a product of `grid` tiles and depth `k`, with `wave` workgroups to a wave.
+fn fewest_waves(grid: usize, k: usize, max: usize, wave: usize) -> usize {
+    let work = |slices: usize| (grid * slices).div_ceil(wave.max(1)) as f64 / slices as f64;
     let candidates = (1..=max.max(1)).filter(|&s| s == 1 || k / s >= MIN_SLICE_K);
     candidates.min_by(|&a, &b| work(a).total_cmp(&work(b))).unwrap_or(1)
 }
-
-/// Workgroups of one wave where each multiprocessor runs one (the H200's 132 multiprocessors).
-const WAVE: usize = 132;
 
 /// Shallowest slice of k worth a workgroup of its own.
 const MIN_SLICE_K: usize = 256;
@@ -166,7 +170,7 @@ const MAX_SLICES: usize = 8;
 
 /// Whether this device runs `kernel` (weights uploaded for it are then stored as f16 where exact).
 pub(super) fn supported(gpu: &Gpu, kernel: TensorCoreKernel) -> bool {
-    tiling(gpu, kernel).is_some()
+    tiling(gpu.profile(), kernel).is_some()
 }
 
 #[repr(C)]
@@ -250,7 +254,8 @@ fn launch(
     splits: usize,
 ) -> Result<()> {
     let gpu = rec.gpu();
-    let Some(tiling) = tiling(gpu, w.kernel) else {
+    gpu.profile().require("gemm_coop", &Matrices::NEEDS)?;
+    let Some(tiling) = tiling(gpu.profile(), w.kernel) else {
         return Err(GpuError::Validation(format!(
             "gemm weight `{}` was stored for tensor-core tiles this device cannot run",
             w.buffer.label()
@@ -281,16 +286,49 @@ fn launch(
 mod tests {
     use super::*;
 
+    use crate::launch::profiles::{h200, lavapipe, unknown};
+
     #[test]
     fn slices_fill_the_last_wave() {
+        let wave = h200().compute_units.count;
+        assert_eq!(wave, 132, "the H200's wave is its 132 multiprocessors");
         // The ASR q/k/v (150 tiles) in 2; the same for 8 chunks (1,140 tiles: 9 waves either way) whole.
-        assert_eq!(fewest_waves(150, 1280, 2), 2);
-        assert_eq!(fewest_waves(1140, 1280, 2), 1);
+        assert_eq!(fewest_waves(150, 1280, 2, wave), 2);
+        assert_eq!(fewest_waves(1140, 1280, 2, wave), 1);
         // A full wave stays whole; a half wave splits; k too shallow for two slices does not.
-        assert_eq!(fewest_waves(132, 1280, 4), 1);
-        assert_eq!(fewest_waves(66, 1280, 4), 2);
-        assert_eq!(fewest_waves(66, 300, 4), 1);
-        assert_eq!(fewest_waves(1, 1280, 0), 1);
+        assert_eq!(fewest_waves(132, 1280, 4, wave), 1);
+        assert_eq!(fewest_waves(66, 1280, 4, wave), 2);
+        assert_eq!(fewest_waves(66, 300, 4, wave), 1);
+        assert_eq!(fewest_waves(1, 1280, 0, wave), 1);
+        // Four CPU threads: the ASR q/k/v's 150 tiles are 37.5 waves, and 2 slices make 75 whole ones.
+        assert_eq!(fewest_waves(150, 1280, 2, lavapipe(4).compute_units.count), 2);
+        assert_eq!(fewest_waves(152, 1280, 2, lavapipe(4).compute_units.count), 1);
+    }
+
+    /// The H200 keeps the measured choices: the largest tiles on 16×16 matrices, 128 workgroups filling it, and the
+    /// towers' products split as before; a CPU adapter and an unknown GPU, with far fewer units, split less.
+    #[test]
+    fn the_profile_sets_the_tiles_and_the_grid() {
+        let tiles = |profile: &DeviceProfile| tiling(profile, TensorCoreKernel::Auto).map(|t| (t.tiles, t.matrices));
+        assert_eq!(tiles(&h200()), Some((TILE_CANDIDATES[0], Matrices::USUAL[0])));
+        assert_eq!(tiles(&lavapipe(4)), Some((TILE_CANDIDATES[0], Matrices::USUAL[1])));
+        assert_eq!(FULL_GRID.on(&h200()), 128);
+        assert_eq!(FULL_GRID.on(&lavapipe(4)), 4);
+        assert_eq!(FULL_GRID.on(&unknown()), 16);
+        // ASR products on 600 rows (5 row tiles of 128): out-proj and fc2 (1280 columns: 50 tiles), q/k/v (150).
+        let full = FULL_GRID.on(&h200());
+        assert_eq!(slices_to_fill(50, 1280, full), 2);
+        assert_eq!(slices_to_fill(50, 5120, full), 2);
+        assert_eq!(slices_to_fill(150, 1280, full), 1);
+        assert_eq!(slices_to_fill(10, 5120, full), 8, "at most MAX_SLICES");
+        assert_eq!(slices_to_fill(10, 1280, full), 5, "slices at least MIN_SLICE_K deep");
+        for grid in 1..300 {
+            for k in [256, 1280, 5120] {
+                assert_eq!(slices_to_fill(grid, k, full), (128 / grid).min(k / MIN_SLICE_K).clamp(1, MAX_SLICES));
+            }
+        }
+        assert_eq!(slices_to_fill(10, 5120, FULL_GRID.on(&lavapipe(4))), 1);
+        assert_eq!(slices_to_fill(5, 5120, FULL_GRID.on(&unknown())), 3);
     }
 
     /// `fits` is only honest if each configuration's footprint is the shader's, with its override constants applied;

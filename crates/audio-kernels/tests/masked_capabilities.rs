@@ -1,0 +1,231 @@
+//! Every kernel family's launcher on a device created without subgroups, f16 shaders and cooperative matrices
+//! (`GpuOptions::masked_capabilities`): each either runs and matches its f64 reference with its usual tolerance, or
+//! refuses with `GpuError::MissingCapability` naming the kernel and a masked capability, before any pipeline is built
+//! (no validation error reaches the device). Small shapes: this runs on lavapipe in every `cargo test`.
+
+use gpu_core::blocking::Block;
+use std::sync::OnceLock;
+
+use audio_kernels::attention::{KeySplits, attention_split};
+use audio_kernels::attention_coop::attention_coop;
+use audio_kernels::{
+    Activation, ConvBatch, Epilogue, LAYER_NORM_EPS, MatmulOptions, MatmulPath, Precision, QkNorm, QkPrologue,
+    RopeTable, Weight, attention, conv_im2col, gemm, layer_norm, log_softmax_gather, qk_norm_rope, reference,
+    rotary_attention, speaker_fusion, speaker_table,
+};
+use gpu_core::{Capability, Gpu, GpuError, GpuOptions, Recorder, Result};
+use nemotron_testkit::{
+    Rng, assert_close, assert_close_to_scale, bf16_to_f64, f32_to_f64, fresh_seed, frobenius, poisoned,
+    test_gpu_options,
+};
+
+/// The RoPE base of the towers.
+const THETA: f64 = 10000.0;
+
+/// One context per test binary with every optional capability masked.
+fn masked_gpu() -> &'static Gpu {
+    static GPU: OnceLock<Gpu> = OnceLock::new();
+    GPU.get_or_init(|| {
+        let options = GpuOptions { masked_capabilities: Capability::ALL.to_vec(), ..test_gpu_options() };
+        let gpu = Gpu::with_options(&options).block().unwrap_or_else(|e| panic!("GPU tests need an adapter: {e}"));
+        for capability in Capability::ALL {
+            assert!(!gpu.profile().has(capability), "{capability:?} was masked but is reported");
+        }
+        gpu
+    })
+}
+
+/// True when the launcher recorded its work; false when it refused with the typed error, which must name `kernel`
+/// and a masked capability. Any other error fails the test.
+fn recorded(result: Result<()>, kernel: &str) -> bool {
+    match result {
+        Ok(()) => true,
+        Err(error @ GpuError::MissingCapability { .. }) => {
+            let GpuError::MissingCapability { kernel: named, capability } = &error else { unreachable!() };
+            assert_eq!(named, kernel, "{error}");
+            assert!(Capability::ALL.contains(capability), "{error}");
+            let message = error.to_string();
+            assert!(message.contains(kernel) && message.contains(&capability.to_string()), "{message}");
+            masked_gpu().check_faults().expect("a refused kernel leaves no device error");
+            false
+        }
+        Err(error) => panic!("{kernel}: neither ran nor named a missing capability: {error}"),
+    }
+}
+
+#[test]
+fn layer_norm_runs_or_names_the_capability() {
+    let gpu = masked_gpu();
+    let (rows, width) = (5, 257);
+    let mut rng = Rng::new(fresh_seed());
+    let (x, weight, bias) = (rng.f32s(rows * width, 2.0), rng.f32s(width, 1.0), rng.f32s(width, 0.5));
+    let want =
+        reference::layer_norm(&f32_to_f64(&x), &f32_to_f64(&weight), &f32_to_f64(&bias), width, LAYER_NORM_EPS as f64);
+    let [xb, wb, bb] = [&x, &weight, &bias].map(|v| gpu.upload_f32("input", v).unwrap());
+    let yb = poisoned(gpu, "y", rows * width);
+    let mut rec = Recorder::new(gpu);
+    if recorded(layer_norm(&mut rec, &xb, &wb, &bb, &yb, rows, width, LAYER_NORM_EPS, None), "layer_norm") {
+        rec.submit().unwrap();
+        assert_close("masked layer_norm", &gpu.read_f32(&yb).block().unwrap(), &want, 1e-6);
+    }
+}
+
+/// The weight stays on the f32 path (no tensor cores to take), which needs none of the masked capabilities.
+#[test]
+fn gemm_takes_the_f32_path_and_matches() {
+    let gpu = masked_gpu();
+    let (n, m, k) = (33, 65, 128);
+    let mut rng = Rng::new(fresh_seed());
+    let x = rng.f32s(n * k, 1.0);
+    let w = rng.bf16s(m * k, 3.0 / (k as f64).sqrt());
+    let bias = rng.f32s(m, 0.5);
+    let bias64 = f32_to_f64(&bias);
+    let linear = reference::linear(&f32_to_f64(&x), &bf16_to_f64(&w), Some(&bias64), n, m, k);
+    let want: Vec<f64> = linear.iter().map(|&v| reference::gelu(v)).collect();
+    let product = reference::linear(&f32_to_f64(&x), &bf16_to_f64(&w), None, n, m, k);
+    let scale = frobenius(&product) + frobenius(&bias64.repeat(n));
+
+    let options = MatmulOptions { precision: Precision::Auto, ..MatmulOptions::default() };
+    let wb = Weight::upload(gpu, "w", &w, m, k, &options).unwrap();
+    assert_eq!(wb.path(), MatmulPath::F32, "no tensor cores on a masked device");
+    let (xb, bb) = (gpu.upload_f32("x", &x).unwrap(), gpu.upload_f32("bias", &bias).unwrap());
+    let yb = poisoned(gpu, "y", n * m);
+    let epilogue = Epilogue { bias: Some(&bb), activation: Activation::Gelu, accumulate: false };
+    let mut rec = Recorder::new(gpu);
+    if recorded(gemm(&mut rec, &xb, &wb, &yb, n, m, k, &epilogue), "gemm") {
+        rec.submit().unwrap();
+        assert_close_to_scale("masked gemm", &gpu.read_f32(&yb).block().unwrap(), &want, scale, 1e-5);
+    }
+}
+
+/// Both attention kernels exchange values through subgroups (and the tensor-core one needs f16 matrices): with them
+/// masked, every entry point names what is missing, or runs and matches where a variant without them exists.
+#[test]
+fn attention_runs_or_names_the_capability() {
+    let gpu = masked_gpu();
+    let (seqs, seq_len, heads, head_dim) = (2, 40, 2, 64);
+    let rows = seqs * seq_len;
+    let width = heads * head_dim;
+    let mut rng = Rng::new(fresh_seed());
+    let qkv = rng.f32s(rows * 3 * width, 2.2);
+    let valid: Vec<bool> = (0..rows).map(|r| r % seq_len < 30).collect();
+    let want = reference::attention(&f32_to_f64(&qkv), &valid, seqs, seq_len, heads, head_dim);
+    // rotary_attention rotates q and k (all of each head) first.
+    let mut rotated = f32_to_f64(&qkv);
+    reference::qk_norm_rope(&mut rotated, None, rows, seq_len, heads, head_dim, head_dim, THETA);
+    let want_rotary = reference::attention(&rotated, &valid, seqs, seq_len, heads, head_dim);
+    let qkv_buffer = gpu.upload_f32("qkv", &qkv).unwrap();
+    let key_valid = gpu.upload_u32("key_valid", &valid.iter().map(|&v| v as u32).collect::<Vec<_>>()).unwrap();
+    let table = RopeTable::new(gpu, seq_len, head_dim, THETA).unwrap();
+    let prologue = QkPrologue { rope: &table, norm: None, slices: 1 };
+    let shape = (seqs, seq_len, heads, head_dim);
+    for entry in 0..4 {
+        let out = poisoned(gpu, "out", rows * width);
+        let buffers = [&qkv_buffer, &key_valid, &out];
+        let mut rec = Recorder::new(gpu);
+        let (kernel, result, want) = match entry {
+            0 => (
+                "attention",
+                attention(&mut rec, buffers[0], buffers[1], &out, seqs, seq_len, heads, head_dim, Precision::Auto),
+                &want,
+            ),
+            1 => ("attention", attention_split(&mut rec, buffers, shape, KeySplits::Fixed(2)), &want),
+            2 => ("attention_coop", attention_coop(&mut rec, buffers, shape, None, (None, KeySplits::Auto)), &want),
+            _ => ("attention", rotary_attention(&mut rec, buffers, &prologue, shape, Precision::Auto), &want_rotary),
+        };
+        if recorded(result, kernel) {
+            rec.submit().unwrap();
+            assert_close(&format!("masked {kernel} (entry {entry})"), &gpu.read_f32(&out).block().unwrap(), want, 1e-5);
+        }
+    }
+}
+
+#[test]
+fn qk_norm_rope_runs_or_names_the_capability() {
+    let gpu = masked_gpu();
+    let (rows, seq_len, heads, head_dim, rot) = (45, 20, 2, 128, 64);
+    let mut rng = Rng::new(fresh_seed());
+    let qkv = rng.f32s(rows * 3 * heads * head_dim, 2.0);
+    let params: Vec<Vec<f32>> = [1.0, 0.5, 1.0, 0.5].iter().map(|&scale| rng.f32s(head_dim, scale)).collect();
+    let mut want = f32_to_f64(&qkv);
+    let params64: Vec<Vec<f64>> = params.iter().map(|p| f32_to_f64(p)).collect();
+    let norm64 = (&params64[0][..], &params64[1][..], &params64[2][..], &params64[3][..]);
+    reference::qk_norm_rope(&mut want, Some(norm64), rows, seq_len, heads, head_dim, rot, THETA);
+    let table = RopeTable::new(gpu, seq_len, rot, THETA).unwrap();
+    let buffer = gpu.upload_f32("qkv", &qkv).unwrap();
+    let p: Vec<_> = params.iter().map(|p| gpu.upload_f32("norm", p).unwrap()).collect();
+    let norm = QkNorm { q_weight: &p[0], q_bias: &p[1], k_weight: &p[2], k_bias: &p[3] };
+    let mut rec = Recorder::new(gpu);
+    let result = qk_norm_rope(&mut rec, &buffer, &table, Some(&norm), rows, seq_len, heads, head_dim);
+    if recorded(result, "qk_norm_rope") {
+        rec.submit().unwrap();
+        assert_close("masked qk_norm_rope", &gpu.read_f32(&buffer).block().unwrap(), &want, 1e-5);
+    }
+}
+
+#[test]
+fn conv_im2col_runs_or_names_the_capability() {
+    let gpu = masked_gpu();
+    let (lengths, seq_len, channels) = ([37usize, 5], 37, 24);
+    let rows = lengths.len() * seq_len;
+    let h = Rng::new(fresh_seed()).f32s(rows * channels, 2.0);
+    let want = reference::conv_im2col(&f32_to_f64(&h), &lengths, seq_len, channels);
+    let hb = gpu.upload_f32("h", &h).unwrap();
+    let lengths_gpu = gpu.upload_u32("lengths", &lengths.map(|l| l as u32)).unwrap();
+    let cols = poisoned(gpu, "cols", rows * 3 * channels);
+    let mut rec = Recorder::new(gpu);
+    let batch = ConvBatch { sequences: lengths.len(), seq_len, lengths: &lengths_gpu };
+    if recorded(conv_im2col(&mut rec, &hb, &cols, batch, channels), "conv_im2col") {
+        rec.submit().unwrap();
+        assert!(
+            f32_to_f64(&gpu.read_f32(&cols).block().unwrap()) == want,
+            "masked conv_im2col differs from the reference"
+        );
+    }
+}
+
+#[test]
+fn speaker_fusion_runs_or_names_the_capability() {
+    let gpu = masked_gpu();
+    let (rows, width, speakers) = (37, 77, 3);
+    let mut rng = Rng::new(fresh_seed());
+    let (x, z) = (rng.f32s(rows * width, 2.0), rng.f32s(rows * speakers, 2.0));
+    let table = speaker_table(speakers, width);
+    let mut want = f32_to_f64(&x);
+    reference::speaker_fusion(&mut want, &f32_to_f64(&z), &f32_to_f64(&table), rows, width, speakers);
+    let [xb, zb, tb] = [&x, &z, &table].map(|v| gpu.upload_f32("input", v).unwrap());
+    let mut rec = Recorder::new(gpu);
+    if recorded(speaker_fusion(&mut rec, &xb, &zb, &tb, rows, width, speakers), "speaker_fusion") {
+        rec.submit().unwrap();
+        assert_close("masked speaker_fusion", &gpu.read_f32(&xb).block().unwrap(), &want, 1e-5);
+    }
+}
+
+#[test]
+fn log_softmax_gather_runs_or_names_the_capability() {
+    let gpu = masked_gpu();
+    let (rows, vocab, classes) = (3, 300, [6u32, 0, 299, 3]);
+    let logits = Rng::new(fresh_seed()).f32s(rows * vocab, 12.0);
+    let want = reference::log_softmax_gather(&f32_to_f64(&logits), &classes, vocab);
+    // As in its own test: each output's rounding scales with its logit and the row's log-sum-exp.
+    let scale = logits
+        .chunks_exact(vocab)
+        .zip(want.chunks_exact(classes.len()))
+        .flat_map(|(row, w)| {
+            classes.iter().zip(w).map(move |(&c, w)| {
+                let logit = f64::from(row[c as usize]);
+                logit.abs() + (w - logit).abs()
+            })
+        })
+        .map(|s| s * s)
+        .sum::<f64>()
+        .sqrt();
+    let lb = gpu.upload_f32("logits", &logits).unwrap();
+    let cb = gpu.upload_u32("classes", &classes).unwrap();
+    let out = poisoned(gpu, "log-probabilities", rows * classes.len());
+    let mut rec = Recorder::new(gpu);
+    if recorded(log_softmax_gather(&mut rec, &lb, &cb, &out, rows, vocab, classes.len()), "log_softmax_gather") {
+        rec.submit().unwrap();
+        assert_close_to_scale("masked log_softmax_gather", &gpu.read_f32(&out).block().unwrap(), &want, scale, 1e-6);
+    }
+}
