@@ -66,8 +66,8 @@ pub struct EngineOptions {
 }
 
 impl Default for EngineOptions {
-    /// Any adapter, automatic precision, the Hub's defaults ([`HubOptions::default`]); nothing is read from the
-    /// environment (that is [`EngineOptions::from_env`]).
+    /// Any adapter, automatic precision, the Hub's defaults (`HubOptions::default`, with the `hub` feature); nothing
+    /// is read from the environment (that is [`EngineOptions::from_env`]).
     fn default() -> Self {
         Self {
             gpu: GpuOptions::default(),
