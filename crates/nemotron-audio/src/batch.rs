@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use clap::Args;
-use nemotron_engine::{Engine, SegmentFormat, Segmenter, output, write_segments};
-use nemotron_towers::AudioOptions;
-use nemotron_towers::manifest::{ManifestEntry, read_manifest};
+use nemotron_engine::{
+    AudioOptions, Engine, ManifestEntry, SegmentFormat, Segmenter, output, read_manifest, write_segments,
+};
 use serde_json::{Value, json};
 
 use crate::failure::Failure;

@@ -3,9 +3,9 @@
 use std::path::Path;
 
 use clap::Args;
-use nemotron_towers::ModelConfig;
-use nemotron_towers::bench::stream::{LoadTrial, Spread, StreamBenchOptions, StreamLatency};
-use nemotron_towers::bench::{self, BenchEvent, BenchOptions, Measurement};
+use nemotron_engine::ModelConfig;
+use nemotron_engine::bench::stream::{LoadTrial, Spread, StreamBenchOptions, StreamLatency};
+use nemotron_engine::bench::{self, BenchEvent, BenchOptions, Measurement};
 
 use crate::Settings;
 use crate::failure::Failure;
@@ -17,7 +17,7 @@ pub fn bench(
     profile: bool,
     config: Option<&Path>,
 ) -> Result<(), Failure> {
-    let config = config.map(ModelConfig::from_file).transpose().map_err(nemotron_towers::Error::from)?;
+    let config = config.map(ModelConfig::from_file).transpose()?;
     let gpu = settings.gpu()?;
     let info = gpu.adapter_info();
     println!("nemotron-audio bench on {} ({:?}, driver {} {})", info.name, info.backend, info.driver, info.driver_info);
@@ -45,7 +45,7 @@ pub fn bench_stream(
     args: &StreamBenchArgs,
     config: Option<&Path>,
 ) -> Result<(), Failure> {
-    let config = config.map(ModelConfig::from_file).transpose().map_err(nemotron_towers::Error::from)?;
+    let config = config.map(ModelConfig::from_file).transpose()?;
     let gpu = settings.gpu()?;
     let info = gpu.adapter_info();
     println!(

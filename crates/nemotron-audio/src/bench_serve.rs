@@ -11,17 +11,17 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use futures_util::{SinkExt, StreamExt};
-use nemotron_engine::{Engine, StreamingMode};
+use nemotron_engine::bench::seeded_audio;
+use nemotron_engine::bench::stream::Spread;
+use nemotron_engine::{Engine, ModelConfig, StreamingMode};
 use nemotron_server::{Server, ServerOptions};
-use nemotron_towers::ModelConfig;
-use nemotron_towers::bench::seeded_audio;
-use nemotron_towers::bench::stream::Spread;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::Settings;
 use crate::failure::Failure;
+use crate::stream::latency_parser;
 
 /// The flags of `bench --serve`.
 #[derive(Args)]
@@ -36,8 +36,8 @@ pub struct ServeBenchArgs {
     pub clients: Vec<u32>,
     /// With --serve: the modes to try (low, very-low, ultra-low).
     #[arg(long, requires = "serve", value_delimiter = ',', default_value = "low,very-low,ultra-low",
-          value_parser = ["low", "very-low", "ultra-low"])]
-    pub latencies: Vec<String>,
+          value_parser = latency_parser())]
+    pub latencies: Vec<StreamingMode>,
     /// With --serve: the server's `--max-batch` (default: the most clients of a trial).
     #[arg(long, requires = "serve", value_parser = clap::value_parser!(u32).range(1..))]
     pub serve_max_batch: Option<u32>,
@@ -48,7 +48,7 @@ pub struct ServeBenchArgs {
 
 /// One trial: `clients` sessions of `latency` at once.
 struct Trial {
-    latency: String,
+    latency: StreamingMode,
     clients: usize,
     chunk_seconds: f64,
     /// Latency of every chunk whose audio ends in the stream's second half (the speaker cache has filled by then).
@@ -73,8 +73,7 @@ pub fn bench_serve(
     let config = match config {
         Some(path) => ModelConfig::from_file(path),
         None => ModelConfig::from_json(r#"{"model_type":"nemotron3_diarization"}"#),
-    }
-    .map_err(nemotron_towers::Error::from)?;
+    }?;
     let started = Instant::now();
     let engine = Arc::new(Engine::random(&config, 0x5eed, &settings.engine)?);
     let info = engine.gpu().adapter_info();
@@ -108,7 +107,7 @@ pub fn bench_serve(
             let _ = stopped.await;
         }));
         ready(address).await?;
-        for latency in &args.latencies {
+        for &latency in &args.latencies {
             for &clients in &args.clients {
                 let trial = trial(address, latency, clients as usize, &audio).await;
                 println!("{}", report(&trial));
@@ -143,24 +142,19 @@ async fn ready(address: SocketAddr) -> Result<(), Failure> {
 }
 
 /// `clients` real-time sessions of `latency` at once, their starts spread over one chunk.
-async fn trial(address: SocketAddr, latency: &str, clients: usize, audio: &Arc<Vec<f32>>) -> Trial {
-    let mode = match latency {
-        "low" => StreamingMode::LowLatency,
-        "very-low" => StreamingMode::VeryLowLatency,
-        _ => StreamingMode::UltraLowLatency,
-    };
-    let chunk = Duration::from_secs_f64(mode.frames().0 as f64 * 0.08);
+async fn trial(address: SocketAddr, latency: StreamingMode, clients: usize, audio: &Arc<Vec<f32>>) -> Trial {
+    let chunk = Duration::from_secs_f64(latency.frames().0 as f64 * 0.08);
     let epoch = tokio::time::Instant::now() + Duration::from_millis(200);
     let tasks: Vec<_> = (0..clients)
         .map(|i| {
             let start = epoch + chunk.mul_f64(i as f64 / clients as f64);
-            let (audio, latency) = (audio.clone(), latency.to_string());
-            tokio::spawn(async move { client(address, &latency, start, chunk, &audio).await })
+            let audio = audio.clone();
+            tokio::spawn(async move { client(address, latency, start, chunk, &audio).await })
         })
         .collect();
     let half = audio.len() as f64 / 2.0;
     let mut trial = Trial {
-        latency: latency.to_string(),
+        latency,
         clients,
         chunk_seconds: chunk.as_secs_f64(),
         steady: Vec::new(),
@@ -185,7 +179,7 @@ async fn trial(address: SocketAddr, latency: &str, clients: usize, audio: &Arc<V
 /// first `audio.ack` covering it.
 async fn client(
     address: SocketAddr,
-    latency: &str,
+    latency: StreamingMode,
     start: tokio::time::Instant,
     chunk: Duration,
     audio: &[f32],

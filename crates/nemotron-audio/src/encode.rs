@@ -3,8 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use nemotron_engine::{Diarized, Engine, Segment, Segmenter, output};
-use nemotron_towers::AudioOptions;
+use nemotron_engine::{AudioOptions, Diarized, Engine, FRAME_SECONDS, Segment, Segmenter, output};
 
 use crate::failure::Failure;
 use crate::output::Done;
@@ -135,8 +134,8 @@ pub fn write_plot(
         segments,
         probabilities: recording.probabilities(),
         speakers: recording.speakers(),
-        frame_seconds: nemotron_postprocess::time::FRAME_SECONDS * recording.subsampling() as f64,
-        seconds: recording.frames() as f64 * nemotron_postprocess::time::FRAME_SECONDS,
+        frame_seconds: FRAME_SECONDS * recording.subsampling() as f64,
+        seconds: recording.frames() as f64 * FRAME_SECONDS,
         thresholds: &segmenter.thresholds(),
     };
     Ok(output::write_bytes(path, &timeline.png().map_err(Failure::Message)?)?)

@@ -25,9 +25,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
-use nemotron_engine::EngineOptions;
-use nemotron_towers::blocking::Block;
-use nemotron_towers::{Channel, Gpu, Precision};
+use nemotron_engine::{Channel, EngineOptions, Gpu, Precision};
 
 use crate::failure::Failure;
 
@@ -296,7 +294,7 @@ impl Settings {
     }
 
     fn gpu(&self) -> Result<Gpu, Failure> {
-        Gpu::with_options(&self.engine.gpu).block().map_err(|e| nemotron_towers::Error::from(e).into())
+        Ok(nemotron_engine::open_gpu(&self.engine.gpu)?)
     }
 }
 

@@ -4,8 +4,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::Args;
-use nemotron_postprocess::diarization::rttm::{read_rttm, read_uem};
-use nemotron_postprocess::diarization::scoring::{Components, FileScore, Score, ScoreOptions, score};
+use nemotron_engine::scoring::{Components, FileScore, Score, ScoreOptions, read_rttm, read_uem, score};
 use serde_json::{Value, json};
 
 use crate::failure::Failure;

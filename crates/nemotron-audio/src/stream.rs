@@ -7,10 +7,12 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
-use nemotron_engine::{LiveRecording, LiveSession, SegmentEvent, event_json_line, output};
-use nemotron_towers::raw_pcm::{RawDecoder, RawFormat};
-use nemotron_towers::{AudioOptions, Channel, StreamingMode, audio};
+use nemotron_engine::{
+    AudioOptions, Channel, LiveRecording, LiveSession, RawDecoder, RawFormat, SegmentEvent, StreamingMode, audio,
+    event_json_line, output,
+};
 
 use crate::encode::{DiarizeOutputs, file_id, speakers_found, write_plot};
 use crate::failure::Failure;
@@ -26,8 +28,8 @@ pub struct StreamArgs {
     #[arg(long, conflicts_with_all = ["out_dir", "features"])]
     pub stream: bool,
     /// Input latency of the stream: low (1.04 s), very-low (0.64 s), ultra-low (0.32 s). Default: low.
-    #[arg(long, value_enum, requires = "stream")]
-    pub latency: Option<Latency>,
+    #[arg(long, requires = "stream", value_parser = latency_parser())]
+    pub latency: Option<StreamingMode>,
     /// Feed the audio file at the pace it plays instead of as fast as possible.
     #[arg(long, requires = "stream")]
     pub realtime: bool,
@@ -55,25 +57,20 @@ impl From<RawFormatFlag> for RawFormat {
     }
 }
 
-/// `--latency`: upstream's named streaming modes.
-#[derive(Clone, Copy, ValueEnum)]
-pub enum Latency {
-    /// `low_latency`: chunks of 0.72 s with 0.32 s of look-ahead.
-    Low,
-    /// `very_low_latency`: 0.48 s and 0.16 s.
-    VeryLow,
-    /// `ultra_low_latency`: 0.24 s and 0.08 s.
-    UltraLow,
-}
-
-impl Latency {
-    fn mode(self) -> StreamingMode {
-        match self {
-            Latency::Low => StreamingMode::LowLatency,
-            Latency::VeryLow => StreamingMode::VeryLowLatency,
-            Latency::UltraLow => StreamingMode::UltraLowLatency,
-        }
-    }
+/// `--latency` (and `bench --serve --latencies`): the named streaming modes, by the names [`StreamingMode`] parses
+/// (the help says what each one's chunks and look-ahead are).
+pub fn latency_parser() -> impl TypedValueParser<Value = StreamingMode> {
+    let names = StreamingMode::NAMED.into_iter().filter_map(|mode| {
+        let (chunk, lookahead) = mode.frames();
+        let help = format!(
+            "`{}`: chunks of {:.2} s with {:.2} s of look-ahead",
+            mode.name(),
+            chunk as f64 * 0.08,
+            lookahead as f64 * 0.08
+        );
+        Some(PossibleValue::new(mode.latency_name()?).help(help))
+    });
+    PossibleValuesParser::new(names).try_map(|name| name.parse::<StreamingMode>())
 }
 
 /// Samples per push when a file is fed as fast as possible (0.1 s: events come out as chunks complete).
@@ -150,7 +147,7 @@ pub fn diarize(
     let written: Vec<&Path> = [outputs.out, options.file(), outputs.plot].into_iter().flatten().collect();
     output::check_files(&written)?;
     let engine = model::load(settings, input)?;
-    let mode = args.latency.unwrap_or(Latency::Low).mode();
+    let mode = args.latency.unwrap_or(StreamingMode::LowLatency);
     let mut live =
         Live { session: engine.stream(mode, &options.settings())?, stdout: std::io::stdout().lock(), closed: false };
     let started = Instant::now();

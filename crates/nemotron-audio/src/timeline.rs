@@ -4,7 +4,7 @@
 
 use plotters::prelude::*;
 
-use nemotron_postprocess::diarization::Segment;
+use nemotron_engine::Segment;
 
 /// DejaVu Sans (Bitstream Vera license, `assets/DejaVuSans.LICENSE`): plotters needs a font for
 /// labels, and relying on system fonts would make a fresh machine fail.

@@ -67,8 +67,8 @@ pub struct EngineOptions {
 }
 
 impl Default for EngineOptions {
-    /// Any adapter, automatic precision, the Hub's defaults ([`HubOptions::default`]); nothing is read from the
-    /// environment (that is [`EngineOptions::from_env`]).
+    /// Any adapter, automatic precision, the Hub's defaults (`HubOptions::default`, with the `hub` feature); nothing
+    /// is read from the environment (that is [`EngineOptions::from_env`]).
     fn default() -> Self {
         Self {
             gpu: GpuOptions::default(),
@@ -142,7 +142,7 @@ impl Engine {
         };
         #[cfg(not(feature = "hub"))]
         let _ = download;
-        let gpu = Gpu::with_options(&options.gpu).block().map_err(nemotron_towers::Error::from)?;
+        let gpu = open_gpu(&options.gpu)?;
         let model = Model::load(&gpu, &folder, &options.model).block()?;
         let tokenizer_source = TokenizerSource::Folder(folder);
         Ok(Self { model, gpu, description, tokenizer_source, tokenizer: OnceLock::new() })
@@ -151,7 +151,7 @@ impl Engine {
     #[cfg(feature = "demo")]
     fn load_demo(options: &EngineOptions) -> Result<Self, EngineError> {
         log::warn!("using the {}: its outputs are meaningless", crate::demo::LABEL);
-        let gpu = Gpu::with_options(&options.gpu).block().map_err(nemotron_towers::Error::from)?;
+        let gpu = open_gpu(&options.gpu)?;
         let (config, checkpoint) = crate::demo::model()?;
         let model = Model::from_checkpoint(&gpu, config, &checkpoint, &options.model).block()?;
         let description = crate::demo::LABEL.to_string();
@@ -161,7 +161,7 @@ impl Engine {
     /// A model of `config`'s shapes with random weights (seeded), for benchmarks of the engine's front ends (e.g.
     /// `nemotron-audio bench --serve`): its outputs are meaningless and it has no alignment tokenizer.
     pub fn random(config: &ModelConfig, seed: u64, options: &EngineOptions) -> Result<Self, EngineError> {
-        let gpu = Gpu::with_options(&options.gpu).block().map_err(nemotron_towers::Error::from)?;
+        let gpu = open_gpu(&options.gpu)?;
         let model = Model::random(&gpu, config, seed, &options.model).block()?;
         let kind = match config {
             ModelConfig::Transcribe(_) => "nemo_speechlm",
@@ -221,4 +221,9 @@ impl Engine {
 #[cfg(feature = "hub")]
 pub fn fetch(id: &RepoId, options: &HubOptions, progress: DownloadProgress<'_>) -> Result<PathBuf, EngineError> {
     Ok(nemotron_towers::hub::fetch_audio_model(id, options, progress)?)
+}
+
+/// A GPU context of `options`, as [`Engine::load`] opens one (`bench` times the library on a context of its own).
+pub fn open_gpu(options: &GpuOptions) -> Result<Gpu, EngineError> {
+    Ok(Gpu::with_options(options).block().map_err(nemotron_towers::Error::from)?)
 }

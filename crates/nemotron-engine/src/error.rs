@@ -87,6 +87,13 @@ pub enum EngineError {
     Serialise(#[source] serde_json::Error),
 }
 
+/// A model configuration that cannot be read or used (`bench --config`, [`crate::Engine::random`]'s).
+impl From<nemotron_towers::ConfigError> for EngineError {
+    fn from(error: nemotron_towers::ConfigError) -> Self {
+        EngineError::Towers(error.into())
+    }
+}
+
 /// What kind of failure an [`EngineError`] is, for front ends that answer by kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]

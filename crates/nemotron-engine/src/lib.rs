@@ -110,25 +110,59 @@ mod input;
 mod live;
 pub mod output;
 mod segment_settings;
+mod speaker_dict;
 mod tasks;
 
 #[cfg(feature = "demo")]
 pub use demo::LABEL as DEMO_LABEL;
 #[cfg(feature = "hub")]
 pub use engine::fetch;
-pub use engine::{DownloadProgress, Engine, EngineOptions, ModelSource};
+pub use engine::{DownloadProgress, Engine, EngineOptions, ModelSource, open_gpu};
 pub use error::{EngineError, ErrorKind};
 pub use input::Input;
 pub use live::{LiveRecording, LiveSession, event_json_line};
 pub use segment_settings::{SegmentSettings, Segmenter};
+pub use speaker_dict::SpeakerDictEntry;
 pub use tasks::{AlignRequest, Aligned, Diarized, Encoding, write_segments};
 
-pub use nemotron_postprocess::alignment::WordChunk;
-pub use nemotron_postprocess::diarization::{Segment, SegmentFormat};
-pub use nemotron_towers;
+// What the front ends (the CLI, the server, the Python package) need of the libraries below the engine, all here,
+// by where it comes from: front ends import these from the engine, never from the libraries themselves.
+
+// The model crate: options, the GPU, audio input, streaming modes and events.
+pub use nemotron_towers::streaming::{SegmentEvent, UnknownStreamingMode};
+pub use nemotron_towers::{
+    AudioError, AudioOptions, Channel, ConfigError, Error as TowersError, Features, Gpu, GpuOptions, MatmulOptions,
+    ModelConfig, ModelOptions, Precision, Progress, StreamingMode,
+};
+// The model crate's I/O: NeMo manifests, raw PCM streams.
 pub use nemotron_towers::manifest::{ManifestEntry, ManifestError, read_manifest};
 pub use nemotron_towers::raw_pcm::{PartialSample, RawDecoder, RawFormat};
-pub use nemotron_towers::streaming::SegmentEvent;
-pub use nemotron_towers::{
-    AudioOptions, Channel, Features, GpuOptions, MatmulOptions, ModelOptions, Precision, Progress, StreamingMode,
-};
+// The model crate's Hub client: ids of `download`.
+#[cfg(feature = "hub")]
+pub use nemotron_towers::hub::{HubError, RepoId};
+
+/// Audio files and streams decoded to 16 kHz mono samples (what `diarize --stream` feeds a session from a file).
+pub mod audio {
+    pub use nemotron_towers::audio::{SAMPLE_RATE, read_audio_from, read_audio_with};
+}
+
+/// The library's benchmark (`nemotron-audio bench`): the towers timed on random weights of a release model's shapes.
+pub mod bench {
+    pub use nemotron_towers::bench::{BenchEvent, BenchOptions, Measurement, run, seeded_audio};
+
+    /// Streaming sessions timed (`bench --stream`): per-chunk latency and how many sessions keep up.
+    pub mod stream {
+        pub use nemotron_towers::bench::stream::{LoadTrial, Spread, StreamBenchOptions, StreamLatency, run};
+    }
+}
+
+// The post-processing crate: segments, their formats and the word alignment.
+pub use nemotron_postprocess::alignment::{Alignment, WordChunk};
+pub use nemotron_postprocess::diarization::{Segment, SegmentFormat};
+pub use nemotron_postprocess::time::FRAME_SECONDS;
+
+/// Diarization error rates (`nemotron-audio score`): RTTM and UEM files read, each file scored as NIST's `md-eval`.
+pub mod scoring {
+    pub use nemotron_postprocess::diarization::rttm::{read_rttm, read_uem};
+    pub use nemotron_postprocess::diarization::scoring::{Components, FileScore, Score, ScoreOptions, score};
+}

@@ -44,3 +44,18 @@ fn event_lines_keep_the_clis_layout() {
     let end = SegmentEvent::End { speaker: 3, start: 7, end: 1_310 };
     assert_eq!(event_json_line(&end), r#"{"event":"end","speaker":3,"time":13.10,"start":0.07,"end":13.10}"#);
 }
+
+#[test]
+fn speaker_dict_entries_are_the_json_segment_files_values() {
+    use nemotron_engine::{Segment, SegmentFormat, SpeakerDictEntry, write_segments};
+    // Ties on the exact binary value (0.125 → 0.12, 0.375 → 0.38), one under a tie (0.075 → 0.07), long times.
+    let segments = [(0, 0.0, 0.125), (3, 0.375, 1.0), (1, 0.075, 15.0), (2, 3599.994, 7201.005)]
+        .map(|(speaker, start, end)| Segment { speaker, start, end });
+    let written: serde_json::Value = serde_json::from_str(&write_segments(&segments, SegmentFormat::Json, "")).unwrap();
+    let entries: Vec<SpeakerDictEntry> = segments.iter().map(SpeakerDictEntry::from).collect();
+    assert_eq!(serde_json::to_value(&entries).unwrap(), written);
+    assert_eq!(
+        serde_json::to_string(&entries[..2]).unwrap(),
+        r#"[{"Start":0.0,"End":0.12,"Speaker":0},{"Start":0.38,"End":1.0,"Speaker":3}]"#
+    );
+}

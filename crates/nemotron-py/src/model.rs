@@ -7,6 +7,7 @@ use std::sync::Arc;
 use nemotron_engine::{
     AlignRequest, Engine, EngineOptions, Input, ModelSource, Precision, SegmentSettings, Segmenter, StreamingMode,
 };
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
@@ -222,7 +223,8 @@ impl Model {
         Ok(Alignment::new(aligned))
     }
 
-    /// A live diarization session; `latency`: `"low"` (1.04 s), `"very-low"` (0.64 s), `"ultra-low"` (0.32 s). The
+    /// A live diarization session; `latency`: `"low"` (1.04 s), `"very-low"` (0.64 s), `"ultra-low"` (0.32 s) (`_`
+    /// for `-` too: every name [`StreamingMode`] parses). The
     /// keyword arguments are `diarize`'s but `max_speakers` (known only at the end of a recording).
     #[pyo3(signature = (latency="low", **segment_settings))]
     fn stream(
@@ -231,17 +233,7 @@ impl Model {
         latency: &str,
         segment_settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<StreamSession> {
-        let mode = match latency.replace('_', "-").as_str() {
-            "low" => StreamingMode::LowLatency,
-            "very-low" => StreamingMode::VeryLowLatency,
-            "ultra-low" => StreamingMode::UltraLowLatency,
-            _ => {
-                return Err(bad_argument(
-                    "latency",
-                    format!("{latency:?} is not \"low\", \"very-low\" or \"ultra-low\""),
-                ));
-            }
-        };
+        let mode = latency.parse::<StreamingMode>().map_err(|e| PyValueError::new_err(e.to_string()))?;
         let (settings, _): (SegmentSettings, _) = settings::from_kwargs(segment_settings)?;
         let engine = Arc::clone(&self.engine);
         detached(py, move || {

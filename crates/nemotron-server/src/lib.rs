@@ -26,6 +26,7 @@ mod auth;
 mod error;
 mod http;
 mod metrics;
+pub mod names;
 mod options;
 mod routes;
 mod service;

@@ -4,11 +4,11 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
+use nemotron_engine::StreamingMode;
 use serde_json::json;
 
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::stream::protocol::LATENCIES;
 
 /// The page at `/`: pick a file or the microphone, watch the speaker timeline fill in (plain HTML and JS, no build).
 const PAGE: &str = include_str!("page/index.html");
@@ -53,7 +53,8 @@ pub async fn models(State(state): State<AppState>) -> Result<Json<serde_json::Va
             "object": "model",
             "demo": engine.is_demo(),
             "tasks": ["diarization", "alignment", "features", "streaming_diarization"],
-            "streaming_latencies": LATENCIES,
+            // The latency names of `session.start`: ["low", "very-low", "ultra-low"].
+            "streaming_latencies": StreamingMode::NAMED,
         }],
     })))
 }

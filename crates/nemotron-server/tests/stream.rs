@@ -27,14 +27,6 @@ fn expected(samples: &[f32], mode: StreamingMode, settings: &SegmentSettings) ->
     (lines, serde_json::from_str(&write_segments(&segments, SegmentFormat::Json, "")).unwrap())
 }
 
-fn mode_of(latency: &str) -> StreamingMode {
-    match latency {
-        "low" => StreamingMode::LowLatency,
-        "very-low" => StreamingMode::VeryLowLatency,
-        _ => StreamingMode::UltraLowLatency,
-    }
-}
-
 /// What a session said: its segment events, its acks, its `session.done`, its close code.
 struct Transcript {
     events: Vec<String>,
@@ -130,7 +122,13 @@ async fn sixteen_concurrent_streams_each_equal_their_solo_run() {
     });
     let results = futures_util::future::join_all(runs).await;
     for (i, samples, latency, settings, transcript) in results {
-        check(&transcript, &samples, mode_of(latency), &settings, &format!("session {i} ({latency})"));
+        check(
+            &transcript,
+            &samples,
+            latency.parse::<StreamingMode>().unwrap(),
+            &settings,
+            &format!("session {i} ({latency})"),
+        );
     }
     let metrics = common::client().get(server.url("/metrics")).send().await.unwrap().text().await.unwrap();
     assert!(metrics.lines().any(|l| l == "nemotron_stream_sessions_total 16"), "{metrics}");

@@ -6,8 +6,9 @@ use std::time::Instant;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use nemotron_engine::{AlignRequest, AudioOptions, Input, SegmentFormat, write_segments};
+use nemotron_engine::{AlignRequest, AudioOptions, Input, write_segments};
 
+use super::formats::{AlignmentFormat, DiarizationFormat};
 use super::upload::Upload;
 use crate::error::ApiError;
 use crate::settings::segment_settings;
@@ -17,11 +18,7 @@ use crate::state::AppState;
 pub async fn diarize(State(state): State<AppState>, request: Request) -> Result<Response, ApiError> {
     let engine = state.engine()?;
     let mut upload = Upload::read(request).await?;
-    let format = match upload.take_format(&["json", "rttm", "csv"])? {
-        "rttm" => SegmentFormat::Rttm,
-        "csv" => SegmentFormat::Csv,
-        _ => SegmentFormat::Json,
-    };
+    let format: DiarizationFormat = upload.take_format()?;
     let uri = upload.take_uri()?;
     let options = upload.take_audio_options()?;
     let name = upload.name.clone();
@@ -33,15 +30,10 @@ pub async fn diarize(State(state): State<AppState>, request: Request) -> Result<
         let seconds = input.seconds();
         let diarized = engine.diarize(input, &mut |_, _, _| {})?;
         let segments = diarized.segments(&settings)?;
-        Ok((write_segments(&segments, format, &uri), seconds))
+        Ok((write_segments(&segments, format.segments(), &uri), seconds))
     })
     .await?;
-    let content_type = match format {
-        SegmentFormat::Json => "application/json",
-        SegmentFormat::Csv => "text/csv; charset=utf-8",
-        SegmentFormat::Rttm => "text/plain; charset=utf-8",
-    };
-    Ok(([(header::CONTENT_TYPE, content_type)], text).into_response())
+    Ok(([(header::CONTENT_TYPE, format.content_type())], text).into_response())
 }
 
 /// `POST /v1/audio/alignments`: each word's start, end and speaker, as `align --out` (JSON), `--srt` or `--vtt`
@@ -49,7 +41,7 @@ pub async fn diarize(State(state): State<AppState>, request: Request) -> Result<
 pub async fn align(State(state): State<AppState>, request: Request) -> Result<Response, ApiError> {
     let engine = state.engine()?;
     let mut upload = Upload::read(request).await?;
-    let format = upload.take_format(&["json", "srt", "vtt"])?;
+    let format: AlignmentFormat = upload.take_format()?;
     let transcript = upload
         .take("transcript")
         .filter(|t| !t.trim().is_empty())
@@ -63,19 +55,14 @@ pub async fn align(State(state): State<AppState>, request: Request) -> Result<Re
         let seconds = input.seconds();
         let aligned = engine.align(input, &request, &mut |_, _, _| {})?;
         let text = match format {
-            "srt" => aligned.to_srt(),
-            "vtt" => aligned.to_vtt(),
-            _ => aligned.to_json()?,
+            AlignmentFormat::Srt => aligned.to_srt(),
+            AlignmentFormat::Vtt => aligned.to_vtt(),
+            AlignmentFormat::Json => aligned.to_json()?,
         };
         Ok((text, seconds))
     })
     .await?;
-    let content_type = match format {
-        "srt" => "application/x-subrip; charset=utf-8",
-        "vtt" => "text/vtt; charset=utf-8",
-        _ => "application/json",
-    };
-    Ok(([(header::CONTENT_TYPE, content_type)], text).into_response())
+    Ok(([(header::CONTENT_TYPE, format.content_type())], text).into_response())
 }
 
 /// `POST /v1/audio/features`: every output tensor, the safetensors file `encode --out` writes (`word_timestamps=true`

@@ -10,9 +10,11 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest, Multipart, Query, Request};
 use axum::http::{StatusCode, header};
 use nemotron_engine::{AudioOptions, Channel};
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
+use crate::names::parse_name;
 use crate::settings::form_value;
 
 /// An offline request's audio and fields.
@@ -101,14 +103,12 @@ impl Upload {
         Ok(AudioOptions { channel, ..AudioOptions::default() })
     }
 
-    /// The `response_format` field, one of `formats` (the first is the default).
-    pub fn take_format(&mut self, formats: &[&'static str]) -> Result<&'static str, ApiError> {
+    /// The `response_format` field (the route's default when not given).
+    pub fn take_format<F: DeserializeOwned + Default>(&mut self) -> Result<F, ApiError> {
         match self.take("response_format") {
-            None => Ok(formats[0]),
-            Some(name) => formats.iter().copied().find(|f| *f == name).ok_or_else(|| {
-                let message = format!("response_format `{name}`: one of {}", formats.join(", "));
-                ApiError::bad_request("invalid_setting", message)
-            }),
+            None => Ok(F::default()),
+            Some(name) => parse_name(&name)
+                .map_err(|why| ApiError::bad_request("invalid_setting", format!("response_format: {why}"))),
         }
     }
 

@@ -4,28 +4,59 @@
 //! step, and at the end `session.done`; or an `error`, then a close frame whose code says why.
 
 use axum::extract::ws::close_code;
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use nemotron_engine::{RawFormat, SpeakerDictEntry, StreamingMode};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::{Map, Value};
 
-/// The latency names of `session.start` (the CLI's `--latency` values).
-pub const LATENCIES: [&str; 3] = ["low", "very-low", "ultra-low"];
+use crate::names::Named;
 
 /// The only sample rate a stream takes (the model's; resample on the client, as browsers' `AudioContext` does).
 pub const SAMPLE_RATE: u32 = 16_000;
+
+/// The `type` of a client's text message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum ClientMessage {
+    /// `session.start`: the first message.
+    #[serde(rename = "session.start")]
+    SessionStart,
+    /// `session.end`: the end of the stream.
+    #[serde(rename = "session.end")]
+    SessionEnd,
+}
+
+/// `encoding`: the sample format of the binary frames (16 kHz mono).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Encoding {
+    /// Signed 16-bit little-endian.
+    #[serde(rename = "pcm_s16le")]
+    PcmS16le,
+    /// 32-bit float little-endian.
+    #[serde(rename = "pcm_f32le")]
+    PcmF32le,
+}
+
+impl From<Encoding> for RawFormat {
+    fn from(encoding: Encoding) -> Self {
+        match encoding {
+            Encoding::PcmS16le => RawFormat::S16le,
+            Encoding::PcmF32le => RawFormat::F32le,
+        }
+    }
+}
 
 /// The first message of a session, before its segment settings are read.
 #[derive(Debug, Deserialize)]
 pub struct SessionStart {
     /// `"session.start"`.
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: Named<ClientMessage>,
     /// `low` (default), `very-low` or `ultra-low`.
     #[serde(default)]
-    pub latency: Option<String>,
+    pub latency: Option<Named<StreamingMode>>,
     /// Must be 16000.
     pub sample_rate: u32,
     /// `pcm_s16le` or `pcm_f32le`.
-    pub encoding: String,
+    pub encoding: Named<Encoding>,
     /// The segment rule's settings (the names of the HTTP form fields) and any unknown key, which the engine's
     /// settings type refuses.
     #[serde(flatten)]
@@ -89,43 +120,85 @@ impl ProtocolError {
     }
 
     /// The `error` message.
-    pub fn message(self, text: &str) -> String {
-        json!({ "type": "error", "code": self.code(), "message": text }).to_string()
+    pub fn message(self, text: &str) -> Result<String, serde_json::Error> {
+        ServerMessage::Error { code: self, message: text }.to_text()
     }
 }
 
-/// `session.ready`: the session's id and what the server understood of `session.start`.
-pub fn ready(id: &str, latency: &str, encoding: &str, max_frame_bytes: usize) -> String {
-    json!({
-        "type": "session.ready",
-        "id": id,
-        "latency": latency,
-        "sample_rate": SAMPLE_RATE,
-        "encoding": encoding,
-        "max_frame_bytes": max_frame_bytes,
-    })
-    .to_string()
+/// Written as its code.
+impl Serialize for ProtocolError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.code())
+    }
 }
 
-/// `audio.ack`: the seconds of audio from the stream's start the session has taken in (every chunk whose audio it
-/// holds has run; the frames of the last look-ahead become final with later audio or at the end).
-pub fn ack(processed_until: f64) -> String {
-    json!({ "type": "audio.ack", "processed_until": processed_until }).to_string()
+/// A server's text message other than a segment event, its keys in the documented order.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type")]
+pub enum ServerMessage<'a> {
+    /// `session.ready`: the session's id and what the server understood of `session.start`.
+    #[serde(rename = "session.ready")]
+    Ready {
+        /// The session's public id (`sess_<n>`).
+        id: &'a str,
+        /// The session's mode.
+        latency: StreamingMode,
+        /// Always [`SAMPLE_RATE`].
+        sample_rate: u32,
+        /// The frames' sample format.
+        encoding: Encoding,
+        /// Most bytes in one frame (1 s of audio).
+        max_frame_bytes: usize,
+    },
+    /// `audio.ack`: the seconds of audio from the stream's start the session has taken in (every chunk whose audio
+    /// it holds has run; the frames of the last look-ahead become final with later audio or at the end).
+    #[serde(rename = "audio.ack")]
+    Ack {
+        /// Seconds of audio taken in.
+        processed_until: f64,
+    },
+    /// `session.done`: every segment of the stream (what `diarize --stream --segments FILE.json` writes, upstream's
+    /// `{"Start","End","Speaker"}` objects) and the seconds of audio received.
+    #[serde(rename = "session.done")]
+    Done {
+        /// The session's public id.
+        id: &'a str,
+        /// Every segment, ordered by start then speaker.
+        segments: Vec<SpeakerDictEntry>,
+        /// Seconds of audio received.
+        seconds: f64,
+    },
+    /// `error`: why the session ends, before the close frame.
+    #[serde(rename = "error")]
+    Error {
+        /// The error's code.
+        code: ProtocolError,
+        /// What went wrong.
+        message: &'a str,
+    },
 }
 
-/// `session.done`: every segment of the stream (`segments`: what `diarize --stream --segments FILE.json` writes,
-/// upstream's `{"Start","End","Speaker"}` objects) and the seconds of audio received.
-pub fn done(id: &str, segments: Value, seconds: f64) -> String {
-    json!({ "type": "session.done", "id": id, "segments": segments, "seconds": seconds }).to_string()
+impl ServerMessage<'_> {
+    /// The message's JSON text.
+    pub fn to_text(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string(self)
+    }
 }
 
 /// Whether a text message is `{"type":"session.end"}`.
 pub fn is_session_end(text: &str) -> bool {
-    serde_json::from_str::<Value>(text).is_ok_and(|v| v.get("type").and_then(Value::as_str) == Some("session.end"))
+    #[derive(Deserialize)]
+    struct Typed {
+        #[serde(rename = "type")]
+        kind: Named<ClientMessage>,
+    }
+    serde_json::from_str::<Typed>(text).is_ok_and(|message| message.kind.0 == Ok(ClientMessage::SessionEnd))
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -147,7 +220,7 @@ mod tests {
         assert_eq!(codes.len(), all.len());
         for error in all {
             assert_ne!(error.close_code(), close_code::NORMAL, "{error:?}");
-            let message: Value = serde_json::from_str(&error.message("why")).unwrap();
+            let message: Value = serde_json::from_str(&error.message("why").unwrap()).unwrap();
             assert_eq!(message["type"], "error");
             assert_eq!(message["code"], error.code());
         }
@@ -159,11 +232,60 @@ mod tests {
             r#"{"type":"session.start","latency":"ultra-low","sample_rate":16000,"encoding":"pcm_f32le","onset":0.6}"#,
         )
         .unwrap();
-        assert_eq!(start.latency.as_deref(), Some("ultra-low"));
+        assert_eq!(start.kind, Named(Ok(ClientMessage::SessionStart)));
+        assert_eq!(start.latency, Some(Named(Ok(StreamingMode::UltraLowLatency))));
+        assert_eq!(start.encoding, Named(Ok(Encoding::PcmF32le)));
         assert_eq!(start.settings.get("onset"), Some(&json!(0.6)));
         assert!(!start.settings.contains_key("type"));
         assert!(is_session_end(r#"{"type":"session.end"}"#));
         assert!(!is_session_end(r#"{"type":"session.start"}"#));
         assert!(!is_session_end("session.end"));
+    }
+
+    #[test]
+    fn unknown_names_are_kept_apart_with_the_accepted_ones() {
+        let start: SessionStart = serde_json::from_str(
+            r#"{"type":"session.begin","latency":"instant","sample_rate":16000,"encoding":"pcm_u8"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            start.kind.0.unwrap_err(),
+            "unknown variant `session.begin`, expected `session.start` or `session.end`"
+        );
+        assert_eq!(start.latency.unwrap().0.unwrap_err(), "latency `instant`: one of low, very-low, ultra-low");
+        assert_eq!(start.encoding.0.unwrap_err(), "unknown variant `pcm_u8`, expected `pcm_s16le` or `pcm_f32le`");
+        // A value of the wrong type is a malformed message, as before.
+        assert!(
+            serde_json::from_str::<SessionStart>(r#"{"type":"session.start","sample_rate":16000,"encoding":1}"#)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn server_messages_keep_the_documented_bytes() {
+        let ready = ServerMessage::Ready {
+            id: "sess_1",
+            latency: StreamingMode::LowLatency,
+            sample_rate: SAMPLE_RATE,
+            encoding: Encoding::PcmS16le,
+            max_frame_bytes: 32_000,
+        };
+        assert_eq!(
+            ready.to_text().unwrap(),
+            r#"{"type":"session.ready","id":"sess_1","latency":"low","sample_rate":16000,"encoding":"pcm_s16le","max_frame_bytes":32000}"#
+        );
+        assert_eq!(
+            ServerMessage::Ack { processed_until: 0.72 }.to_text().unwrap(),
+            r#"{"type":"audio.ack","processed_until":0.72}"#
+        );
+        let segments = vec![SpeakerDictEntry { start: 0.0, end: 1.95, speaker: 0 }];
+        assert_eq!(
+            ServerMessage::Done { id: "sess_1", segments, seconds: 2.0 }.to_text().unwrap(),
+            r#"{"type":"session.done","id":"sess_1","segments":[{"Start":0.0,"End":1.95,"Speaker":0}],"seconds":2.0}"#
+        );
+        assert_eq!(
+            ProtocolError::InvalidSetting.message("why").unwrap(),
+            r#"{"type":"error","code":"invalid_setting","message":"why"}"#
+        );
     }
 }

@@ -8,13 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, close_code};
-use nemotron_engine::{
-    RawDecoder, RawFormat, SegmentEvent, SegmentFormat, StreamingMode, event_json_line, write_segments,
-};
+use nemotron_engine::{RawDecoder, RawFormat, SegmentEvent, SpeakerDictEntry, StreamingMode, event_json_line};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::protocol::{self, LATENCIES, ProtocolError, SAMPLE_RATE, SessionStart};
+use super::protocol::{self, ClientMessage, ProtocolError, SAMPLE_RATE, ServerMessage, SessionStart};
 use super::scheduler::{SchedulerHandle, SessionId, Step, StepError};
 use super::{MAX_MESSAGE_BYTES, STREAM};
 use crate::metrics::Metrics;
@@ -72,7 +70,9 @@ pub async fn run(socket: WebSocket, context: Context) {
         // the idle timeout bounds the wait as it bounds every send).
         let limit = session.context.idle_timeout + CLOSE_WAIT;
         let report = async {
-            if session.socket.send(Message::Text(error.message(&message).into())).await.is_ok() {
+            // An error message always serialises (strings and a code).
+            let Ok(text) = error.message(&message) else { return };
+            if session.socket.send(Message::Text(text.into())).await.is_ok() {
                 let _ = session.close(error.close_code(), error.code()).await;
             }
         };
@@ -219,25 +219,25 @@ impl Session {
             Ok(start) => start,
             Err(e) => return expected(&e.to_string()),
         };
-        if start.kind != "session.start" {
-            return expected(&format!("type `{}`", start.kind));
+        match start.kind.0 {
+            Ok(ClientMessage::SessionStart) => {}
+            Ok(ClientMessage::SessionEnd) => return expected("type `session.end`"),
+            Err(why) => return expected(&format!("type: {why}")),
         }
-        let format = match start.encoding.as_str() {
-            "pcm_s16le" => RawFormat::S16le,
-            "pcm_f32le" => RawFormat::F32le,
-            other => {
-                let message = format!("encoding `{other}`: pcm_s16le or pcm_f32le");
-                return Err(Abort::new(ProtocolError::UnsupportedEncoding, message));
-            }
-        };
+        let encoding = start
+            .encoding
+            .0
+            .map_err(|why| Abort::new(ProtocolError::UnsupportedEncoding, format!("encoding: {why}")))?;
+        let format = RawFormat::from(encoding);
         if start.sample_rate != SAMPLE_RATE {
             let message = format!("sample_rate {}: only 16000 (resample on the client)", start.sample_rate);
             return Err(Abort::new(ProtocolError::UnsupportedSampleRate, message));
         }
-        let latency = start.latency.as_deref().unwrap_or("low");
-        let mode = latency_mode(latency).ok_or_else(|| {
-            Abort::new(ProtocolError::InvalidSetting, format!("latency `{latency}`: one of {}", LATENCIES.join(", ")))
-        })?;
+        let mode = match start.latency {
+            None => StreamingMode::LowLatency,
+            // The mode's own message: "latency `…`: one of low, very-low, ultra-low".
+            Some(latency) => latency.0.map_err(|why| Abort::new(ProtocolError::InvalidSetting, why))?,
+        };
         let settings = segment_settings(start.settings)
             .map_err(|error| Abort::new(ProtocolError::InvalidSetting, error.message))?;
         let id = self.context.scheduler.open(mode, settings).await.map_err(|error| match error {
@@ -248,8 +248,11 @@ impl Session {
         })?;
         self.id = Some(id);
         self.public_id = format!("sess_{id}");
-        let ready = protocol::ready(&self.public_id, latency, &start.encoding, SAMPLE_RATE as usize * format.bytes());
-        self.send(ready).await?;
+        let max_frame_bytes = SAMPLE_RATE as usize * format.bytes();
+        let public_id = self.public_id.clone();
+        let ready =
+            ServerMessage::Ready { id: &public_id, latency: mode, sample_rate: SAMPLE_RATE, encoding, max_frame_bytes };
+        self.send_message(&ready).await?;
         Ok(Some(format))
     }
 
@@ -258,16 +261,16 @@ impl Session {
         self.id = None;
         let finished = self.context.scheduler.finish(id).await?;
         self.send_events(&finished.events).await?;
-        let json = write_segments(&finished.segments, SegmentFormat::Json, "");
-        let segments = serde_json::from_str(&json).map_err(|e| Abort::new(ProtocolError::Internal, e.to_string()))?;
-        self.send(protocol::done(&self.public_id, segments, seconds)).await?;
+        let segments = finished.segments.iter().map(SpeakerDictEntry::from).collect();
+        let public_id = self.public_id.clone();
+        self.send_message(&ServerMessage::Done { id: &public_id, segments, seconds }).await?;
         self.close(close, "session done").await?;
         Ok(())
     }
 
     async fn send_step(&mut self, step: Step) -> Result<(), Abort> {
         self.send_events(&step.events).await?;
-        self.send(protocol::ack(step.processed_until)).await
+        self.send_message(&ServerMessage::Ack { processed_until: step.processed_until }).await
     }
 
     async fn send_events(&mut self, events: &[SegmentEvent]) -> Result<(), Abort> {
@@ -275,6 +278,12 @@ impl Session {
             self.send(event_json_line(event)).await?;
         }
         Ok(())
+    }
+
+    /// Sends a protocol message.
+    async fn send_message(&mut self, message: &ServerMessage<'_>) -> Result<(), Abort> {
+        let text = message.to_text().map_err(|e| Abort::new(ProtocolError::Internal, e.to_string()))?;
+        self.send(text).await
     }
 
     /// Sends a text message; a client that reads nothing for the idle timeout (its connection's buffers full) gets
@@ -330,15 +339,5 @@ fn past_the_limit(error: axum::Error) -> Result<(), Abort> {
             Err(Abort::new(ProtocolError::FrameTooLarge, message))
         }
         _ => Ok(()),
-    }
-}
-
-/// The streaming mode of a `latency` name.
-fn latency_mode(name: &str) -> Option<StreamingMode> {
-    match name {
-        "low" => Some(StreamingMode::LowLatency),
-        "very-low" => Some(StreamingMode::VeryLowLatency),
-        "ultra-low" => Some(StreamingMode::UltraLowLatency),
-        _ => None,
     }
 }

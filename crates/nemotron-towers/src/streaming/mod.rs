@@ -32,5 +32,5 @@ mod session;
 
 pub use batch::push_many;
 pub use events::{LiveSegments, SegmentEvent, SegmentRule};
-pub use mode::StreamingMode;
+pub use mode::{StreamingMode, UnknownStreamingMode};
 pub use session::{ChunkReport, DiarizerSession, StreamOutput};

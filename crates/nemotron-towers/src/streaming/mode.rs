@@ -1,11 +1,22 @@
-//! Streaming modes, and where upstream's processor (`Nemotron3DiarizationProcessor`) cuts a stream into
-//! chunks for each of them.
+//! Streaming modes, their names (the one parser every front end uses), and where upstream's processor
+//! (`Nemotron3DiarizationProcessor`) cuts a stream into chunks for each of them.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::frontend::{HOP_LENGTH, WIN_LENGTH};
 use crate::mel::N_FFT;
 
 /// Chunk and look-ahead of a streaming session, in encoder frames of 80 ms: each forward emits the chunk's
 /// frames and attends to the look-ahead frames after them, which the next forward computes again.
+///
+/// The named modes parse ([`FromStr`], serde) from the latency names the front ends take — `low`, `very-low`,
+/// `ultra-low` (the CLI's `--latency`, the server's `latency`, Python's `latency`), with `_` for `-` and upstream's
+/// names (`low_latency`, …) as aliases — and are written ([`fmt::Display`], serde) by the first of them. A custom mode
+/// is written `custom_<chunk>_<look-ahead>`, which no front end takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StreamingMode {
     /// `low_latency`: 9 frames of chunk, 4 of look-ahead (1.04 s of input latency).
@@ -48,15 +59,73 @@ impl StreamingMode {
         }
     }
 
-    /// The named mode called `name` upstream.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::NAMED.into_iter().find(|mode| mode.name() == name)
+    /// The latency name front ends take for a named mode (`low`, `very-low`, `ultra-low`); `None` for a custom one.
+    pub fn latency_name(self) -> Option<&'static str> {
+        LATENCY_NAMES.iter().find(|(mode, _)| *mode == self).map(|(_, names)| names[0])
     }
 
     /// Audio a frame waits for, at most, before it is final: chunk and look-ahead (`streaming_latency_ms`).
     pub fn latency_seconds(self) -> f64 {
         let (chunk, lookahead) = self.frames();
         (chunk + lookahead) as f64 * 0.08
+    }
+}
+
+/// The latency names of the named modes, the one written first (the order of [`StreamingMode::NAMED`]).
+const LATENCY_NAMES: [(StreamingMode, &[&str]); 3] = [
+    (StreamingMode::LowLatency, &["low", "low_latency"]),
+    (StreamingMode::VeryLowLatency, &["very-low", "very_low", "very_low_latency"]),
+    (StreamingMode::UltraLowLatency, &["ultra-low", "ultra_low", "ultra_low_latency"]),
+];
+
+/// A latency name that is no named streaming mode's.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("latency `{name}`: one of low, very-low, ultra-low")]
+pub struct UnknownStreamingMode {
+    /// The name given.
+    pub name: String,
+}
+
+impl fmt::Display for StreamingMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.latency_name() {
+            Some(name) => f.write_str(name),
+            None => f.write_str(&self.name()),
+        }
+    }
+}
+
+impl FromStr for StreamingMode {
+    type Err = UnknownStreamingMode;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        LATENCY_NAMES
+            .iter()
+            .find(|(_, names)| names.contains(&name))
+            .map(|(mode, _)| *mode)
+            .ok_or_else(|| UnknownStreamingMode { name: name.to_string() })
+    }
+}
+
+impl Serialize for StreamingMode {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for StreamingMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct LatencyName;
+        impl Visitor<'_> for LatencyName {
+            type Value = StreamingMode;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a latency name: low, very-low or ultra-low")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<StreamingMode, E> {
+                name.parse().map_err(E::custom)
+            }
+        }
+        deserializer.deserialize_str(LatencyName)
     }
 }
 
@@ -125,8 +194,40 @@ mod tests {
             }
             assert_eq!(plan.samples(2, Some(99_999)), 2 * step - 256..99_999);
         }
-        assert_eq!(StreamingMode::from_name("very_low_latency"), Some(StreamingMode::VeryLowLatency));
         assert_eq!(StreamingMode::Custom { chunk: 5, lookahead: 0 }.name(), "custom_5_0");
         assert!((StreamingMode::UltraLowLatency.latency_seconds() - 0.32).abs() < 1e-12);
+    }
+
+    #[test]
+    fn every_named_mode_round_trips_through_its_names() {
+        let written: Vec<String> = StreamingMode::NAMED.iter().map(StreamingMode::to_string).collect();
+        assert_eq!(written, ["low", "very-low", "ultra-low"]);
+        for (mode, names) in LATENCY_NAMES {
+            assert_eq!(mode.to_string().parse::<StreamingMode>(), Ok(mode));
+            let json = serde_json::to_string(&mode).unwrap();
+            assert_eq!(json, format!("\"{mode}\""));
+            assert_eq!(serde_json::from_str::<StreamingMode>(&json).unwrap(), mode);
+            for name in names {
+                assert_eq!(name.parse::<StreamingMode>(), Ok(mode), "{name}");
+            }
+        }
+        // Today's aliases: Python's underscores, upstream's names.
+        assert_eq!("very_low_latency".parse(), Ok(StreamingMode::VeryLowLatency));
+        assert_eq!("ultra_low".parse(), Ok(StreamingMode::UltraLowLatency));
+    }
+
+    #[test]
+    fn unknown_names_are_refused_with_the_accepted_ones() {
+        for bad in ["", "medium", "Low", "very low", "custom_5_0"] {
+            let error = bad.parse::<StreamingMode>().unwrap_err();
+            assert_eq!(error.to_string(), format!("latency `{bad}`: one of low, very-low, ultra-low"));
+            let json = serde_json::to_string(bad).unwrap();
+            let message = serde_json::from_str::<StreamingMode>(&json).unwrap_err().to_string();
+            assert!(message.starts_with(&error.to_string()), "{message}");
+        }
+        assert!(serde_json::from_str::<StreamingMode>("3").is_err());
+        let custom = StreamingMode::Custom { chunk: 5, lookahead: 0 };
+        assert_eq!(custom.to_string(), "custom_5_0");
+        assert_eq!(serde_json::to_string(&custom).unwrap(), "\"custom_5_0\"");
     }
 }
