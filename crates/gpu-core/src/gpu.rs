@@ -36,8 +36,6 @@ pub struct GpuOptions {
     pub pipeline_cache_dir: Option<PathBuf>,
     /// The label of the device and of its pipeline cache, as driver tools and validation messages show them.
     pub label: String,
-    /// Optional features not to enable even when present.
-    pub disabled_features: wgpu::Features,
     /// Capabilities the device is created without even when the adapter has them, so that it behaves like an
     /// adapter that lacks them: [`Gpu::has`] and [`Gpu::profile`] report them absent, launchers choose variants
     /// without them or refuse with [`GpuError::MissingCapability`], and no shader using them is compiled.
@@ -56,7 +54,6 @@ impl Default for GpuOptions {
             allow_software: true,
             pipeline_cache_dir: None,
             label: "gpu-core".to_string(),
-            disabled_features: wgpu::Features::empty(),
             masked_capabilities: Vec::new(),
             max_storage_binding_size: None,
         }
@@ -107,7 +104,7 @@ impl Gpu {
             log::warn!("using the software adapter `{}` ({:?}): results are exact but slow", info.name, info.backend);
         }
         let masked = options.masked_capabilities.iter().fold(wgpu::Features::empty(), |f, c| f | c.feature());
-        let features = adapter.features() & OPTIONAL_FEATURES & !options.disabled_features & !masked;
+        let features = adapter.features() & OPTIONAL_FEATURES & !masked;
         let mut limits = adapter.limits();
         if let Some(cap) = options.max_storage_binding_size {
             limits.max_storage_buffer_binding_size = limits.max_storage_buffer_binding_size.min(cap / 4 * 4);

@@ -1,0 +1,153 @@
+//! Recording the tower onto a command buffer: the streaming steps' projection, the layers (submitted in parts when
+//! asked), the residual norms.
+
+use super::*;
+
+impl Tower {
+    /// Projects the chunks of streaming steps (uploaded by [`Tower::upload_steps`]) in one product into `h` (free
+    /// until the input norm writes it), then moves each sequence's rows after its projected ones in `x`.
+    pub(super) fn record_step_projection(
+        &self,
+        rec: &mut Recorder<'_>,
+        work: &Workspace,
+        embedded: &[usize],
+        batch: &[Sequence<'_>],
+        seq_len: usize,
+    ) -> Result<()> {
+        let (d, stacked) = (self.config.hidden, self.config.stacked_features());
+        let new_rows: Vec<usize> = batch.iter().zip(embedded).map(|(s, &e)| s.valid.len() - e).collect();
+        let total = new_rows.iter().sum();
+        gemm(rec, &work.input, self.input_projection()?, &work.h, total, d, stacked, &Epilogue::default())?;
+        let mut from = 0;
+        for (i, (&embedded, &rows)) in embedded.iter().zip(&new_rows).enumerate() {
+            rec.copy(&work.h, from * d, &work.x, (i * seq_len + embedded) * d, rows * d)?;
+            from += rows;
+        }
+        Ok(())
+    }
+
+    /// Records the whole tower over `batch · seq_len` rows already in the workspace (submitting parts of it as
+    /// `submission` says); returns the buffer holding the `[rows, d]` output.
+    pub(crate) fn record<'w>(
+        &self,
+        rec: &mut Recorder<'_>,
+        work: &'w Workspace,
+        rope: &RopeTable,
+        kind: InputKind<'_>,
+        (batch, seq_len): (usize, usize),
+        submission: Submission,
+    ) -> Result<&'w GpuBuffer> {
+        let c = &self.config;
+        let (d, rows) = (c.hidden, batch * seq_len);
+        let w = &self.weights;
+        match kind {
+            InputKind::Features => {
+                let projection = self.input_projection()?;
+                gemm(rec, &work.input, projection, &work.x, rows, d, c.stacked_features(), &Epilogue::default())?
+            }
+            // A step's chunks were projected into `x` by `Tower::record_step_projection`.
+            InputKind::EmbeddedThenFeatures { .. } | InputKind::Embeddings => {}
+        }
+        norm(rec, &w.embed_norm, (&work.x, &work.h, None), rows, d)?;
+        // Pre-norm blocks: h is the residual stream, a the normalised input of the next product. The two residual
+        // products (out-projection and fc2) are narrow (d columns), so they run as partial products split along k
+        // (enough workgroups to fill the GPU) that the next LayerNorm adds to h, in order, before normalising.
+        let Some(first) = w.layers.first() else {
+            norm(rec, &w.final_norm, (&work.h, &work.a, None), rows, d)?;
+            return Ok(&work.a);
+        };
+        // The LayerNorms that write `a` write its row scales too where the product that reads `a` runs on tensor
+        // cores, so that product skips its own pass over the rows.
+        let scales = |w: &Weight| matches!(w.path(), MatmulPath::TensorCores(_)).then_some(&work.a_scales);
+        norm(rec, &first.norm1, (&work.h, &work.a, scales(&first.qkv)), rows, d)?;
+        // Multiply-adds since the last part was submitted, counted at each cut.
+        let (attention_flops, mlp_flops) = self.half_layer_flops(batch, seq_len);
+        let mut pending = 0.0;
+        let mut cut = |rec: &mut Recorder<'_>, flops: f64| -> Result<()> {
+            pending += flops;
+            if matches!(submission, Submission::Parts { flops } if pending >= flops) {
+                rec.submit_part()?;
+                pending = 0.0;
+            }
+            Ok(())
+        };
+        for (l, layer) in w.layers.iter().enumerate() {
+            // Attention takes the tensor cores where the products do; there it adds the q/k/v product's slices
+            // itself, so the product may be split along k where that fills the GPU's waves better.
+            let precision = match layer.qkv.path() {
+                MatmulPath::F32 => Precision::F32,
+                MatmulPath::TensorCores(_) => Precision::Auto,
+            };
+            let shape = (batch, seq_len, c.heads, c.head_dim);
+            let a = (&work.a, scales(&layer.qkv));
+            let (qkv, slices) = if rotary_attention_on_tensor_cores(&self.gpu, shape, precision) {
+                let slices = wave_slices(&self.gpu, &layer.qkv, rows, MAX_QKV_SLICES);
+                let partials = self.gpu.scratch("tower partial products", slices * rows * 3 * d)?;
+                let slices = gemm_partials_scaled(rec, a, &layer.qkv, &partials, (rows, 3 * d, d), slices)?;
+                (partials, slices)
+            } else {
+                gemm_scaled(rec, a, &layer.qkv, &work.qkv, rows, 3 * d, d, &Epilogue::default())?;
+                (work.qkv.clone(), 1)
+            };
+            let qk = layer.qk_norm.as_ref().map(|(q, k)| QkNorm {
+                q_weight: &q.weight,
+                q_bias: &q.bias,
+                k_weight: &k.weight,
+                k_bias: &k.bias,
+            });
+            let prologue = QkPrologue { rope, norm: qk.as_ref(), slices };
+            rotary_attention(rec, [&qkv, &work.mask, &work.attended], &prologue, shape, precision)?;
+            let normalized = (&work.a, scales(&layer.fc1.weight));
+            self.residual(rec, &work.attended, &layer.out, (&work.h, &layer.norm2, normalized), rows)?;
+            cut(rec, attention_flops)?;
+            let gelu = Epilogue { bias: layer.fc1.bias.as_ref(), activation: Activation::Gelu, accumulate: false };
+            gemm_scaled(rec, normalized, &layer.fc1.weight, &work.inner, rows, c.intermediate, d, &gelu)?;
+            let next = w.layers.get(l + 1);
+            let next_norm = next.map_or(&w.final_norm, |next| &next.norm1);
+            let normalized = (&work.a, next.and_then(|next| scales(&next.qkv)));
+            self.residual(rec, &work.inner, &layer.fc2, (&work.h, next_norm, normalized), rows)?;
+            cut(rec, mlp_flops)?;
+        }
+        Ok(&work.a)
+    }
+
+    /// Floating-point operations of a layer's attention half (q/k/v, scores, probabilities × v, out-projection) and
+    /// of its MLP half over `batch` sequences of `seq_len` rows.
+    pub(super) fn half_layer_flops(&self, batch: usize, seq_len: usize) -> (f64, f64) {
+        let c = &self.config;
+        let (rows, d, inner) = ((batch * seq_len) as f64, c.hidden as f64, c.intermediate as f64);
+        let attention = 2.0 * rows * d * (4.0 * d) + 4.0 * rows * seq_len as f64 * d;
+        (attention, 4.0 * rows * d * inner)
+    }
+
+    /// `h += input · Wᵀ + bias`, then `a = LayerNorm(h)` (and its row scales, where asked): the product split along
+    /// k into partial products that the norm kernel adds to h in order.
+    fn residual(
+        &self,
+        rec: &mut Recorder<'_>,
+        input: &GpuBuffer,
+        linear: &Linear<Weight, GpuBuffer>,
+        (h, norm, (a, scales)): (&GpuBuffer, &Norm<GpuBuffer>, (&GpuBuffer, Option<&GpuBuffer>)),
+        rows: usize,
+    ) -> Result<()> {
+        let (d, k) = (linear.weight.rows, linear.weight.cols);
+        let slices = auto_slices(&self.gpu, &linear.weight, rows);
+        let partials = self.gpu.scratch("tower partial products", slices * rows * d)?;
+        let slices = gemm_partials(rec, input, &linear.weight, &partials, rows, d, k, slices)?;
+        let bias = linear.bias.as_ref().unwrap_or(&self.zero_bias);
+        let (weight, norm_bias) = (&norm.weight, &norm.bias);
+        residual_layer_norm(rec, (&partials, slices, bias), h, weight, norm_bias, a, rows, d, LAYER_NORM_EPS, scales)?;
+        Ok(())
+    }
+}
+
+/// `y = LayerNorm(x)`, and the row scales of `y` where given.
+fn norm(
+    rec: &mut Recorder<'_>,
+    n: &Norm<GpuBuffer>,
+    (x, y, scales): (&GpuBuffer, &GpuBuffer, Option<&GpuBuffer>),
+    rows: usize,
+    width: usize,
+) -> Result<()> {
+    Ok(layer_norm(rec, x, &n.weight, &n.bias, y, rows, width, LAYER_NORM_EPS, scales)?)
+}
