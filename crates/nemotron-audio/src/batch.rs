@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use clap::Args;
-use nemotron_engine::{Engine, SegmentFormat, Segmenter, output, write_segments};
-use nemotron_towers::AudioOptions;
-use nemotron_towers::manifest::{ManifestEntry, read_manifest};
+use nemotron_engine::nemotron_io::AudioOptions;
+use nemotron_engine::nemotron_io::manifest::{ManifestEntry, read_manifest};
+use nemotron_engine::{Engine, SegmentFormat, SegmentRule, output, write_segments};
 use serde_json::{Value, json};
 
 use crate::failure::Failure;
@@ -82,7 +82,7 @@ impl FromStr for Shard {
 #[derive(Clone, Copy)]
 pub enum Job {
     Encode,
-    Diarize { segmenter: Segmenter, format: SegmentFormat },
+    Diarize { segmenter: SegmentRule, format: SegmentFormat },
 }
 
 impl Job {
@@ -244,7 +244,7 @@ fn process(
         Job::Encode => engine.encode(source, false, &mut quiet)?.write(&outputs[0])?,
         Job::Diarize { segmenter, format } => {
             let result = engine.diarize(source, &mut quiet)?;
-            let segments = segmenter.segments(&result);
+            let segments = result.segments_by(&segmenter);
             output::write_bytes(&outputs[0], write_segments(&segments, format, &entry.id).as_bytes())?;
             result.write_speaker_tensors(&outputs[1])?;
         }

@@ -3,9 +3,9 @@
 use std::path::Path;
 
 use clap::Args;
+use nemotron_engine::bench::stream::{LoadTrial, Spread, StreamBenchOptions, StreamLatency};
+use nemotron_engine::bench::{self, BenchEvent, BenchOptions, Measurement};
 use nemotron_towers::ModelConfig;
-use nemotron_towers::bench::stream::{LoadTrial, Spread, StreamBenchOptions, StreamLatency};
-use nemotron_towers::bench::{self, BenchEvent, BenchOptions, Measurement};
 
 use crate::Settings;
 use crate::failure::Failure;

@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use futures_util::{SinkExt, StreamExt};
+use nemotron_engine::bench::seeded_audio;
+use nemotron_engine::bench::stream::Spread;
 use nemotron_engine::{Engine, StreamingMode};
 use nemotron_server::{Server, ServerOptions};
 use nemotron_towers::ModelConfig;
-use nemotron_towers::bench::seeded_audio;
-use nemotron_towers::bench::stream::Spread;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::Message;

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use nemotron_engine::{Diarized, Engine, Segment, Segmenter, output};
-use nemotron_towers::AudioOptions;
+use nemotron_engine::nemotron_io::AudioOptions;
+use nemotron_engine::{Diarized, Engine, Segment, SegmentRule, output};
 
 use crate::failure::Failure;
 use crate::output::Done;
@@ -86,7 +86,7 @@ pub fn diarize(
     let seconds = source.seconds();
     let mut bar = Bar::new(settings.quiet, seconds);
     let result = engine.diarize(source, &mut |stage, done, total| bar.update(stage, done, total))?;
-    let segments = segmenter.segments(&result);
+    let segments = result.segments_by(&segmenter);
     if let Some(path) = outputs.out {
         result.write_speaker_tensors(path)?;
     }
@@ -126,7 +126,7 @@ pub fn write_plot(
     input: &Input,
     recording: &Diarized,
     segments: &[Segment],
-    segmenter: &Segmenter,
+    segmenter: &SegmentRule,
 ) -> Result<(), Failure> {
     let name = input_file(input).and_then(|p| p.file_name());
     let name = name.map_or_else(|| "standard input".to_string(), |n| n.to_string_lossy().into_owned());

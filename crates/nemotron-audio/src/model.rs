@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
+use nemotron_engine::nemotron_hub::{HubError, RepoId};
 use nemotron_engine::{Engine, EngineError, EngineOptions, ModelSource};
-use nemotron_towers::hub::{HubError, RepoId};
 
 use crate::failure::Failure;
 use crate::progress::DownloadBar;

@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
+use nemotron_engine::nemotron_io::raw_pcm::{RawDecoder, RawFormat};
+use nemotron_engine::nemotron_io::{AudioOptions, Channel, audio};
 use nemotron_engine::{LiveRecording, LiveSession, SegmentEvent, event_json_line, output};
-use nemotron_towers::raw_pcm::{RawDecoder, RawFormat};
-use nemotron_towers::{AudioOptions, Channel, StreamingMode, audio};
+use nemotron_towers::StreamingMode;
 
 use crate::encode::{DiarizeOutputs, file_id, speakers_found, write_plot};
 use crate::failure::Failure;
@@ -144,8 +145,7 @@ pub fn diarize(
     if options.to_standard_output() {
         return Err(Failure::Usage("--stream prints its events on standard output: give --segments a file".into()));
     }
-    let segmenter = options.settings().segmenter()?;
-    segmenter.live()?;
+    let segmenter = options.settings().live_rule()?;
     model::require(input)?;
     let written: Vec<&Path> = [outputs.out, options.file(), outputs.plot].into_iter().flatten().collect();
     output::check_files(&written)?;

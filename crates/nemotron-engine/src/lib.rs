@@ -120,15 +120,20 @@ pub use engine::{DownloadProgress, Engine, EngineOptions, ModelSource};
 pub use error::{EngineError, ErrorKind};
 pub use input::Input;
 pub use live::{LiveRecording, LiveSession, event_json_line};
-pub use segment_settings::{SegmentSettings, Segmenter};
+pub use segment_settings::SegmentSettings;
 pub use tasks::{AlignRequest, Aligned, Diarized, Encoding, write_segments};
 
+/// The bench of the CLI's `bench` command (feature `bench`).
+#[cfg(feature = "bench")]
+pub use nemotron_bench as bench;
+/// The Hub client (feature `hub`).
+#[cfg(feature = "hub")]
+pub use nemotron_hub;
+pub use nemotron_io;
+pub use nemotron_io::manifest::{ManifestEntry, ManifestError, read_manifest};
+pub use nemotron_io::raw_pcm::{PartialSample, RawDecoder, RawFormat};
+pub use nemotron_io::{AudioOptions, Channel};
 pub use nemotron_postprocess::alignment::WordChunk;
-pub use nemotron_postprocess::diarization::{Segment, SegmentFormat};
+pub use nemotron_postprocess::diarization::{Segment, SegmentEvent, SegmentFormat, SegmentRule};
 pub use nemotron_towers;
-pub use nemotron_towers::manifest::{ManifestEntry, ManifestError, read_manifest};
-pub use nemotron_towers::raw_pcm::{PartialSample, RawDecoder, RawFormat};
-pub use nemotron_towers::streaming::SegmentEvent;
-pub use nemotron_towers::{
-    AudioOptions, Channel, Features, GpuOptions, MatmulOptions, ModelOptions, Precision, Progress, StreamingMode,
-};
+pub use nemotron_towers::{Features, GpuOptions, MatmulOptions, ModelOptions, Precision, Progress, StreamingMode};

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use nemotron_postprocess::alignment::{WordChunk, subtitles};
-use nemotron_postprocess::diarization::{Segment, SegmentFormat};
+use nemotron_postprocess::diarization::{Segment, SegmentFormat, SegmentRule};
 use nemotron_towers::{
     AlignOptions, Alignment, AudioModel, AudioOutputs, Diarization, Diarizer, Model, Progress, TranscribeConfig,
     tensor_file,
@@ -278,7 +278,12 @@ impl Diarized {
 
     /// The segments `settings` ask for, ordered by start then speaker.
     pub fn segments(&self, settings: &SegmentSettings) -> Result<Vec<Segment>, EngineError> {
-        Ok(settings.segmenter()?.segments(self))
+        Ok(self.segments_by(&settings.segmenter()?))
+    }
+
+    /// The segments `rule` gives, ordered by start then speaker.
+    pub fn segments_by(&self, rule: &SegmentRule) -> Vec<Segment> {
+        rule.segments(&self.logits, &self.probabilities, self.speakers, self.frames(), self.subsampling)
     }
 
     /// `speaker_logits` `[frames, speakers]` and `speaker_probabilities` `[rows, speakers]`: what `diarize --out`

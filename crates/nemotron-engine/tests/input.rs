@@ -1,7 +1,7 @@
 //! PCM handed over in memory: resampled and mixed like decoded files, and every unusable buffer refused with a
 //! typed error of the right kind.
 
-use nemotron_engine::nemotron_towers::AudioError;
+use nemotron_engine::nemotron_io::AudioError;
 use nemotron_engine::{Channel, EngineError, ErrorKind, Input};
 
 fn samples(input: Input) -> Vec<f32> {

@@ -6,9 +6,9 @@ use std::path::Path;
 use gpu_core::Gpu;
 
 use crate::asr::AsrEncoder;
-use crate::audio::{AudioError, MIN_SAMPLES};
 use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::config::{DiarizationConfig, ModelConfig, TranscribeConfig, check_word_timestamp_width};
+use crate::error::SampleError;
 use crate::error::{Error, Result};
 use crate::frontend::{Features, LogMel};
 use crate::fusion::Fusion;
@@ -22,6 +22,7 @@ use audio_kernels::random::Rng;
 use nemotron_postprocess::alignment::{
     self, AlignOptions, Alignment, AlignmentTokenizer, FrameLogProbs, Frames, SpeakerLogits, Stream,
 };
+use nemotron_postprocess::time::MIN_SAMPLES;
 
 /// Reports progress: (stage, steps done, steps in all).
 pub type Progress<'a> = &'a mut dyn FnMut(&str, usize, usize);
@@ -137,14 +138,16 @@ impl AudioModel {
         &self.diarizer
     }
 
-    /// The ASR encoder over whole recordings (the module's benchmark times it alone).
-    pub(crate) fn asr_encoder(&self) -> &AsrEncoder {
-        &self.asr
+    /// The ASR tower alone on `features`: its hidden states `[tokens, d]` (what [`AudioModel::encode_features`]
+    /// runs beside the diarizer; the module's benchmark times it alone).
+    pub fn asr_hidden(&self, features: &Features) -> Result<Vec<f32>> {
+        self.asr.encode(features)
     }
 
-    /// The speaker fusion and projector (the module's benchmark times it alone).
-    pub(crate) fn fusion(&self) -> &Fusion {
-        &self.fusion
+    /// The speaker fusion and projector alone on the ASR states and speaker probabilities of `tokens` encoder
+    /// frames, their outputs dropped (the module's benchmark times it alone).
+    pub fn run_fusion(&self, asr_hidden: &[f32], speaker_probabilities: &[f32], tokens: usize) -> Result<()> {
+        self.fusion.run(asr_hidden, speaker_probabilities, tokens).map(drop)
     }
 
     /// The GPU ASR encoder tower (weights and workspace), e.g. for benchmarks of the tower alone.
@@ -220,11 +223,15 @@ impl AudioModel {
         let c = &self.config;
         check_features(&features, c.asr.mel_bins, c.asr.subsampling)?;
         progress("asr", 0, 1);
+        // The towers side by side on two threads; without `parallel`, one after the other.
+        #[cfg(feature = "parallel")]
         let (asr_hidden, activity) = std::thread::scope(|scope| {
             let asr = scope.spawn(|| self.asr.encode(&features));
             let activity = self.diarizer.speaker_activity(&features, progress);
             (asr.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), activity)
         });
+        #[cfg(not(feature = "parallel"))]
+        let (asr_hidden, activity) = (self.asr.encode(&features), self.diarizer.speaker_activity(&features, progress));
         let (asr_hidden, (speaker_logits, speaker_probabilities)) = (asr_hidden?, activity?);
         progress("asr", 1, 1);
         let fused = self.fusion.run(&asr_hidden, &speaker_probabilities, features.tokens())?;
@@ -361,23 +368,19 @@ fn expected_tensors(
     Ok(expected.0)
 }
 
-/// The files of `checkpoint` (relative to its folder, sorted) that hold the tensors the audio module of `config`
-/// reads, the front end's window and filter bank included: what must be fetched of a sharded checkpoint.
-#[cfg(feature = "hub")]
-pub(crate) fn audio_shards(config: &ModelConfig, checkpoint: &Checkpoint) -> Result<Vec<String>> {
+/// The names of the tensors the audio module of `config` reads from `checkpoint` (sorted, each once), the front
+/// end's window and filter bank and the word-timestamp head's included when the checkpoint names them. The checkpoint
+/// may be only an index ([`Checkpoint::from_index`]): nothing is read but its names. A Hub client fetches the shards
+/// these are in, and no other.
+pub fn audio_tensors(config: &ModelConfig, checkpoint: &Checkpoint) -> Result<Vec<String>> {
     let names = ModelNames::detect(checkpoint)?;
     let head = names.word_timestamp_names(checkpoint).ok();
     let expected = expected_tensors(config, &names, head)?.into_iter().map(|(name, _)| name);
     let front_end = [&names.window, &names.filterbank].into_iter().flatten().cloned();
-    let mut shards: Vec<String> = expected
-        .chain(front_end)
-        .filter_map(|name| {
-            checkpoint.shard_path(&name)?.strip_prefix(checkpoint.dir()).ok().map(|p| p.display().to_string())
-        })
-        .collect();
-    shards.sort();
-    shards.dedup();
-    Ok(shards)
+    let mut tensors: Vec<String> = expected.chain(front_end).filter(|name| checkpoint.contains(name)).collect();
+    tensors.sort();
+    tensors.dedup();
+    Ok(tensors)
 }
 
 /// The checkpoint's bf16 window and filter bank when it has them, else computed ones.
@@ -392,17 +395,17 @@ fn frontend(checkpoint: &Checkpoint, names: &ModelNames) -> Result<LogMel> {
     Ok(LogMel::new(window.as_deref(), filterbank.as_deref())?)
 }
 
-/// What [`crate::audio::read_audio`] guarantees, for samples that did not come through it.
+/// What `nemotron-io`'s audio readers guarantee, for samples that did not come through them.
 fn check_samples(samples: &[f32]) -> Result<()> {
     let input = "in-memory audio".to_string();
     if samples.is_empty() {
-        return Err(AudioError::Empty { input }.into());
+        return Err(SampleError::Empty { input }.into());
     }
     if let Some((index, &value)) = samples.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-        return Err(AudioError::NonFinite { input, index, value }.into());
+        return Err(SampleError::NonFinite { input, index, value }.into());
     }
     if samples.len() < MIN_SAMPLES {
-        return Err(AudioError::TooShort { input, samples: samples.len() }.into());
+        return Err(SampleError::TooShort { input, samples: samples.len() }.into());
     }
     Ok(())
 }
