@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use nemotron_postprocess::alignment::AlignmentTokenizer;
 use nemotron_postprocess::alignment::TokenizerError;
-use nemotron_towers::{AlignmentTokenizer, Gpu, GpuOptions, MatmulOptions, Model, ModelConfig, ModelOptions};
+use nemotron_towers::{Gpu, GpuOptions, MatmulOptions, Model, ModelConfig, ModelOptions};
 
 use crate::error::EngineError;
 

@@ -19,6 +19,9 @@ pub enum EngineError {
     /// The audio cannot be read or used.
     #[error(transparent)]
     Audio(#[from] AudioError),
+    /// A transcript or set of log-probabilities the word alignment cannot use.
+    #[error(transparent)]
+    Alignment(#[from] nemotron_postprocess::alignment::AlignmentError),
     /// The alignment tokenizer of the checkpoint is missing or unreadable.
     #[error(transparent)]
     Tokenizer(#[from] TokenizerError),
@@ -121,7 +124,7 @@ impl EngineError {
             #[cfg(feature = "hub")]
             EngineError::Hub(error) => hub_kind(error),
             EngineError::Tokenizer(TokenizerError::Missing { .. }) => ErrorKind::NotFound,
-            EngineError::Tokenizer(_) | EngineError::Segments(_) => ErrorKind::BadInput,
+            EngineError::Alignment(_) | EngineError::Tokenizer(_) | EngineError::Segments(_) => ErrorKind::BadInput,
             EngineError::Setting { .. } | EngineError::DuplicateOutput { .. } | EngineError::Environment(_) => {
                 ErrorKind::Usage
             }

@@ -34,9 +34,6 @@ pub enum Error {
         /// What is wrong with them.
         problem: String,
     },
-    /// A transcript, tokenizer or set of logits the word alignment cannot use.
-    #[error(transparent)]
-    Alignment(#[from] nemotron_postprocess::alignment::AlignmentError),
     /// An output file could not be written.
     #[error("cannot write {}: {source}", path.display())]
     Output {

@@ -36,8 +36,9 @@
 //! - [`tower`], [`sortformer`]: one encoder tower, or the diarizer, on the GPU.
 //! - [`streaming`]: live sessions ([`DiarizerSession`]: audio in any pieces, each frame's logits as soon as it
 //!   is final).
-//! - [`word_timestamps`]: the word-timestamp head on the GPU, and the speaker-attributed forced alignment of a
-//!   transcript on its logits ([`AudioModel::align`]).
+//! - [`word_timestamps`]: the word-timestamp head on the GPU; [`AudioModel::word_timestamp_log_probs`] gives the
+//!   log-probabilities the speaker-attributed forced alignment of a transcript reads (`nemotron_postprocess`'s
+//!   `alignment`, which `nemotron-engine` runs on them).
 //! - [`chunks`]: the chunk schedule of the ASR tower; [`tensor_file`]: safetensors in and out.
 //!
 //! The towers in f64 (the standard the GPU is tested against) and the golden files' recipes are test support: they
@@ -87,7 +88,5 @@ pub use config::{ConfigError, DiarizationConfig, EncoderConfig, ModelConfig, Tra
 pub use error::{Error, Result, SampleError};
 pub use frontend::Features;
 pub use gpu_core::{Gpu, GpuOptions};
-/// The alignment types of [`AudioModel::align`]'s signature; the rest of the alignment is in `nemotron_postprocess`.
-pub use nemotron_postprocess::alignment::{AlignOptions, Alignment, AlignmentError, AlignmentTokenizer};
 pub use pipeline::{AudioModel, AudioOutputs, Diarization, Diarizer, Model, ModelOptions, Progress, audio_tensors};
 pub use streaming::{DiarizerSession, StreamOutput, StreamingMode};

@@ -19,9 +19,6 @@ use crate::weights::{self, Expectations, GpuStore, GpuWeights, RandomStore};
 use crate::word_timestamps::{WordTimestampHead, WordTimestampOutputs};
 use audio_kernels::MatmulOptions;
 use audio_kernels::random::Rng;
-use nemotron_postprocess::alignment::{
-    self, AlignOptions, Alignment, AlignmentTokenizer, FrameLogProbs, Frames, SpeakerLogits, Stream,
-};
 use nemotron_postprocess::time::MIN_SAMPLES;
 
 /// Reports progress: (stage, steps done, steps in all).
@@ -169,43 +166,23 @@ impl AudioModel {
         self.word_timestamp_head()?.run(&outputs.asr_hidden, self.valid_encoder_frames(&outputs.features))
     }
 
-    /// Speaker-attributed word timestamps of `transcript` on a recording this model encoded (Transformers'
-    /// `align_word_timestamps` with the speaker logits): the word-timestamp head runs on `outputs`' ASR states, its
-    /// log-probabilities are kept for the transcript's classes only (a long recording's full logits are never held),
-    /// and the alignment matches the transcript's `<spk:N>` tags to the diarizer's speakers. The log-softmax and the
-    /// choice of classes run on the GPU (in f32, within a few f32 ulps of an f64 log-softmax).
-    pub fn align(
+    /// The word-timestamp head's log-probabilities of `classes` on a recording this model encoded (what the
+    /// speaker-attributed alignment of a transcript reads, `nemotron-engine` running it): the head runs on `outputs`'
+    /// ASR states and the log-softmax is kept for `classes` only, on the GPU (in f32, within a few f32 ulps of an f64
+    /// log-softmax), so a long recording's full logits are never held. `sink` gets each block's first head frame and
+    /// its `[frames, classes.len()]` values, in time order.
+    pub fn word_timestamp_log_probs(
         &self,
         outputs: &AudioOutputs,
-        tokenizer: &AlignmentTokenizer,
-        transcript: &str,
-        options: &AlignOptions,
-    ) -> Result<Alignment> {
-        let head = self.word_timestamp_head()?;
-        let c = &self.config;
-        let vocab = c.word_timestamps.vocab_size;
-        let frames = Frames {
-            padded_mel: outputs.features.frames,
-            valid_mel: outputs.features.valid,
-            head: outputs.asr_hidden.len() / c.asr.hidden * c.word_timestamps.upsampling_factor,
-            subsampling: c.asr.subsampling,
-        };
-        let streams = alignment::tokenize(tokenizer, transcript, vocab, options)?;
-        let needed = alignment::num_frames(frames)?;
-        let mut log_probs = FrameLogProbs::new(vocab, streams.iter().flat_map(Stream::target));
-        let classes = log_probs.classes().to_vec();
+        classes: &[u32],
+        sink: &mut dyn FnMut(usize, &[f32]) -> Result<()>,
+    ) -> Result<()> {
         let valid = self.valid_encoder_frames(&outputs.features);
-        head.for_each_log_prob_block(&outputs.asr_hidden, valid, &classes, &mut |first_frame, values| {
-            let rows = needed.saturating_sub(first_frame).min(values.len() / classes.len());
-            log_probs.push_log_probs(&values[..rows * classes.len()]);
-            Ok(())
-        })?;
-        let speakers = SpeakerLogits { logits: &outputs.speaker_logits, speakers: c.diarization.speakers };
-        Ok(alignment::align_streams(&streams, &log_probs, frames, Some(speakers), options)?)
+        self.word_timestamp_head()?.for_each_log_prob_block(&outputs.asr_hidden, valid, classes, sink)
     }
 
     /// Encoder frames whose first mel frame is valid (upstream's frame mask).
-    pub(crate) fn valid_encoder_frames(&self, features: &Features) -> usize {
+    pub fn valid_encoder_frames(&self, features: &Features) -> usize {
         features.valid.div_ceil(self.config.asr.subsampling)
     }
 
