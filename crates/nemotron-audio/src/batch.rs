@@ -18,7 +18,7 @@ use std::str::FromStr;
 
 use clap::Args;
 use nemotron_engine::{
-    AudioOptions, Engine, ManifestEntry, SegmentFormat, Segmenter, output, read_manifest, write_segments,
+    AudioOptions, Engine, ManifestEntry, SegmentFormat, SegmentRule, output, read_manifest, write_segments,
 };
 use serde_json::{Value, json};
 
@@ -82,7 +82,7 @@ impl FromStr for Shard {
 #[derive(Clone, Copy)]
 pub enum Job {
     Encode,
-    Diarize { segmenter: Segmenter, format: SegmentFormat },
+    Diarize { segmenter: SegmentRule, format: SegmentFormat },
 }
 
 impl Job {
@@ -244,7 +244,7 @@ fn process(
         Job::Encode => engine.encode(source, false, &mut quiet)?.write(&outputs[0])?,
         Job::Diarize { segmenter, format } => {
             let result = engine.diarize(source, &mut quiet)?;
-            let segments = segmenter.segments(&result);
+            let segments = result.segments_by(&segmenter);
             output::write_bytes(&outputs[0], write_segments(&segments, format, &entry.id).as_bytes())?;
             result.write_speaker_tensors(&outputs[1])?;
         }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use nemotron_engine::{AudioOptions, Diarized, Engine, FRAME_SECONDS, Segment, Segmenter, output};
+use nemotron_engine::{AudioOptions, Diarized, Engine, FRAME_SECONDS, Segment, SegmentRule, output};
 
 use crate::failure::Failure;
 use crate::output::Done;
@@ -85,7 +85,7 @@ pub fn diarize(
     let seconds = source.seconds();
     let mut bar = Bar::new(settings.quiet, seconds);
     let result = engine.diarize(source, &mut |stage, done, total| bar.update(stage, done, total))?;
-    let segments = segmenter.segments(&result);
+    let segments = result.segments_by(&segmenter);
     if let Some(path) = outputs.out {
         result.write_speaker_tensors(path)?;
     }
@@ -125,7 +125,7 @@ pub fn write_plot(
     input: &Input,
     recording: &Diarized,
     segments: &[Segment],
-    segmenter: &Segmenter,
+    segmenter: &SegmentRule,
 ) -> Result<(), Failure> {
     let name = input_file(input).and_then(|p| p.file_name());
     let name = name.map_or_else(|| "standard input".to_string(), |n| n.to_string_lossy().into_owned());

@@ -185,7 +185,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let level = match cli.quiet {
         true => "error",
-        false => "warn,nemotron_towers=info,gpu_core=info,nemotron_audio=info,nemotron_server=info",
+        false => {
+            "warn,nemotron_towers=info,nemotron_io=info,nemotron_hub=info,gpu_core=info,nemotron_audio=info,nemotron_server=info"
+        }
     };
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).format_target(false).init();
     match run(&cli) {

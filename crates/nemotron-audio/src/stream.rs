@@ -141,8 +141,7 @@ pub fn diarize(
     if options.to_standard_output() {
         return Err(Failure::Usage("--stream prints its events on standard output: give --segments a file".into()));
     }
-    let segmenter = options.settings().segmenter()?;
-    segmenter.live()?;
+    let segmenter = options.settings().live_rule()?;
     model::require(input)?;
     let written: Vec<&Path> = [outputs.out, options.file(), outputs.plot].into_iter().flatten().collect();
     output::check_files(&written)?;

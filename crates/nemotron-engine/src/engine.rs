@@ -5,13 +5,14 @@ use nemotron_towers::blocking::Block;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use nemotron_postprocess::alignment::AlignmentTokenizer;
 use nemotron_postprocess::alignment::TokenizerError;
-use nemotron_towers::{AlignmentTokenizer, Gpu, GpuOptions, MatmulOptions, Model, ModelConfig, ModelOptions};
+use nemotron_towers::{Gpu, GpuOptions, MatmulOptions, Model, ModelConfig, ModelOptions};
 
 use crate::error::EngineError;
 
 #[cfg(feature = "hub")]
-use nemotron_towers::hub::{HubError, HubOptions, RepoId};
+use nemotron_hub::{FetchError, HubError, HubOptions, RepoId};
 
 /// Reports a download's progress: (file, bytes done, bytes in all).
 pub type DownloadProgress<'a> = &'a mut dyn FnMut(&str, u64, u64);
@@ -129,7 +130,7 @@ impl Engine {
             ModelSource::Hub(id) => {
                 // `--model owner/name` named no folder either: the error says so.
                 let folder = fetch(id, &options.hub, download).map_err(|error| match error {
-                    EngineError::Towers(nemotron_towers::Error::Hub(source @ HubError::RepoNotFound { .. })) => {
+                    EngineError::Hub(source @ HubError::RepoNotFound { .. }) => {
                         EngineError::NoSuchRepository { text: id.to_string(), source }
                     }
                     other => other,
@@ -220,7 +221,17 @@ impl Engine {
 /// folder.
 #[cfg(feature = "hub")]
 pub fn fetch(id: &RepoId, options: &HubOptions, progress: DownloadProgress<'_>) -> Result<PathBuf, EngineError> {
-    Ok(nemotron_towers::hub::fetch_audio_model(id, options, progress)?)
+    // Which tensors the audio module reads decides the shards: the model's business, asked once the config and the
+    // index are there.
+    let audio_tensors = |snapshot: &Path, index: &str| -> nemotron_towers::Result<Vec<String>> {
+        let config = ModelConfig::from_file(&snapshot.join(nemotron_hub::CONFIG_FILE))?;
+        let checkpoint = nemotron_towers::Checkpoint::from_index(snapshot, index)?;
+        nemotron_towers::audio_tensors(&config, &checkpoint)
+    };
+    nemotron_hub::fetch_audio_model(id, options, audio_tensors, progress).map_err(|error| match error {
+        FetchError::Hub(error) => EngineError::Hub(error),
+        FetchError::Model(error) => EngineError::Towers(error),
+    })
 }
 
 /// A GPU context of `options`, as [`Engine::load`] opens one (`bench` times the library on a context of its own).

@@ -4,9 +4,10 @@
 
 use std::path::PathBuf;
 
+use nemotron_io::AudioError;
 use nemotron_postprocess::alignment::TokenizerError;
 use nemotron_postprocess::diarization::DiarizationError;
-use nemotron_towers::{AudioError, CheckpointError};
+use nemotron_towers::CheckpointError;
 
 /// Errors of `nemotron-engine`.
 #[derive(Debug, thiserror::Error)]
@@ -18,6 +19,9 @@ pub enum EngineError {
     /// The audio cannot be read or used.
     #[error(transparent)]
     Audio(#[from] AudioError),
+    /// A transcript or set of log-probabilities the word alignment cannot use.
+    #[error(transparent)]
+    Alignment(#[from] nemotron_postprocess::alignment::AlignmentError),
     /// The alignment tokenizer of the checkpoint is missing or unreadable.
     #[error(transparent)]
     Tokenizer(#[from] TokenizerError),
@@ -32,6 +36,10 @@ pub enum EngineError {
         /// What is wrong with it.
         problem: String,
     },
+    /// A model could not be fetched from the Hugging Face Hub or found in its cache.
+    #[cfg(feature = "hub")]
+    #[error(transparent)]
+    Hub(#[from] nemotron_hub::HubError),
     /// `--model TEXT` names neither an existing file or folder nor a Hub id.
     #[error("{text}: no such file or folder, and {reason}")]
     NoSuchModel {
@@ -47,7 +55,7 @@ pub enum EngineError {
         /// The id as given.
         text: String,
         /// The Hub's answer.
-        source: nemotron_towers::hub::HubError,
+        source: nemotron_hub::HubError,
     },
     /// The task needs the Transcribe model and the checkpoint is a diarizer alone.
     #[error("this checkpoint is a diarizer alone; `{task}` needs a Transcribe checkpoint{needs}")]
@@ -120,8 +128,10 @@ impl EngineError {
         match self {
             EngineError::Towers(error) => towers_kind(error),
             EngineError::Audio(error) => audio_kind(error),
+            #[cfg(feature = "hub")]
+            EngineError::Hub(error) => hub_kind(error),
             EngineError::Tokenizer(TokenizerError::Missing { .. }) => ErrorKind::NotFound,
-            EngineError::Tokenizer(_) | EngineError::Segments(_) => ErrorKind::BadInput,
+            EngineError::Alignment(_) | EngineError::Tokenizer(_) | EngineError::Segments(_) => ErrorKind::BadInput,
             EngineError::Setting { .. } | EngineError::DuplicateOutput { .. } | EngineError::Environment(_) => {
                 ErrorKind::Usage
             }
@@ -157,10 +167,7 @@ fn towers_kind(error: &nemotron_towers::Error) -> ErrorKind {
     use nemotron_towers::Error;
     match error {
         Error::Gpu(_) => ErrorKind::Gpu,
-        Error::Audio(error) => audio_kind(error),
         Error::Checkpoint(CheckpointError::NoWeights { .. }) => ErrorKind::NotFound,
-        #[cfg(feature = "hub")]
-        Error::Hub(error) => hub_kind(error),
         Error::Output { .. } => ErrorKind::Io,
         Error::Internal(_) => ErrorKind::Internal,
         _ => ErrorKind::BadInput,
@@ -168,8 +175,8 @@ fn towers_kind(error: &nemotron_towers::Error) -> ErrorKind {
 }
 
 #[cfg(feature = "hub")]
-fn hub_kind(error: &nemotron_towers::hub::HubError) -> ErrorKind {
-    use nemotron_towers::hub::HubError;
+fn hub_kind(error: &nemotron_hub::HubError) -> ErrorKind {
+    use nemotron_hub::HubError;
     match error {
         HubError::BadId { .. } => ErrorKind::Usage,
         HubError::RepoNotFound { .. } | HubError::RevisionNotFound { .. } | HubError::FileNotFound { .. } => {

@@ -4,9 +4,10 @@
 use std::io::Read;
 use std::path::Path;
 
+use nemotron_io::audio::{self, SAMPLE_RATE};
+use nemotron_io::{AudioError, AudioOptions, Channel};
 use nemotron_postprocess::time::FRAME_SECONDS;
-use nemotron_towers::audio::{self, SAMPLE_RATE};
-use nemotron_towers::{AudioError, AudioOptions, Channel, Features, tensor_file};
+use nemotron_towers::{Features, tensor_file};
 
 use crate::error::EngineError;
 

@@ -121,44 +121,47 @@ pub use engine::{DownloadProgress, Engine, EngineOptions, ModelSource, open_gpu}
 pub use error::{EngineError, ErrorKind};
 pub use input::Input;
 pub use live::{LiveRecording, LiveSession, event_json_line};
-pub use segment_settings::{SegmentSettings, Segmenter};
+pub use segment_settings::SegmentSettings;
 pub use speaker_dict::SpeakerDictEntry;
 pub use tasks::{AlignRequest, Aligned, Diarized, Encoding, write_segments};
 
 // What the front ends (the CLI, the server, the Python package) need of the libraries below the engine, all here,
 // by where it comes from: front ends import these from the engine, never from the libraries themselves.
 
-// The model crate: options, the GPU, audio input, streaming modes and events.
-pub use nemotron_towers::streaming::{SegmentEvent, UnknownStreamingMode};
+// The model crate: options, the GPU, features, streaming modes.
+pub use nemotron_towers::streaming::UnknownStreamingMode;
 pub use nemotron_towers::{
-    AudioError, AudioOptions, Channel, ConfigError, Error as TowersError, Features, Gpu, GpuOptions, MatmulOptions,
-    ModelConfig, ModelOptions, Precision, Progress, StreamingMode,
+    ConfigError, Error as TowersError, Features, Gpu, GpuOptions, MatmulOptions, ModelConfig, ModelOptions, Precision,
+    Progress, StreamingMode,
 };
-// The model crate's I/O: NeMo manifests, raw PCM streams.
-pub use nemotron_towers::manifest::{ManifestEntry, ManifestError, read_manifest};
-pub use nemotron_towers::raw_pcm::{PartialSample, RawDecoder, RawFormat};
-// The model crate's Hub client: ids of `download`.
+// The I/O crate: audio input, NeMo manifests, raw PCM streams.
+pub use nemotron_io::manifest::{ManifestEntry, ManifestError, read_manifest};
+pub use nemotron_io::raw_pcm::{PartialSample, RawDecoder, RawFormat};
+pub use nemotron_io::{AudioError, AudioOptions, Channel};
+// The Hub client: ids of `download`.
 #[cfg(feature = "hub")]
-pub use nemotron_towers::hub::{HubError, RepoId};
+pub use nemotron_hub::{HubError, RepoId};
 
 /// Audio files and streams decoded to 16 kHz mono samples (what `diarize --stream` feeds a session from a file).
 pub mod audio {
-    pub use nemotron_towers::audio::{SAMPLE_RATE, read_audio_from, read_audio_with};
+    pub use nemotron_io::audio::{SAMPLE_RATE, read_audio_from, read_audio_with};
 }
 
-/// The library's benchmark (`nemotron-audio bench`): the towers timed on random weights of a release model's shapes.
+/// The library's benchmark (`nemotron-audio bench`, feature `bench`): the towers timed on random weights of a release
+/// model's shapes.
+#[cfg(feature = "bench")]
 pub mod bench {
-    pub use nemotron_towers::bench::{BenchEvent, BenchOptions, Measurement, run, seeded_audio};
+    pub use nemotron_bench::{BenchEvent, BenchOptions, Measurement, run, seeded_audio};
 
     /// Streaming sessions timed (`bench --stream`): per-chunk latency and how many sessions keep up.
     pub mod stream {
-        pub use nemotron_towers::bench::stream::{LoadTrial, Spread, StreamBenchOptions, StreamLatency, run};
+        pub use nemotron_bench::stream::{LoadTrial, Spread, StreamBenchOptions, StreamLatency, run};
     }
 }
 
-// The post-processing crate: segments, their formats and the word alignment.
+// The post-processing crate: segments, their rules and formats, live segment events and the word alignment.
 pub use nemotron_postprocess::alignment::{Alignment, WordChunk};
-pub use nemotron_postprocess::diarization::{Segment, SegmentFormat};
+pub use nemotron_postprocess::diarization::{Segment, SegmentEvent, SegmentFormat, SegmentRule};
 pub use nemotron_postprocess::time::FRAME_SECONDS;
 
 /// Diarization error rates (`nemotron-audio score`): RTTM and UEM files read, each file scored as NIST's `md-eval`.

@@ -3,8 +3,8 @@
 
 use nemotron_postprocess::diarization::Segment;
 use nemotron_postprocess::diarization::segments::sort_segments;
+use nemotron_postprocess::diarization::{LiveSegments, SegmentEvent};
 use nemotron_towers::blocking::Block;
-use nemotron_towers::streaming::{LiveSegments, SegmentEvent};
 use nemotron_towers::{DiarizerSession, StreamOutput, StreamingMode};
 
 use crate::engine::Engine;
@@ -16,9 +16,10 @@ impl Engine {
     /// A live session in `mode`, its events made by the rule `settings` ask for (refused when they keep the most
     /// active speakers, which are known only at the end).
     pub fn stream(&self, mode: StreamingMode, settings: &SegmentSettings) -> Result<LiveSession<'_>, EngineError> {
-        let rule = settings.segmenter()?.live()?;
+        let rule = settings.live_rule()?;
         let diarizer = self.diarizer();
-        let events = LiveSegments::new(rule, diarizer.config())?;
+        let config = diarizer.config();
+        let events = LiveSegments::new(rule, config.speakers, config.encoder.subsampling)?;
         Ok(LiveSession {
             session: diarizer.session(mode)?,
             kept: Kept { events, logits: Vec::new(), probabilities: Vec::new(), segments: Vec::new() },
@@ -48,7 +49,7 @@ struct Kept {
 impl Kept {
     /// The events of one output of the session; its tensors and closed segments kept.
     fn take(&mut self, output: StreamOutput) -> Vec<SegmentEvent> {
-        let events = self.events.push(&output);
+        let events = self.events.push(&output.speaker_logits, &output.speaker_probabilities);
         self.logits.extend(output.speaker_logits);
         self.probabilities.extend(output.speaker_probabilities);
         self.segments.extend(events.iter().filter_map(SegmentEvent::segment));
@@ -106,7 +107,7 @@ impl LiveSession<'_> {
 
     /// Seconds of audio received.
     pub fn processed_seconds(&self) -> f64 {
-        self.session.samples_received() as f64 / f64::from(nemotron_towers::audio::SAMPLE_RATE)
+        self.session.samples_received() as f64 / f64::from(nemotron_postprocess::time::SAMPLE_RATE)
     }
 
     /// The session's streaming mode.

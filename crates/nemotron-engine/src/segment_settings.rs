@@ -5,12 +5,10 @@
 
 use std::path::PathBuf;
 
-use nemotron_postprocess::diarization::{FrameGrid, PostProcessing, Segment, keep_most_active, threshold_segments};
-use nemotron_towers::streaming::SegmentRule;
+use nemotron_postprocess::diarization::{PostProcessing, SegmentRule};
 use serde::Deserialize;
 
 use crate::error::EngineError;
-use crate::tasks::Diarized;
 
 /// The segment settings. Every field is optional; `Default` (nothing set) is upstream's rule at threshold 0.5.
 /// NeMo's post-processing is used as soon as one of its settings or a YAML file is given (even at NeMo's default
@@ -39,20 +37,6 @@ pub struct SegmentSettings {
     pub postprocessing_yaml: Option<String>,
     /// Keep the N speakers with the most active time (N ≥ 1); drop the others.
     pub max_speakers: Option<usize>,
-}
-
-/// The rule a [`SegmentSettings`] resolves to.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Segmenter {
-    /// Upstream's `extract_speaker_dict`: `sigmoid(logit) > threshold` on each valid 10 ms frame.
-    Threshold {
-        /// In [0, 1).
-        threshold: f64,
-        /// Speakers kept, the most active first.
-        max_speakers: Option<usize>,
-    },
-    /// NeMo's post-processing on the encoder-rate probabilities (its `max_speakers` included).
-    PostProcessing(PostProcessing),
 }
 
 impl SegmentSettings {
@@ -110,12 +94,12 @@ impl SegmentSettings {
     }
 
     /// The rule these settings ask for (reading the YAML file, if one is named).
-    pub fn segmenter(&self) -> Result<Segmenter, EngineError> {
+    pub fn segmenter(&self) -> Result<SegmentRule, EngineError> {
         self.validate()?;
         let tuned = self.numbers()[1..].iter().any(|(_, value)| value.is_some());
         let yaml = self.postprocessing.is_some() || self.postprocessing_yaml.is_some();
         if !tuned && !yaml {
-            return Ok(Segmenter::Threshold {
+            return Ok(SegmentRule::Threshold {
                 threshold: self.threshold.unwrap_or(0.5),
                 max_speakers: self.max_speakers,
             });
@@ -140,48 +124,16 @@ impl SegmentSettings {
         }
         settings.max_speakers = self.max_speakers;
         settings.validate()?;
-        Ok(Segmenter::PostProcessing(settings))
-    }
-}
-
-impl Segmenter {
-    /// The segments of one recording, ordered by start then speaker.
-    pub fn segments(&self, diarized: &Diarized) -> Vec<Segment> {
-        let (speakers, subsampling) = (diarized.speakers(), diarized.subsampling());
-        match self {
-            Segmenter::Threshold { threshold, max_speakers } => {
-                let mut segments = threshold_segments(diarized.logits(), speakers, diarized.frames(), *threshold);
-                if let Some(n) = max_speakers {
-                    keep_most_active(&mut segments, *n);
-                }
-                segments
-            }
-            Segmenter::PostProcessing(settings) => {
-                // The encoder rows that hold valid frames: NeMo's encoder length, ⌈valid / subsampling⌉.
-                let rows = diarized.frames().div_ceil(subsampling);
-                settings.segments(diarized.probabilities(), speakers, rows, FrameGrid::sortformer(subsampling))
-            }
-        }
+        Ok(SegmentRule::PostProcessing(settings))
     }
 
-    /// The thresholds a timeline draws: `(name, value)`.
-    pub fn thresholds(&self) -> Vec<(&'static str, f64)> {
-        match self {
-            Segmenter::Threshold { threshold, .. } => vec![("threshold", *threshold)],
-            Segmenter::PostProcessing(p) if p.onset == p.offset => vec![("onset = offset", p.onset)],
-            Segmenter::PostProcessing(p) => vec![("onset", p.onset), ("offset", p.offset)],
-        }
-    }
-
-    /// The rule of a stream's events: this one, unless it keeps the most active speakers (which are known only at
-    /// the end of a recording).
-    pub fn live(&self) -> Result<SegmentRule, EngineError> {
-        match *self {
-            Segmenter::Threshold { threshold, max_speakers: None } => Ok(SegmentRule::Threshold(threshold)),
-            Segmenter::PostProcessing(settings) if settings.max_speakers.is_none() => {
-                Ok(SegmentRule::PostProcessing(settings))
-            }
-            _ => Err(EngineError::Setting {
+    /// The rule of a stream's events: [`SegmentSettings::segmenter`]'s, refused when it keeps the most active
+    /// speakers (which are known only at the end of a recording).
+    pub fn live_rule(&self) -> Result<SegmentRule, EngineError> {
+        let rule = self.segmenter()?;
+        match rule.max_speakers() {
+            None => Ok(rule),
+            Some(_) => Err(EngineError::Setting {
                 field: "max_speakers",
                 problem: "needs the whole recording (the most active speakers are known only at its end): not with \
                           a stream"

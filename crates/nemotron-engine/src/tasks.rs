@@ -4,11 +4,13 @@
 use nemotron_towers::blocking::Block;
 use std::path::Path;
 
-use nemotron_postprocess::alignment::{WordChunk, subtitles};
-use nemotron_postprocess::diarization::{Segment, SegmentFormat};
+use nemotron_postprocess::alignment::{
+    self, AlignOptions, Alignment, AlignmentTokenizer, FrameLogProbs, Frames, SpeakerLogits, Stream, WordChunk,
+    subtitles,
+};
+use nemotron_postprocess::diarization::{Segment, SegmentFormat, SegmentRule};
 use nemotron_towers::{
-    AlignOptions, Alignment, AudioModel, AudioOutputs, Diarization, Diarizer, Model, Progress, TranscribeConfig,
-    tensor_file,
+    AudioModel, AudioOutputs, Diarization, Diarizer, Model, Progress, TranscribeConfig, tensor_file,
 };
 
 use crate::engine::Engine;
@@ -118,8 +120,42 @@ impl Engine {
             outputs.speaker_logits = replacement_logits(&outputs, model.config().diarization.speakers, diarization)?;
         }
         let options = AlignOptions { language: request.language.clone(), ..AlignOptions::default() };
-        Ok(Aligned { alignment: model.align(&outputs, tokenizer, &request.transcript, &options).block()? })
+        Ok(Aligned { alignment: align(model, &outputs, tokenizer, &request.transcript, &options)? })
     }
+}
+
+/// Speaker-attributed word timestamps of `transcript` on a recording `model` encoded (Transformers'
+/// `align_word_timestamps` with the speaker logits): the word-timestamp head's log-probabilities, kept for the
+/// transcript's classes only, and the alignment that matches the transcript's `<spk:N>` tags to the diarizer's
+/// speakers.
+fn align(
+    model: &AudioModel,
+    outputs: &AudioOutputs,
+    tokenizer: &AlignmentTokenizer,
+    transcript: &str,
+    options: &AlignOptions,
+) -> Result<Alignment, EngineError> {
+    let c = model.config();
+    let vocab = c.word_timestamps.vocab_size;
+    let frames = Frames {
+        padded_mel: outputs.features.frames,
+        valid_mel: outputs.features.valid,
+        head: outputs.asr_hidden.len() / c.asr.hidden * c.word_timestamps.upsampling_factor,
+        subsampling: c.asr.subsampling,
+    };
+    let streams = alignment::tokenize(tokenizer, transcript, vocab, options)?;
+    let needed = alignment::num_frames(frames)?;
+    let mut log_probs = FrameLogProbs::new(vocab, streams.iter().flat_map(Stream::target));
+    let classes = log_probs.classes().to_vec();
+    model
+        .word_timestamp_log_probs(outputs, &classes, &mut |first_frame, values| {
+            let rows = needed.saturating_sub(first_frame).min(values.len() / classes.len());
+            log_probs.push_log_probs(&values[..rows * classes.len()]);
+            Ok(())
+        })
+        .block()?;
+    let speakers = SpeakerLogits { logits: &outputs.speaker_logits, speakers: c.diarization.speakers };
+    Ok(alignment::align_streams(&streams, &log_probs, frames, Some(speakers), options)?)
 }
 
 /// The rows of `diarization`'s logits that stand for the model's own (padded frames included: the alignment reads
@@ -282,7 +318,12 @@ impl Diarized {
 
     /// The segments `settings` ask for, ordered by start then speaker.
     pub fn segments(&self, settings: &SegmentSettings) -> Result<Vec<Segment>, EngineError> {
-        Ok(settings.segmenter()?.segments(self))
+        Ok(self.segments_by(&settings.segmenter()?))
+    }
+
+    /// The segments `rule` gives, ordered by start then speaker.
+    pub fn segments_by(&self, rule: &SegmentRule) -> Vec<Segment> {
+        rule.segments(&self.logits, &self.probabilities, self.speakers, self.frames(), self.subsampling)
     }
 
     /// `speaker_logits` `[frames, speakers]` and `speaker_probabilities` `[rows, speakers]`: what `diarize --out`

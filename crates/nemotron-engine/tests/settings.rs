@@ -1,7 +1,7 @@
 //! Segment settings as the front ends hand them over (serde, as the server's form fields and Python dicts map onto
 //! them): the rule each resolves to, and the field each refusal names.
 
-use nemotron_engine::{EngineError, ErrorKind, SegmentSettings, Segmenter};
+use nemotron_engine::{EngineError, ErrorKind, SegmentRule, SegmentSettings};
 use nemotron_postprocess::diarization::PostProcessing;
 
 fn from_json(json: &str) -> SegmentSettings {
@@ -22,20 +22,20 @@ fn refused_field(settings: &SegmentSettings) -> &'static str {
 #[test]
 fn nothing_set_is_upstreams_rule_at_one_half() {
     let rule = from_json("{}").segmenter().unwrap();
-    assert_eq!(rule, Segmenter::Threshold { threshold: 0.5, max_speakers: None });
+    assert_eq!(rule, SegmentRule::Threshold { threshold: 0.5, max_speakers: None });
     let rule = from_json(r#"{"threshold": 0.3, "max_speakers": 2}"#).segmenter().unwrap();
-    assert_eq!(rule, Segmenter::Threshold { threshold: 0.3, max_speakers: Some(2) });
+    assert_eq!(rule, SegmentRule::Threshold { threshold: 0.3, max_speakers: Some(2) });
 }
 
 #[test]
 fn any_post_processing_setting_selects_nemos_rule_with_its_defaults_elsewhere() {
     let rule = from_json(r#"{"onset": 0.7, "min_duration_off": 0.25}"#).segmenter().unwrap();
     let expected = PostProcessing { onset: 0.7, min_duration_off: 0.25, ..PostProcessing::default() };
-    assert_eq!(rule, Segmenter::PostProcessing(expected));
+    assert_eq!(rule, SegmentRule::PostProcessing(expected));
     // With post-processing, the threshold sets onset and offset both.
     let rule = from_json(r#"{"threshold": 0.2, "pad_onset": -0.1}"#).segmenter().unwrap();
     let expected = PostProcessing { onset: 0.2, offset: 0.2, pad_onset: -0.1, ..PostProcessing::default() };
-    assert_eq!(rule, Segmenter::PostProcessing(expected));
+    assert_eq!(rule, SegmentRule::PostProcessing(expected));
 }
 
 #[test]
@@ -49,7 +49,7 @@ fn yaml_text_is_read_and_the_fields_override_it() {
     };
     let expected =
         PostProcessing { onset: 0.8, offset: 0.4, min_duration_on: 0.5, max_speakers: Some(3), ..Default::default() };
-    assert_eq!(settings.segmenter().unwrap(), Segmenter::PostProcessing(expected));
+    assert_eq!(settings.segmenter().unwrap(), SegmentRule::PostProcessing(expected));
     let bad = SegmentSettings { postprocessing_yaml: Some("onset: [1".into()), ..SegmentSettings::default() };
     assert_eq!(bad.segmenter().unwrap_err().kind(), ErrorKind::BadInput);
 }
@@ -83,11 +83,10 @@ fn unknown_fields_are_refused() {
 #[test]
 fn a_stream_cannot_keep_the_most_active_speakers() {
     for json in [r#"{"max_speakers": 2}"#, r#"{"onset": 0.6, "max_speakers": 2}"#] {
-        let rule = from_json(json).segmenter().unwrap();
-        match rule.live() {
+        match from_json(json).live_rule() {
             Err(EngineError::Setting { field: "max_speakers", .. }) => {}
             other => panic!("{json}: {other:?}"),
         }
     }
-    assert!(from_json(r#"{"onset": 0.6}"#).segmenter().unwrap().live().is_ok());
+    assert!(from_json(r#"{"onset": 0.6}"#).live_rule().is_ok());
 }

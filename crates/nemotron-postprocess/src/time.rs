@@ -7,6 +7,9 @@ pub const SAMPLE_RATE: u32 = 16_000;
 /// Samples between mel frames (10 ms at 16 kHz).
 pub const HOP_LENGTH: usize = 160;
 
+/// The fewest samples the model takes: one hop, or no mel frame is valid.
+pub const MIN_SAMPLES: usize = HOP_LENGTH;
+
 /// Duration of one logit frame (the mel hop: 160 samples at 16 kHz).
 pub const FRAME_SECONDS: f64 = 0.01;
 

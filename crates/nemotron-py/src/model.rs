@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use nemotron_engine::{
-    AlignRequest, Engine, EngineOptions, Input, ModelSource, Precision, SegmentSettings, Segmenter, StreamingMode,
+    AlignRequest, Engine, EngineOptions, Input, ModelSource, Precision, SegmentRule, SegmentSettings, StreamingMode,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -44,12 +44,12 @@ fn uri(audio: &Audio) -> String {
 }
 
 /// Decodes and diarizes one input (no GIL): its diarization by `segmenter`.
-fn diarize_one(engine: &Engine, name: &str, audio: Audio, segmenter: &Segmenter) -> PyResult<Diarization> {
+fn diarize_one(engine: &Engine, name: &str, audio: Audio, segmenter: &SegmentRule) -> PyResult<Diarization> {
     let uri = uri(&audio);
     let input = audio.read(name)?;
     let seconds = input.seconds();
     let diarized = engine.diarize(input, &mut |_, _, _| {}).map_err(|e| to_python(&e))?;
-    let segments = segmenter.segments(&diarized);
+    let segments = diarized.segments_by(segmenter);
     Ok(Diarization::new(segments, diarized, uri, seconds))
 }
 

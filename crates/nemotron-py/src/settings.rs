@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use nemotron_engine::{SegmentSettings, Segmenter};
+use nemotron_engine::{SegmentRule, SegmentSettings};
 use pyo3::exceptions::{PyFileNotFoundError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -13,7 +13,7 @@ use crate::errors::{bad_argument, to_python};
 
 /// The settings that `**segment_settings` give (`None` or absent: the CLI's default), and the rule they resolve to
 /// (a YAML file read now, so a bad one fails before the GPU runs).
-pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<(SegmentSettings, Segmenter)> {
+pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<(SegmentSettings, SegmentRule)> {
     let mut settings = SegmentSettings::default();
     for (key, value) in kwargs.into_iter().flat_map(|d| d.iter()) {
         let key: String = key.extract()?;

@@ -2,8 +2,8 @@
 //! release-sized timings are `nemotron-audio bench`).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use nemotron_bench::tower_flops;
 use nemotron_testkit::{Rng, test_gpu, test_matmul};
-use nemotron_towers::bench::tower_flops;
 use nemotron_towers::blocking::Block;
 use nemotron_towers::tower::{InputKind, Sequence};
 use nemotron_towers::{Model, ModelConfig, ModelOptions};

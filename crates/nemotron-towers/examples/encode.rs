@@ -2,8 +2,9 @@
 //!
 //! `cargo run --release -p nemotron-towers --example encode -- CHECKPOINT_DIR AUDIO_FILE`
 
+use nemotron_io::read_audio;
 use nemotron_towers::blocking::Block;
-use nemotron_towers::{Gpu, Model, ModelOptions, read_audio};
+use nemotron_towers::{Gpu, Model, ModelOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);

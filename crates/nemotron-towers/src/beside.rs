@@ -2,10 +2,11 @@
 
 use std::future::Future;
 
-/// Runs `side` beside `main` and returns both outputs. On native targets `side` runs on a second thread, so the GPU
-/// has its work queued while `main` makes its round trips to the host (each tower keeps its own workspace: the bits
-/// do not depend on the interleaving); the calling thread waits for both.
-#[cfg(not(target_arch = "wasm32"))]
+/// Runs `side` beside `main` and returns both outputs. With host parallelism (native targets, feature `parallel`)
+/// `side` runs on a second thread, so the GPU has its work queued while `main` makes its round trips to the host
+/// (each tower keeps its own workspace: the bits do not depend on the interleaving); the calling thread waits for
+/// both.
+#[cfg(all(not(target_arch = "wasm32"), feature = "parallel"))]
 pub(crate) async fn beside<A: Send, B>(side: impl AsyncFnOnce() -> A + Send, main: impl Future<Output = B>) -> (A, B) {
     use gpu_core::blocking::Block;
     std::thread::scope(|scope| {
@@ -15,8 +16,8 @@ pub(crate) async fn beside<A: Send, B>(side: impl AsyncFnOnce() -> A + Send, mai
     })
 }
 
-/// Runs `side`, then `main` (a browser's page has one thread for the model; the GPU queue keeps the order).
-#[cfg(target_arch = "wasm32")]
+/// Runs `side`, then `main` (without host parallelism, e.g. in a browser; the GPU queue keeps the order).
+#[cfg(any(target_arch = "wasm32", not(feature = "parallel")))]
 pub(crate) async fn beside<A, B>(side: impl AsyncFnOnce() -> A, main: impl Future<Output = B>) -> (A, B) {
     let side = side().await;
     (side, main.await)

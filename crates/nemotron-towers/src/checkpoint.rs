@@ -1,11 +1,12 @@
-//! Memory-mapped safetensors checkpoints: one `model.safetensors`, or shards listed by
-//! `model.safetensors.index.json`. Shards are opened on first use, so a release checkpoint's
-//! language-model shards are never touched; tensor bytes are read only when asked for.
+//! Safetensors checkpoints: one `model.safetensors`, or shards listed by `model.safetensors.index.json`. The bytes
+//! come from the caller ([`Checkpoint::from_bytes`], [`Checkpoint::from_shard_bytes`]: e.g. fetched by a browser)
+//! or, on native targets, from files mapped into memory ([`Checkpoint::open`]). Files are opened on first use, so a
+//! release checkpoint's language-model shards are never touched; tensor bytes are read only when asked for.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use safetensors::{Dtype, SafeTensors, tensor::TensorInfo};
 
@@ -91,17 +92,25 @@ struct Shard {
     metadata: HashMap<String, String>,
 }
 
+/// Where a shard's bytes live.
 enum Bytes {
+    /// A file mapped into memory (native targets).
+    #[cfg(not(target_arch = "wasm32"))]
     Mapped(memmap2::Mmap),
+    /// A buffer the checkpoint owns.
     Owned(Vec<u8>),
+    /// A buffer the caller handed over and may share.
+    Shared(Arc<[u8]>),
 }
 
 impl std::ops::Deref for Bytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match self {
+            #[cfg(not(target_arch = "wasm32"))]
             Bytes::Mapped(m) => m,
             Bytes::Owned(v) => v,
+            Bytes::Shared(v) => v,
         }
     }
 }
@@ -113,6 +122,8 @@ pub struct Checkpoint {
     shards: Vec<OnceLock<Result<Shard, String>>>,
     /// Tensor name → shard index (all names of a single file, or the index's weight map).
     locations: HashMap<String, usize>,
+    /// The caller handed the shards over: one it did not hand over is an error, not a file to open.
+    handed_over: bool,
 }
 
 impl Checkpoint {
@@ -149,7 +160,29 @@ impl Checkpoint {
         let locations = shard.tensors.keys().map(|name| (name.clone(), 0)).collect();
         let cell = OnceLock::new();
         let _ = cell.set(Ok(shard));
-        Self { dir: dir.to_path_buf(), shard_paths: vec![path], shards: vec![cell], locations }
+        Self { dir: dir.to_path_buf(), shard_paths: vec![path], shards: vec![cell], locations, handed_over: true }
+    }
+
+    /// A sharded checkpoint whose shards the caller holds in memory (e.g. fetched by a browser): the text of its
+    /// `model.safetensors.index.json` and `(file name as the index names it, bytes)` for each shard handed over.
+    /// Only the shards holding tensors that are read need be handed over; reading a tensor of another one is an
+    /// error naming it. `dir` names the checkpoint in errors.
+    pub fn from_shard_bytes(
+        dir: &Path,
+        index: &str,
+        shards: impl IntoIterator<Item = (String, Arc<[u8]>)>,
+    ) -> Result<Self, CheckpointError> {
+        let mut checkpoint = Self::from_index(dir, index)?;
+        checkpoint.handed_over = true;
+        for (file, bytes) in shards {
+            let path = dir.join(&file);
+            let Some(i) = checkpoint.shard_paths.iter().position(|p| *p == path) else {
+                return Err(file_error(&dir.join(INDEX_FILE), format!("names no shard `{file}`")));
+            };
+            let shard = parse_shard(&path, Bytes::Shared(bytes)).map_err(|message| file_error(&path, message))?;
+            let _ = checkpoint.shards[i].set(Ok(shard));
+        }
+        Ok(checkpoint)
     }
 
     /// The `__metadata__` of a single-file checkpoint (empty for sharded ones).
@@ -190,7 +223,7 @@ impl Checkpoint {
             locations.insert(name, i);
         }
         let shards = shard_paths.iter().map(|_| OnceLock::new()).collect();
-        Ok(Self { dir: dir.to_path_buf(), shard_paths, shards, locations })
+        Ok(Self { dir: dir.to_path_buf(), shard_paths, shards, locations, handed_over: false })
     }
 
     /// The directory the checkpoint was opened from.
@@ -215,7 +248,11 @@ impl Checkpoint {
 
     fn shard(&self, i: usize) -> Result<&Shard, CheckpointError> {
         let path = &self.shard_paths[i];
-        self.shards[i].get_or_init(|| open_shard(path)).as_ref().map_err(|message| file_error(path, message.clone()))
+        let open = || match self.handed_over {
+            true => Err("this shard was not handed over with the checkpoint".to_owned()),
+            false => open_shard(path),
+        };
+        self.shards[i].get_or_init(open).as_ref().map_err(|message| file_error(path, message.clone()))
     }
 
     /// The stored tensor `name`.
@@ -339,12 +376,21 @@ fn file_error(path: &Path, message: impl Into<String>) -> CheckpointError {
     CheckpointError::File { path: path.display().to_string(), message: message.into() }
 }
 
+/// A shard file, mapped into memory.
+#[cfg(not(target_arch = "wasm32"))]
 fn open_shard(path: &Path) -> Result<Shard, String> {
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     // SAFETY: the map is read-only; a checkpoint modified while open is the caller's mistake and
     // can at worst yield wrong values, which the shape/dtype checks do not hide.
     let mmap = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?;
     parse_shard(path, Bytes::Mapped(mmap))
+}
+
+/// A shard file, read into memory: there is no mapping on wasm32 (and a browser has no files: it hands the bytes
+/// over, [`Checkpoint::from_shard_bytes`]).
+#[cfg(target_arch = "wasm32")]
+fn open_shard(path: &Path) -> Result<Shard, String> {
+    parse_shard(path, Bytes::Owned(std::fs::read(path).map_err(|e| e.to_string())?))
 }
 
 fn parse_shard(path: &Path, bytes: Bytes) -> Result<Shard, String> {

@@ -15,9 +15,13 @@ pub const MAX_CHUNKS_PER_BATCH: usize = 8;
 /// One chunk: output frames `[start, end)`, computed over `[context_start, context_end)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Chunk {
+    /// First output frame.
     pub start: usize,
+    /// One past the last output frame.
     pub end: usize,
+    /// First frame the chunk's sequence reads (left context included).
     pub context_start: usize,
+    /// One past the last frame it reads (right context included).
     pub context_end: usize,
 }
 

@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
-use crate::audio::AudioError;
 use crate::checkpoint::CheckpointError;
 use crate::config::ConfigError;
 use crate::frontend::FrontendError;
+use nemotron_postprocess::time::MIN_SAMPLES;
 
 /// Errors of `nemotron-towers`.
 #[derive(Debug, thiserror::Error)]
@@ -20,13 +20,9 @@ pub enum Error {
     /// The GPU refused, failed, or lacks a limit the work needs.
     #[error(transparent)]
     Gpu(#[from] gpu_core::GpuError),
-    /// The audio cannot be read or used.
+    /// Samples the model cannot take (empty, too short, not finite).
     #[error(transparent)]
-    Audio(#[from] AudioError),
-    /// A model could not be fetched from the Hugging Face Hub or found in its cache.
-    #[cfg(feature = "hub")]
-    #[error(transparent)]
-    Hub(#[from] crate::hub::HubError),
+    Samples(#[from] SampleError),
     /// The front end's window or filter bank is unusable.
     #[error(transparent)]
     Frontend(#[from] FrontendError),
@@ -38,9 +34,6 @@ pub enum Error {
         /// What is wrong with them.
         problem: String,
     },
-    /// A transcript, tokenizer or set of logits the word alignment cannot use.
-    #[error(transparent)]
-    Alignment(#[from] nemotron_postprocess::alignment::AlignmentError),
     /// An output file could not be written.
     #[error("cannot write {}: {source}", path.display())]
     Output {
@@ -127,6 +120,36 @@ impl Error {
     pub(crate) fn features(problem: impl Into<String>) -> Self {
         Error::Features { origin: "in-memory features".into(), problem: problem.into() }
     }
+}
+
+/// 16 kHz samples the model cannot take: what `nemotron-io`'s audio readers guarantee, checked again for samples
+/// that come from elsewhere.
+#[derive(Debug, thiserror::Error)]
+pub enum SampleError {
+    /// No samples at all.
+    #[error("{input}: the audio is empty")]
+    Empty {
+        /// `in-memory audio` or `audio stream`.
+        input: String,
+    },
+    /// Fewer than [`MIN_SAMPLES`] samples.
+    #[error("{input}: {samples} samples at 16 kHz, at least {MIN_SAMPLES} (10 ms) are needed")]
+    TooShort {
+        /// `in-memory audio` or `audio stream`.
+        input: String,
+        /// Samples given.
+        samples: usize,
+    },
+    /// A NaN or infinite sample.
+    #[error("{input}: sample {index} is {value}, not a finite number")]
+    NonFinite {
+        /// `in-memory audio` or `audio stream`.
+        input: String,
+        /// Position of the first non-finite sample (in a stream: since its start).
+        index: usize,
+        /// The sample itself (NaN or ±infinity).
+        value: f32,
+    },
 }
 
 /// `Result` with this crate's [`Error`].

@@ -113,10 +113,13 @@ impl LogMel {
         let frames = (valid + 1).div_ceil(FRAMES_PER_TOKEN) * FRAMES_PER_TOKEN;
         let mut data = vec![0.0f32; frames * N_MELS];
 
-        let cores = thread::available_parallelism().map_or(1, |n| n.get());
-        let workers = cores.min(valid.div_ceil(MIN_FRAMES_PER_WORKER)).max(1);
+        let workers = cores().min(valid.div_ceil(MIN_FRAMES_PER_WORKER)).max(1);
         let frames_per_worker = valid.div_ceil(workers).max(1);
         let signal = samples;
+        if workers == 1 {
+            self.frames_into(signal, 0, 0, &mut data[..valid * N_MELS])?;
+            return Ok(Features { data, frames, valid });
+        }
         thread::scope(|scope| {
             let handles: Vec<_> = data[..valid * N_MELS]
                 .chunks_mut(frames_per_worker * N_MELS)
@@ -280,7 +283,7 @@ impl Normalization {
                 }
             }
         };
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_NORMALIZE_THREADS);
+        let threads = cores().min(MAX_NORMALIZE_THREADS);
         let rows_per_thread = (input.len() / bins).div_ceil(threads).max(MIN_ROWS_PER_THREAD);
         let (valid_out, _) = out.split_at_mut(input.len());
         if input.len() <= rows_per_thread * bins {
@@ -294,6 +297,15 @@ impl Normalization {
             });
         }
         out
+    }
+}
+
+/// The threads host work may spread over: the cores, or 1 without the `parallel` feature (the calling thread only:
+/// wasm32 has no threads).
+fn cores() -> usize {
+    match cfg!(feature = "parallel") {
+        true => thread::available_parallelism().map_or(1, |n| n.get()),
+        false => 1,
     }
 }
 

@@ -6,12 +6,13 @@
 //! [`AudioModel::encode_audio`] (every output of the audio module) or [`Diarizer::diarize_audio`] (who spoke when):
 //!
 //! ```no_run
-//! use nemotron_towers::{Gpu, Model, ModelOptions, read_audio};
+//! use nemotron_towers::{Gpu, Model, ModelOptions};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let gpu = Gpu::new()?;
 //! let model = Model::load(&gpu, "path/to/checkpoint".as_ref(), &ModelOptions::default())?;
-//! let samples = read_audio("speech.wav".as_ref())?;
+//! # let samples: Vec<f32> = Vec::new();
+//! // 16 kHz mono samples, e.g. from `nemotron_io::read_audio`.
 //! match &model {
 //!     Model::Transcribe(model) => {
 //!         let out = model.encode_audio(&samples, &mut |_stage, _done, _total| {})?;
@@ -27,25 +28,29 @@
 //! ```
 //!
 //! Below the front door, for users who need a part:
-//! - [`audio`], [`raw_pcm`], [`frontend`]: audio input (files, or raw PCM streams → 16 kHz mono) and the log-mel
-//!   front end.
-//! - [`config`], [`checkpoint`]: `config.json` and memory-mapped safetensors (one file or sharded), in the release's
-//!   NeMo names or the Transformers names.
+//! - [`frontend`]: the log-mel front end, on 16 kHz mono samples (audio files and streams become those in the
+//!   `nemotron-io` crate).
+//! - [`config`], [`checkpoint`]: `config.json` and safetensors (one file or sharded; bytes handed over, or
+//!   memory-mapped files on native targets), in the release's NeMo names or the Transformers names;
+//!   [`audio_tensors`]: which tensors a config reads (what a Hub client fetches the shards of).
 //! - [`tower`], [`sortformer`]: one encoder tower, or the diarizer, on the GPU.
 //! - [`streaming`]: live sessions ([`DiarizerSession`]: audio in any pieces, each frame's logits as soon as it
-//!   is final) and segment events.
-//! - `hub` (cargo feature `hub`, off by default): models by Hugging Face Hub id, fetched through the standard cache.
-//! - [`manifest`]: NeMo-style JSON-lines manifests of recordings, for batch runs.
-//! - [`word_timestamps`]: the word-timestamp head on the GPU, and the speaker-attributed forced alignment of a
-//!   transcript on its logits ([`AudioModel::align`]).
-//! - [`bench`](mod@bench): release-sized timings with random weights; [`tensor_file`]: safetensors in and out.
+//!   is final).
+//! - [`word_timestamps`]: the word-timestamp head on the GPU; [`AudioModel::word_timestamp_log_probs`] gives the
+//!   log-probabilities the speaker-attributed forced alignment of a transcript reads (`nemotron_postprocess`'s
+//!   `alignment`, which `nemotron-engine` runs on them).
+//! - [`chunks`]: the chunk schedule of the ASR tower; [`tensor_file`]: safetensors in and out.
 //!
 //! The towers in f64 (the standard the GPU is tested against) and the golden files' recipes are test support: they
 //! live in the workspace's `nemotron-testkit` crate.
 //!
 //! What needs no GPU is in the `nemotron-postprocess` crate, which this one builds on: segments from speaker
-//! activity (upstream's threshold rule, NeMo's post-processing), RTTM / JSON / CSV, the DER/JER scorer, the forced
-//! alignment itself and SRT/WebVTT subtitles.
+//! activity (upstream's threshold rule, NeMo's post-processing, live segment events), RTTM / JSON / CSV, the DER/JER
+//! scorer, the forced alignment itself and SRT/WebVTT subtitles. The Hub client is `nemotron-hub`, the benchmarks
+//! `nemotron-bench`.
+//!
+//! Cargo feature `parallel` (default): host work across cores (rayon, threads). Without it — the
+//! `wasm32-unknown-unknown` build — the same work runs on the calling thread, with the same results.
 //!
 //! Nothing here reads the environment: settings are typed values ([`ModelOptions`], [`GpuOptions`]); the CLI reads
 //! its environment variables through [`environment::gpu_options`] and [`MatmulOptions::from_env`].
@@ -53,49 +58,38 @@
 #![warn(missing_docs)]
 
 mod asr;
-pub mod audio;
-pub mod bench;
 mod beside;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod blocking;
 pub mod checkpoint;
-#[cfg_attr(feature = "test-support", allow(missing_docs))]
-mod chunks;
+pub mod chunks;
 pub mod config;
 pub mod environment;
 mod error;
 pub mod frontend;
 mod fusion;
-#[cfg(feature = "hub")]
-pub mod hub;
 #[cfg(feature = "test-support")]
 #[doc(hidden)]
 pub mod internals;
-pub mod manifest;
 mod mel;
 #[cfg_attr(feature = "test-support", allow(missing_docs))]
 mod names;
 mod pipeline;
-pub mod raw_pcm;
 pub mod sortformer;
 mod speaker_cache;
 pub mod streaming;
 pub mod tensor_file;
-mod torch_top_k;
 pub mod tower;
 #[cfg_attr(feature = "test-support", allow(missing_docs))]
 mod weights;
 pub mod word_timestamps;
 mod workspace;
 
-pub use audio::{AudioError, AudioOptions, Channel, read_audio};
 pub use audio_kernels::{MatmulOptions, Precision, TensorCoreKernel};
 pub use checkpoint::{Checkpoint, CheckpointError};
 pub use config::{ConfigError, DiarizationConfig, EncoderConfig, ModelConfig, TranscribeConfig, WordTimestampConfig};
-pub use error::{Error, Result};
+pub use error::{Error, Result, SampleError};
 pub use frontend::Features;
 pub use gpu_core::{Gpu, GpuOptions};
-/// The alignment types of [`AudioModel::align`]'s signature; the rest of the alignment is in `nemotron_postprocess`.
-pub use nemotron_postprocess::alignment::{AlignOptions, Alignment, AlignmentError, AlignmentTokenizer};
-pub use pipeline::{AudioModel, AudioOutputs, Diarization, Diarizer, Model, ModelOptions, Progress};
+pub use pipeline::{AudioModel, AudioOutputs, Diarization, Diarizer, Model, ModelOptions, Progress, audio_tensors};
 pub use streaming::{DiarizerSession, StreamOutput, StreamingMode};

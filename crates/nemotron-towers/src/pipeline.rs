@@ -6,10 +6,10 @@ use std::path::Path;
 use gpu_core::Gpu;
 
 use crate::asr::AsrEncoder;
-use crate::audio::{AudioError, MIN_SAMPLES};
 use crate::beside::beside;
 use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::config::{DiarizationConfig, ModelConfig, TranscribeConfig, check_word_timestamp_width};
+use crate::error::SampleError;
 use crate::error::{Error, Result};
 use crate::frontend::{Features, LogMel};
 use crate::fusion::Fusion;
@@ -20,9 +20,7 @@ use crate::weights::{self, Expectations, GpuStore, GpuWeights, RandomStore};
 use crate::word_timestamps::{WordTimestampHead, WordTimestampOutputs};
 use audio_kernels::MatmulOptions;
 use audio_kernels::random::Rng;
-use nemotron_postprocess::alignment::{
-    self, AlignOptions, Alignment, AlignmentTokenizer, FrameLogProbs, Frames, SpeakerLogits, Stream,
-};
+use nemotron_postprocess::time::MIN_SAMPLES;
 
 /// Reports progress: (stage, steps done, steps in all).
 pub type Progress<'a> = &'a mut dyn FnMut(&str, usize, usize);
@@ -139,14 +137,16 @@ impl AudioModel {
         &self.diarizer
     }
 
-    /// The ASR encoder over whole recordings (the module's benchmark times it alone).
-    pub(crate) fn asr_encoder(&self) -> &AsrEncoder {
-        &self.asr
+    /// The ASR tower alone on `features`: its hidden states `[tokens, d]` (what [`AudioModel::encode_features`]
+    /// runs beside the diarizer; the module's benchmark times it alone).
+    pub async fn asr_hidden(&self, features: &Features) -> Result<Vec<f32>> {
+        self.asr.encode(features).await
     }
 
-    /// The speaker fusion and projector (the module's benchmark times it alone).
-    pub(crate) fn fusion(&self) -> &Fusion {
-        &self.fusion
+    /// The speaker fusion and projector alone on the ASR states and speaker probabilities of `tokens` encoder
+    /// frames, their outputs dropped (the module's benchmark times it alone).
+    pub async fn run_fusion(&self, asr_hidden: &[f32], speaker_probabilities: &[f32], tokens: usize) -> Result<()> {
+        self.fusion.run(asr_hidden, speaker_probabilities, tokens).await.map(drop)
     }
 
     /// The GPU ASR encoder tower (weights and workspace), e.g. for benchmarks of the tower alone.
@@ -168,44 +168,23 @@ impl AudioModel {
         self.word_timestamp_head()?.run(&outputs.asr_hidden, self.valid_encoder_frames(&outputs.features)).await
     }
 
-    /// Speaker-attributed word timestamps of `transcript` on a recording this model encoded (Transformers'
-    /// `align_word_timestamps` with the speaker logits): the word-timestamp head runs on `outputs`' ASR states, its
-    /// log-probabilities are kept for the transcript's classes only (a long recording's full logits are never held),
-    /// and the alignment matches the transcript's `<spk:N>` tags to the diarizer's speakers. The log-softmax and the
-    /// choice of classes run on the GPU (in f32, within a few f32 ulps of an f64 log-softmax).
-    pub async fn align(
+    /// The word-timestamp head's log-probabilities of `classes` on a recording this model encoded (what the
+    /// speaker-attributed alignment of a transcript reads, `nemotron-engine` running it): the head runs on `outputs`'
+    /// ASR states and the log-softmax is kept for `classes` only, on the GPU (in f32, within a few f32 ulps of an f64
+    /// log-softmax), so a long recording's full logits are never held. `sink` gets each block's first head frame and
+    /// its `[frames, classes.len()]` values, in time order.
+    pub async fn word_timestamp_log_probs(
         &self,
         outputs: &AudioOutputs,
-        tokenizer: &AlignmentTokenizer,
-        transcript: &str,
-        options: &AlignOptions,
-    ) -> Result<Alignment> {
-        let head = self.word_timestamp_head()?;
-        let c = &self.config;
-        let vocab = c.word_timestamps.vocab_size;
-        let frames = Frames {
-            padded_mel: outputs.features.frames,
-            valid_mel: outputs.features.valid,
-            head: outputs.asr_hidden.len() / c.asr.hidden * c.word_timestamps.upsampling_factor,
-            subsampling: c.asr.subsampling,
-        };
-        let streams = alignment::tokenize(tokenizer, transcript, vocab, options)?;
-        let needed = alignment::num_frames(frames)?;
-        let mut log_probs = FrameLogProbs::new(vocab, streams.iter().flat_map(Stream::target));
-        let classes = log_probs.classes().to_vec();
+        classes: &[u32],
+        sink: &mut dyn FnMut(usize, &[f32]) -> Result<()>,
+    ) -> Result<()> {
         let valid = self.valid_encoder_frames(&outputs.features);
-        head.for_each_log_prob_block(&outputs.asr_hidden, valid, &classes, &mut |first_frame, values| {
-            let rows = needed.saturating_sub(first_frame).min(values.len() / classes.len());
-            log_probs.push_log_probs(&values[..rows * classes.len()]);
-            Ok(())
-        })
-        .await?;
-        let speakers = SpeakerLogits { logits: &outputs.speaker_logits, speakers: c.diarization.speakers };
-        Ok(alignment::align_streams(&streams, &log_probs, frames, Some(speakers), options)?)
+        self.word_timestamp_head()?.for_each_log_prob_block(&outputs.asr_hidden, valid, classes, sink).await
     }
 
     /// Encoder frames whose first mel frame is valid (upstream's frame mask).
-    pub(crate) fn valid_encoder_frames(&self, features: &Features) -> usize {
+    pub fn valid_encoder_frames(&self, features: &Features) -> usize {
         features.valid.div_ceil(self.config.asr.subsampling)
     }
 
@@ -365,23 +344,19 @@ fn expected_tensors(
     Ok(expected.0)
 }
 
-/// The files of `checkpoint` (relative to its folder, sorted) that hold the tensors the audio module of `config`
-/// reads, the front end's window and filter bank included: what must be fetched of a sharded checkpoint.
-#[cfg(feature = "hub")]
-pub(crate) fn audio_shards(config: &ModelConfig, checkpoint: &Checkpoint) -> Result<Vec<String>> {
+/// The names of the tensors the audio module of `config` reads from `checkpoint` (sorted, each once), the front
+/// end's window and filter bank and the word-timestamp head's included when the checkpoint names them. The checkpoint
+/// may be only an index ([`Checkpoint::from_index`]): nothing is read but its names. A Hub client fetches the shards
+/// these are in, and no other.
+pub fn audio_tensors(config: &ModelConfig, checkpoint: &Checkpoint) -> Result<Vec<String>> {
     let names = ModelNames::detect(checkpoint)?;
     let head = names.word_timestamp_names(checkpoint).ok();
     let expected = expected_tensors(config, &names, head)?.into_iter().map(|(name, _)| name);
     let front_end = [&names.window, &names.filterbank].into_iter().flatten().cloned();
-    let mut shards: Vec<String> = expected
-        .chain(front_end)
-        .filter_map(|name| {
-            checkpoint.shard_path(&name)?.strip_prefix(checkpoint.dir()).ok().map(|p| p.display().to_string())
-        })
-        .collect();
-    shards.sort();
-    shards.dedup();
-    Ok(shards)
+    let mut tensors: Vec<String> = expected.chain(front_end).filter(|name| checkpoint.contains(name)).collect();
+    tensors.sort();
+    tensors.dedup();
+    Ok(tensors)
 }
 
 /// The checkpoint's bf16 window and filter bank when it has them, else computed ones.
@@ -396,17 +371,17 @@ fn frontend(checkpoint: &Checkpoint, names: &ModelNames) -> Result<LogMel> {
     Ok(LogMel::new(window.as_deref(), filterbank.as_deref())?)
 }
 
-/// What [`crate::audio::read_audio`] guarantees, for samples that did not come through it.
+/// What `nemotron-io`'s audio readers guarantee, for samples that did not come through them.
 fn check_samples(samples: &[f32]) -> Result<()> {
     let input = "in-memory audio".to_string();
     if samples.is_empty() {
-        return Err(AudioError::Empty { input }.into());
+        return Err(SampleError::Empty { input }.into());
     }
     if let Some((index, &value)) = samples.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-        return Err(AudioError::NonFinite { input, index, value }.into());
+        return Err(SampleError::NonFinite { input, index, value }.into());
     }
     if samples.len() < MIN_SAMPLES {
-        return Err(AudioError::TooShort { input, samples: samples.len() }.into());
+        return Err(SampleError::TooShort { input, samples: samples.len() }.into());
     }
     Ok(())
 }

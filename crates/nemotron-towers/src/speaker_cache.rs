@@ -3,7 +3,7 @@
 //! that best represent each speaker.
 
 use crate::config::SpeakerCacheConfig;
-use crate::torch_top_k::top_k;
+use nemotron_postprocess::math::torch_top_k::top_k;
 
 /// Cache and FIFO state of one recording (batch 1).
 #[derive(Clone, Debug)]

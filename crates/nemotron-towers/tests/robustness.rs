@@ -11,9 +11,9 @@ use std::sync::OnceLock;
 
 use common::{edited_weights, model_dir, test_options};
 use gpu_core::{Gpu, GpuError, GpuOptions};
+use nemotron_bench::synthetic_audio;
 use nemotron_testkit::{Rng, rel_frobenius, test_gpu};
-use nemotron_towers::audio::AudioError;
-use nemotron_towers::bench::synthetic_audio;
+use nemotron_towers::SampleError;
 use nemotron_towers::frontend::Features;
 use nemotron_towers::tensor_file::{Tensor, serialize};
 use nemotron_towers::tower::{InputKind, Sequence};
@@ -143,10 +143,10 @@ fn empty_short_and_non_finite_samples_are_audio_errors() {
         let diarized = model.diarizer().diarize_audio(&samples, &mut |_, _, _| {}).block().map(|_| ());
         for result in [encoded, diarized] {
             match (what, result) {
-                ("empty", Err(Error::Audio(AudioError::Empty { .. })))
-                | ("1 sample", Err(Error::Audio(AudioError::TooShort { samples: 1, .. })))
-                | ("-inf", Err(Error::Audio(AudioError::NonFinite { index: 1234, .. })))
-                | ("NaN", Err(Error::Audio(AudioError::NonFinite { index: 7, .. }))) => {}
+                ("empty", Err(Error::Samples(SampleError::Empty { .. })))
+                | ("1 sample", Err(Error::Samples(SampleError::TooShort { samples: 1, .. })))
+                | ("-inf", Err(Error::Samples(SampleError::NonFinite { index: 1234, .. })))
+                | ("NaN", Err(Error::Samples(SampleError::NonFinite { index: 7, .. }))) => {}
                 (what, other) => panic!("{what}: got {other:?}"),
             }
         }

@@ -1,23 +1,24 @@
 //! Streaming sessions against upstream's (`diar-tiny/streaming.safetensors`: Transformers 5.23 driven by its
-//! processor in streaming mode, f64), chunk by chunk; and what a session promises whatever the pieces it is
-//! fed, the threads it runs on and the length of the stream.
+//! processor in streaming mode, f64), chunk by chunk; what a session promises whatever the pieces it is fed, the
+//! threads it runs on and the length of the stream; and the live segment events of its outputs. (The events on
+//! any probabilities: `crates/nemotron-postprocess/tests/live_segments.rs`.)
 
 mod common;
-// The post-processing strategy the CPU crate's property tests use, shared rather than copied.
-#[path = "../../nemotron-postprocess/tests/strategies/mod.rs"]
-mod strategies;
+// The check of live events the CPU crate's tests use, shared rather than copied.
+#[path = "../../nemotron-postprocess/tests/events/mod.rs"]
+mod events;
 
 use nemotron_towers::blocking::Block;
 use std::sync::OnceLock;
 
 use common::{case_dir, test_options};
-use nemotron_postprocess::diarization::segments::sort_segments;
-use nemotron_postprocess::diarization::{FrameGrid, PostProcessing, Segment, threshold_segments};
+use events::closed_segments;
+use nemotron_io::read_audio;
+use nemotron_postprocess::diarization::threshold_segments;
+use nemotron_postprocess::diarization::{FrameGrid, LiveSegments, PostProcessing, SegmentEvent, SegmentRule};
 use nemotron_testkit::{Rng, f32_to_f64, rel_frobenius};
-use nemotron_towers::audio::AudioError;
-use nemotron_towers::streaming::{ChunkReport, LiveSegments, SegmentEvent, SegmentRule, StreamOutput};
-use nemotron_towers::{Checkpoint, Diarizer, DiarizerSession, Error, Model, ModelConfig, StreamingMode, read_audio};
-use proptest::prelude::*;
+use nemotron_towers::streaming::{ChunkReport, StreamOutput};
+use nemotron_towers::{Checkpoint, Diarizer, DiarizerSession, Error, Model, SampleError, StreamingMode};
 
 const TOLERANCE: f64 = 1e-5;
 
@@ -327,7 +328,7 @@ fn a_refused_push_in_a_batch_leaves_the_others_running() {
         vec![(&mut good, &audio()[..20_000]), (&mut bad, &broken)];
     let outputs = nemotron_towers::streaming::push_many(&mut pushes).block();
     assert!(!outputs[0].as_ref().unwrap().chunks.is_empty(), "the good session ran its chunks");
-    let Err(Error::Audio(AudioError::NonFinite { index, .. })) = &outputs[1] else {
+    let Err(Error::Samples(SampleError::NonFinite { index, .. })) = &outputs[1] else {
         panic!("the non-finite sample is refused: {:?}", outputs[1].as_ref().err())
     };
     assert_eq!(*index, 12_345);
@@ -365,30 +366,6 @@ fn every_length_and_mode_emits_one_frame_per_hop() {
     assert_eq!(custom.bits(), run(StreamingMode::LowLatency, &audio()[..40_000], || 7_000).bits());
 }
 
-/// Checks that `events` pair up (per speaker, each start closed by the next end, which names it) and returns the
-/// segments of the end events, ordered as the offline rules order them.
-fn closed_segments(events: &[SegmentEvent], speakers: usize) -> Vec<Segment> {
-    let mut open = vec![None; speakers];
-    let mut last_end = vec![0; speakers];
-    for event in events {
-        match *event {
-            SegmentEvent::Start { speaker, frame } => {
-                assert!(open[speaker].replace(frame).is_none(), "{event:?}: speaker {speaker} already open");
-                assert!(frame >= last_end[speaker], "{event:?} starts before the previous end");
-            }
-            SegmentEvent::End { speaker, start, end } => {
-                assert_eq!(open[speaker].take(), Some(start), "{event:?} closes the open segment");
-                assert!(end > start, "{event:?}");
-                last_end[speaker] = end;
-            }
-        }
-    }
-    assert!(open.iter().all(Option::is_none), "every segment closed: {open:?}");
-    let mut segments: Vec<Segment> = events.iter().filter_map(SegmentEvent::segment).collect();
-    sort_segments(&mut segments);
-    segments
-}
-
 /// NeMo post-processing settings that exercise every step: hysteresis, both pads, both filters.
 fn tuned() -> PostProcessing {
     PostProcessing {
@@ -405,19 +382,20 @@ fn tuned() -> PostProcessing {
 #[test]
 fn live_events_close_the_segments_of_the_offline_rules() {
     let rules = [
-        (StreamingMode::UltraLowLatency, SegmentRule::Threshold(0.5)),
-        (StreamingMode::LowLatency, SegmentRule::Threshold(0.3)),
+        (StreamingMode::UltraLowLatency, SegmentRule::Threshold { threshold: 0.5, max_speakers: None }),
+        (StreamingMode::LowLatency, SegmentRule::Threshold { threshold: 0.3, max_speakers: None }),
         (StreamingMode::VeryLowLatency, SegmentRule::PostProcessing(tuned())),
         (StreamingMode::UltraLowLatency, SegmentRule::PostProcessing(PostProcessing::default())),
     ];
     for (mode, rule) in rules {
         let mut session = diarizer().session(mode).unwrap();
-        let mut live = LiveSegments::new(rule, diarizer().config()).unwrap();
+        let config = diarizer().config();
+        let mut live = LiveSegments::new(rule, config.speakers, config.encoder.subsampling).unwrap();
         let (mut stream, mut events) = (Session::default(), Vec::new());
         for piece in audio().chunks(2_500) {
             let output = session.push(piece).block().unwrap();
             let final_frames = output.first_frame + output.frames();
-            for event in live.push(&output) {
+            for event in live.push(&output.speaker_logits, &output.speaker_probabilities) {
                 // Never about a frame not final yet; with the threshold rule, on the frame that decides it (a
                 // segment's first frame, or the first after it).
                 let (first, decided) = match event {
@@ -426,7 +404,7 @@ fn live_events_close_the_segments_of_the_offline_rules() {
                 };
                 let made_final = output.first_frame..final_frames;
                 assert!(first < final_frames, "{event:?} with frames {made_final:?} final");
-                if let SegmentRule::Threshold(_) = rule {
+                if let SegmentRule::Threshold { .. } = rule {
                     assert!(made_final.contains(&decided), "{event:?} with frames {made_final:?} final");
                 }
                 events.push(event);
@@ -434,12 +412,12 @@ fn live_events_close_the_segments_of_the_offline_rules() {
             stream.add(output);
         }
         let output = session.finish().block().unwrap();
-        events.extend(live.push(&output));
+        events.extend(live.push(&output.speaker_logits, &output.speaker_probabilities));
         stream.add(output);
         events.extend(live.finish());
         let frames = stream.logits.len() / 8;
         let offline = match rule {
-            SegmentRule::Threshold(t) => threshold_segments(&stream.logits, 8, frames, t),
+            SegmentRule::Threshold { threshold, .. } => threshold_segments(&stream.logits, 8, frames, threshold),
             SegmentRule::PostProcessing(p) => {
                 p.segments(&stream.probabilities, 8, frames.div_ceil(8), FrameGrid::sortformer(8))
             }
@@ -451,69 +429,12 @@ fn live_events_close_the_segments_of_the_offline_rules() {
     }
 }
 
-/// A probability column that dwells on values around the thresholds of [`settings`] (ties included).
-fn column(rows: usize) -> impl Strategy<Value = Vec<f32>> {
-    let values = prop::sample::select(vec![0.0f32, 0.1, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.9, 1.0]);
-    prop::collection::vec((values, 1..6usize), 0..rows)
-        .prop_map(|runs| runs.into_iter().flat_map(|(p, n)| std::iter::repeat_n(p, n)).collect())
-}
-
-/// Post-processing settings on the 10 ms grid and off it, negative pads included.
-fn settings() -> impl Strategy<Value = PostProcessing> {
-    let thresholds = prop::sample::select(vec![0.0, 0.3, 0.4, 0.5, 0.6, 1.0]);
-    let pads = prop::sample::select(vec![-0.12, -0.03, 0.0, 0.04, 0.08, 0.155, 0.3]);
-    strategies::post_processing(thresholds, pads, prop::sample::select(vec![0.0, 0.05, 0.08, 0.16, 0.2, 0.37, 0.6]))
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
-
-    /// Under any settings and however the rows arrive, the events pair up, a start is never taken back, and the
-    /// segments are the offline post-processing's of the whole stream.
-    #[test]
-    fn live_post_processing_ends_with_the_offline_segments(
-        columns in prop::collection::vec(column(80), 1..4),
-        settings in settings(),
-        cuts in prop::collection::vec(1..12usize, 1..40),
-    ) {
-        let speakers = columns.len();
-        let rows = columns.iter().map(Vec::len).max().unwrap_or(0);
-        // Shorter columns are padded with silence; row r holds every speaker's value.
-        let probabilities: Vec<f32> =
-            (0..rows).flat_map(|r| columns.iter().map(move |c| c.get(r).copied().unwrap_or(0.0))).collect();
-        let Ok(ModelConfig::Diarization(mut config)) = ModelConfig::from_json(r#"{"model_type":"nemotron3_diarization"}"#)
-        else {
-            panic!("the release diarization config")
-        };
-        config.speakers = speakers;
-        let mut live = LiveSegments::new(SegmentRule::PostProcessing(settings), &config).unwrap();
-        let (mut events, mut at) = (Vec::new(), 0);
-        // Outputs of `cuts` rows in turn, an empty one first (a push that completes no chunk).
-        let mut sizes = std::iter::once(&0).chain(cuts.iter().cycle());
-        while let Some(cut) = sizes.next().filter(|_| at < rows) {
-            let end = (at + cut).min(rows);
-            let output = StreamOutput {
-                first_frame: at * 8,
-                speaker_logits: vec![0.0; (end - at) * 8 * speakers],
-                speaker_probabilities: probabilities[at * speakers..end * speakers].to_vec(),
-                chunks: Vec::new(),
-            };
-            events.extend(live.push(&output));
-            at = end;
-        }
-        prop_assert_eq!(live.frames(), rows * 8);
-        events.extend(live.finish());
-        let offline = settings.segments(&probabilities, speakers, rows, FrameGrid::sortformer(8));
-        prop_assert_eq!(closed_segments(&events, speakers), offline);
-    }
-}
-
 #[test]
 fn bad_samples_and_modes_are_refused_by_name() {
     let mut session = diarizer().session(StreamingMode::LowLatency).unwrap();
     session.push(&audio()[..1_000]).block().unwrap();
     match session.push(&[0.0, 0.5, f32::NAN]).block() {
-        Err(Error::Audio(AudioError::NonFinite { index: 1_002, .. })) => {}
+        Err(Error::Samples(SampleError::NonFinite { index: 1_002, .. })) => {}
         other => panic!("expected a non-finite sample at 1002, got {other:?}"),
     }
     // The refused piece left no trace: the stream goes on.

@@ -4,19 +4,25 @@
 //!   keeping the most active speakers;
 //! - [`postprocessing`]: NeMo's post-processing (hysteresis, padding, minimum durations) on the encoder-rate
 //!   probabilities, causal and frame by frame, with [`PostProcessing::read_nemo_yaml`] for NeMo's parameter files;
+//! - [`SegmentRule`]: which of the two turns activity into segments, offline ([`SegmentRule::segments`]) and live
+//!   ([`live::LiveSegments`]: start and end events as a stream's frames become final);
 //! - [`formats`]: RTTM, JSON (upstream's layout) and CSV;
 //! - [`rttm`]: reading RTTM and UEM files;
 //! - [`scoring`]: DER, its parts, the optimal mapping and JER, as pyannote.metrics computes them.
 
 mod error;
 pub mod formats;
+pub mod live;
 mod nemo_yaml;
 pub mod postprocessing;
 pub mod rttm;
+mod rule;
 pub mod scoring;
 pub mod segments;
 
 pub use error::DiarizationError;
 pub use formats::SegmentFormat;
+pub use live::{LiveSegments, SegmentEvent};
 pub use postprocessing::{FrameGrid, PostProcessing};
+pub use rule::SegmentRule;
 pub use segments::{Segment, keep_most_active, threshold_segments};

@@ -1,7 +1,9 @@
 //! The arithmetic the diarization and the alignment share: the logistic sigmoid in the two precisions their
-//! upstreams compute it in, and scipy's assignment solver.
+//! upstreams compute it in, scipy's assignment solver, and ([`torch_top_k`]) which indices torch's CPU `topk`
+//! picks (the speaker cache's ranking).
 
 mod assignment;
+pub mod torch_top_k;
 
 pub use assignment::linear_sum_assignment;
 

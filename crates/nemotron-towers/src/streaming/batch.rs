@@ -1,6 +1,7 @@
 //! Many live streams, one GPU: the chunks that several sessions have due run as one submission (rows of all of
 //! them in each GEMM; attention, speaker cache and FIFO per session), not one submission per session.
 
+#[cfg(feature = "parallel")]
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
@@ -63,7 +64,7 @@ fn batches(pushes: &[(&mut DiarizerSession<'_>, &[f32])], due: Vec<usize>) -> Ve
 
 /// Prepares the next chunk of each session of `batch` (indices in increasing order), runs their steps as one
 /// submission, and completes them. The host's part (front end before, speaker cache after) runs on all cores
-/// (rayon's pool).
+/// (rayon's pool; without the `parallel` feature, the calling thread).
 async fn run_batch(
     pushes: &mut [(&mut DiarizerSession<'_>, &[f32])],
     batch: &[usize],
@@ -75,8 +76,12 @@ async fn run_batch(
         .filter(|(i, _)| batch.binary_search(i).is_ok())
         .map(|(i, (session, _))| (i, &mut **session))
         .collect();
-    let prepared: Vec<Result<DueChunk>> =
-        members.par_iter().map(|(_, session)| session.prepare_chunk(session.chunk_frames(), false)).collect();
+    let prepare =
+        |(_, session): &(usize, &mut DiarizerSession<'_>)| session.prepare_chunk(session.chunk_frames(), false);
+    #[cfg(feature = "parallel")]
+    let prepared: Vec<Result<DueChunk>> = members.par_iter().map(prepare).collect();
+    #[cfg(not(feature = "parallel"))]
+    let prepared: Vec<Result<DueChunk>> = members.iter().map(prepare).collect();
     let mut ready: Vec<(&mut DiarizerSession<'_>, DueChunk)> = Vec::with_capacity(members.len());
     let mut ran: Vec<usize> = Vec::with_capacity(members.len());
     for ((i, session), due) in members.drain(..).zip(prepared) {
@@ -101,8 +106,12 @@ async fn run_batch(
     };
     drop(inputs);
     let work: Vec<_> = ready.into_iter().zip(steps).collect();
-    let completed: Vec<StreamOutput> =
-        work.into_par_iter().map(|((session, due), step)| session.complete_chunk(due, step)).collect();
+    let complete =
+        |((session, due), step): ((&mut DiarizerSession<'_>, DueChunk), _)| session.complete_chunk(due, step);
+    #[cfg(feature = "parallel")]
+    let completed: Vec<StreamOutput> = work.into_par_iter().map(complete).collect();
+    #[cfg(not(feature = "parallel"))]
+    let completed: Vec<StreamOutput> = work.into_iter().map(complete).collect();
     for (i, output) in ran.into_iter().zip(completed) {
         if let Ok(out) = &mut outputs[i] {
             out.append(output);

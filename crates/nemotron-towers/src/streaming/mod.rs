@@ -1,8 +1,10 @@
 //! Live "who speaks now": streaming diarization sessions on a shared [`crate::Diarizer`], as upstream's
-//! Nemotron 3 Diarization streaming mode computes them, and segment events as frames become final.
+//! Nemotron 3 Diarization streaming mode computes them. Their outputs become segment events as frames become final
+//! in `nemotron_postprocess::diarization::LiveSegments`.
 //!
 //! ```no_run
-//! use nemotron_towers::streaming::{LiveSegments, SegmentRule, StreamingMode};
+//! use nemotron_postprocess::diarization::{LiveSegments, SegmentRule};
+//! use nemotron_towers::streaming::StreamingMode;
 //! use nemotron_towers::{Gpu, Model, ModelOptions};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -10,27 +12,27 @@
 //! let model = Model::load(&gpu, "path/to/diarization-checkpoint".as_ref(), &ModelOptions::default())?;
 //! let diarizer = model.diarizer();
 //! let mut session = diarizer.session(StreamingMode::LowLatency)?;
-//! let mut segments = LiveSegments::new(SegmentRule::Threshold(0.5), diarizer.config())?;
+//! let config = diarizer.config();
+//! let rule = SegmentRule::Threshold { threshold: 0.5, max_speakers: None };
+//! let mut segments = LiveSegments::new(rule, config.speakers, config.encoder.subsampling)?;
 //! # let pieces: Vec<Vec<f32>> = Vec::new();
 //! for piece in pieces {
 //!     let output = session.push(&piece)?; // 16 kHz mono, any length
-//!     for event in segments.push(&output) {
+//!     for event in segments.push(&output.speaker_logits, &output.speaker_probabilities) {
 //!         println!("{event:?}");
 //!     }
 //! }
 //! let output = session.finish()?;
-//! let mut events = segments.push(&output);
+//! let mut events = segments.push(&output.speaker_logits, &output.speaker_probabilities);
 //! events.extend(segments.finish());
 //! # Ok(())
 //! # }
 //! ```
 
 mod batch;
-mod events;
 mod mode;
 mod session;
 
 pub use batch::push_many;
-pub use events::{LiveSegments, SegmentEvent, SegmentRule};
 pub use mode::{StreamingMode, UnknownStreamingMode};
 pub use session::{ChunkReport, DiarizerSession, StreamOutput};

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use gpu_core::Timing;
 
-use crate::audio::AudioError;
+use crate::error::SampleError;
 use crate::error::{Error, Result};
 use crate::frontend::{HOP_LENGTH, N_MELS, first_sample_needed};
 use crate::pipeline::Diarizer;
@@ -168,7 +168,7 @@ impl<'m> DiarizerSession<'m> {
         match samples.iter().enumerate().find(|(_, v)| !v.is_finite()) {
             Some((i, &value)) => {
                 let input = "audio stream".to_string();
-                Err(AudioError::NonFinite { input, index: self.received + i, value }.into())
+                Err(SampleError::NonFinite { input, index: self.received + i, value }.into())
             }
             None => Ok(()),
         }

@@ -1,54 +1,65 @@
 //! Fetching the audio part of a checkpoint into the Hugging Face cache with `hf-hub`'s synchronous client.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use hf_hub::api::sync::{Api, ApiBuilder, ApiError};
 use hf_hub::{Cache, Repo, RepoType};
 
-use super::{HubError, HubOptions, RepoId};
-use crate::checkpoint::{Checkpoint, INDEX_FILE};
-use crate::config::ModelConfig;
-use crate::error::{Error, Result};
+use super::{FetchError, HubError, HubOptions, RepoId};
 use nemotron_postprocess::alignment::TOKENIZER_DIR;
 
 /// Reports download progress: (file, bytes done, bytes in all).
 pub type DownloadProgress<'a> = &'a mut dyn FnMut(&str, u64, u64);
 
-const CONFIG_FILE: &str = "config.json";
+/// The model's configuration, fetched first.
+pub const CONFIG_FILE: &str = "config.json";
+/// The index of a sharded checkpoint: which shard holds each tensor.
+pub const INDEX_FILE: &str = "model.safetensors.index.json";
 const SINGLE_FILE: &str = "model.safetensors";
 /// The files of the alignment tokenizer (under [`TOKENIZER_DIR`]) that `align` reads, when the repository has them.
 const ALIGNMENT_TOKENIZER_FILES: [&str; 2] = ["tokenizer.json", "tokenizer_config.json"];
 
+type Result<T, E = HubError> = std::result::Result<T, E>;
+
 /// Fetches what the audio module of `id` needs into the cache (or finds it there) and returns the snapshot folder
-/// holding it, ready for [`crate::Model::load`]: `config.json`, then `model.safetensors.index.json` and the shards
-/// holding audio tensors, or `model.safetensors` when the checkpoint is one file; and the alignment tokenizer
-/// (`alignment_tokenizer/tokenizer.json` and its config) when the repository has one.
+/// holding it, ready for the model's loader: `config.json`, then `model.safetensors.index.json` and the shards
+/// holding the tensors `audio_tensors` names, or `model.safetensors` when the checkpoint is one file; and the
+/// alignment tokenizer (`alignment_tokenizer/tokenizer.json` and its config) when the repository has one.
+///
+/// `audio_tensors` is called once the index is there, with the snapshot folder (holding `config.json` and the
+/// index) and the index's text; it returns the names of the tensors the model reads (its error comes back as
+/// [`FetchError::Model`]).
 ///
 /// Online, `config.json` and the index are asked for every time (they are small, and say which commit the
 /// revision is at now); shards already in that commit's snapshot are not fetched again. When the Hub cannot be
 /// reached, the cached snapshot of the revision is used (with a warning), as `huggingface_hub` does. Offline
 /// ([`HubOptions::offline`]), only the cache is read.
-pub fn fetch_audio_model(id: &RepoId, options: &HubOptions, progress: DownloadProgress<'_>) -> Result<PathBuf> {
+pub fn fetch_audio_model<E>(
+    id: &RepoId,
+    options: &HubOptions,
+    audio_tensors: impl FnOnce(&Path, &str) -> Result<Vec<String>, E>,
+    progress: DownloadProgress<'_>,
+) -> Result<PathBuf, FetchError<E>> {
     let hub = Fetcher::new(id, options)?;
     let config_path = hub.file(CONFIG_FILE, None, progress)?;
     let snapshot = config_path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let config = ModelConfig::from_file(&config_path)?;
     let weights = match hub.file(INDEX_FILE, None, progress) {
         Ok(index) => {
             let text = std::fs::read_to_string(&index).map_err(|e| cache_error(&index, e))?;
-            let checkpoint = Checkpoint::from_index(&snapshot, &text)?;
+            let tensors = audio_tensors(&snapshot, &text).map_err(FetchError::Model)?;
             let mut shards = Vec::new();
-            for shard in crate::pipeline::audio_shards(&config, &checkpoint)? {
+            for shard in hub.shards(&text, &tensors)? {
                 shards.push(hub.file(&shard, Some(&snapshot), progress)?);
             }
             log::info!("{id}: {} of the checkpoint's shards hold audio tensors", shards.len());
             [vec![index], shards].concat()
         }
         // No index (or none cached while the Hub is out of reach): a checkpoint of one file.
-        Err(Error::Hub(HubError::FileNotFound { .. } | HubError::NotCached { .. } | HubError::Unreachable { .. })) => {
+        Err(HubError::FileNotFound { .. } | HubError::NotCached { .. } | HubError::Unreachable { .. }) => {
             vec![hub.file(SINGLE_FILE, Some(&snapshot), progress)?]
         }
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     };
     if weights.iter().any(|path| path.parent() != Some(snapshot.as_path())) {
         return Err(HubError::Changed { repo: id.repo.clone(), revision: id.revision.clone() }.into());
@@ -58,12 +69,10 @@ pub fn fetch_audio_model(id: &RepoId, options: &HubOptions, progress: DownloadPr
         match hub.file(&file, Some(&snapshot), progress) {
             Ok(_) => {}
             // Optional: only `align` reads it, and says so when it is missing.
-            Err(Error::Hub(
-                HubError::FileNotFound { .. } | HubError::NotCached { .. } | HubError::Unreachable { .. },
-            )) => {
+            Err(HubError::FileNotFound { .. } | HubError::NotCached { .. } | HubError::Unreachable { .. }) => {
                 log::info!("{id} has no {file}; word alignment will not be available");
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(snapshot)
@@ -104,13 +113,36 @@ impl<'a> Fetcher<'a> {
         Ok(Self { id, options, api, repo_dir, unreachable: Default::default() })
     }
 
+    /// The shard files (sorted, each once) that the index `text` places `tensors` in; tensors it does not name
+    /// are left to the model's loader to report.
+    fn shards(&self, text: &str, tensors: &[String]) -> Result<Vec<String>> {
+        #[derive(serde::Deserialize)]
+        struct Index {
+            weight_map: HashMap<String, String>,
+        }
+        let bad = |message: String| HubError::Index {
+            repo: self.id.repo.clone(),
+            revision: self.id.revision.clone(),
+            file: INDEX_FILE.to_owned(),
+            message,
+        };
+        let index: Index = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+        let mut shards: Vec<String> = tensors.iter().filter_map(|name| index.weight_map.get(name).cloned()).collect();
+        if let Some(file) = shards.iter().find(|f| f.contains("..") || Path::new(f).is_absolute()) {
+            return Err(bad(format!("shard path `{file}` leaves the repository")));
+        }
+        shards.sort();
+        shards.dedup();
+        Ok(shards)
+    }
+
     /// The cached path of `file`, fetching it first when online, unless `snapshot` already holds it.
     fn file(&self, file: &str, snapshot: Option<&Path>, progress: DownloadProgress<'_>) -> Result<PathBuf> {
         if let Some(path) = snapshot.map(|s| s.join(file)).filter(|p| p.exists()) {
             return Ok(path);
         }
         let Some(api) = &self.api else {
-            return self.cached(file).ok_or_else(|| self.not_cached(file).into());
+            return self.cached(file).ok_or_else(|| self.not_cached(file));
         };
         let repo = Repo::with_revision(self.id.repo.clone(), RepoType::Model, self.id.revision.clone());
         let reporter = Reporter { progress, file: file.to_owned(), size: 0, done: 0 };
@@ -131,10 +163,9 @@ impl<'a> Fetcher<'a> {
                         revision: self.id.revision.clone(),
                         file: file.to_owned(),
                         cache: self.options.cache_dir.clone(),
-                    }
-                    .into()),
+                    }),
                 },
-                Ok(error) => Err(error.into()),
+                Ok(error) => Err(error),
             },
         }
     }
@@ -161,7 +192,7 @@ impl<'a> Fetcher<'a> {
     }
 
     /// The error `hf-hub` gave for `file` as a [`HubError`], or `Err(reason)` when the Hub was not reached.
-    fn classify(&self, file: &str, error: ApiError) -> std::result::Result<HubError, String> {
+    fn classify(&self, file: &str, error: ApiError) -> Result<HubError, String> {
         let (repo, revision, endpoint) =
             (self.id.repo.clone(), self.id.revision.clone(), self.options.endpoint.clone());
         let protocol =

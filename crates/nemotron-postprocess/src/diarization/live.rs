@@ -14,17 +14,15 @@
 //! Either way, the end events' segments are exactly the offline rule's segments of the whole stream
 //! ([`threshold_segments`] of the logits, [`PostProcessing::segments`] of the probabilities).
 //!
-//! [`threshold_segments`]: nemotron_postprocess::diarization::threshold_segments
+//! [`threshold_segments`]: super::threshold_segments
+//! [`PostProcessing`]: super::PostProcessing
+//! [`PostProcessing::segments`]: super::PostProcessing::segments
 
-use nemotron_postprocess::diarization::postprocessing::{
-    FrameGrid, Interval, PostProcessing, Probability, SpeakerPostProcessor,
-};
-use nemotron_postprocess::diarization::{DiarizationError, Segment};
-use nemotron_postprocess::math::sigmoid;
-use nemotron_postprocess::time::frame_time;
-
-use crate::config::DiarizationConfig;
-use crate::streaming::StreamOutput;
+use super::postprocessing::{FrameGrid, Interval, Probability, SpeakerPostProcessor};
+use super::rule::SegmentRule;
+use super::{DiarizationError, Segment};
+use crate::math::sigmoid;
+use crate::time::frame_time;
 
 /// A segment of one speaker opened or closed, in 10 ms frames of the stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,17 +71,8 @@ impl SegmentEvent {
     }
 }
 
-/// How a stream's frames become segments: the rules of offline diarization.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum SegmentRule {
-    /// Upstream's: a speaker is active on each 10 ms frame whose `sigmoid(logit)` is above this threshold.
-    Threshold(f64),
-    /// NeMo's post-processing on the 80 ms probabilities. Its `max_speakers` must be `None`: which speakers are the
-    /// most active is known only at the end of the stream.
-    PostProcessing(PostProcessing),
-}
-
-/// Segment events from a session's outputs, in the order they become final (each speaker's in time order).
+/// Segment events from a streaming session's outputs, in the order they become final (each speaker's in time
+/// order).
 pub struct LiveSegments {
     speakers: usize,
     rule: Rule,
@@ -110,25 +99,24 @@ struct LiveSpeaker {
 }
 
 impl LiveSegments {
-    /// Events of a diarizer of `config` (its speakers and frame rate) under `rule`; refused when the rule's
-    /// settings are out of range or keep the most active speakers.
-    pub fn new(rule: SegmentRule, config: &DiarizationConfig) -> Result<Self, DiarizationError> {
-        let speakers = config.speakers;
+    /// Events of a diarizer of `speakers` speakers whose encoder rows are `subsampling` 10 ms frames, under `rule`;
+    /// refused when the rule's settings are out of range or keep the most active speakers.
+    pub fn new(rule: SegmentRule, speakers: usize, subsampling: usize) -> Result<Self, DiarizationError> {
+        if rule.max_speakers().is_some() {
+            return Err(DiarizationError::Setting(
+                "max_speakers: which speakers are the most active is known only at the end of a stream".into(),
+            ));
+        }
         let rule = match rule {
-            SegmentRule::Threshold(threshold) if (0.0..=1.0).contains(&threshold) => {
+            SegmentRule::Threshold { threshold, .. } if (0.0..=1.0).contains(&threshold) => {
                 Rule::Threshold { threshold, open: vec![None; speakers] }
             }
-            SegmentRule::Threshold(threshold) => {
+            SegmentRule::Threshold { threshold, .. } => {
                 return Err(DiarizationError::Setting(format!("threshold = {threshold} (must be in [0, 1])")));
             }
             SegmentRule::PostProcessing(settings) => {
                 settings.validate()?;
-                if settings.max_speakers.is_some() {
-                    return Err(DiarizationError::Setting(
-                        "max_speakers: which speakers are the most active is known only at the end of a stream".into(),
-                    ));
-                }
-                let grid = FrameGrid::sortformer(config.encoder.subsampling);
+                let grid = FrameGrid::sortformer(subsampling);
                 let speaker = || LiveSpeaker {
                     processor: SpeakerPostProcessor::new(&settings, grid),
                     silence_ends_speech: 0.0f32.below(settings.offset),
@@ -140,13 +128,14 @@ impl LiveSegments {
         Ok(Self { speakers, rule, frames: 0 })
     }
 
-    /// The events a session's output made final.
-    pub fn push(&mut self, output: &StreamOutput) -> Vec<SegmentEvent> {
+    /// The events a session's output made final: its `speaker_logits` `[frames, speakers]` of the 10 ms frames that
+    /// became final and its `speaker_probabilities` at the encoder rate.
+    pub fn push(&mut self, speaker_logits: &[f32], speaker_probabilities: &[f32]) -> Vec<SegmentEvent> {
         let mut events = Vec::new();
         let speakers = self.speakers.max(1);
         match &mut self.rule {
             Rule::Threshold { threshold, open } => {
-                for row in output.speaker_logits.chunks_exact(speakers) {
+                for row in speaker_logits.chunks_exact(speakers) {
                     for (speaker, (open, &logit)) in open.iter_mut().zip(row).enumerate() {
                         let active = sigmoid(f64::from(logit)) > *threshold;
                         match *open {
@@ -166,14 +155,14 @@ impl LiveSegments {
             }
             Rule::PostProcessing(live) => {
                 let mut released = Vec::new();
-                for row in output.speaker_probabilities.chunks_exact(speakers) {
+                for row in speaker_probabilities.chunks_exact(speakers) {
                     for (speaker, (live, &p)) in live.iter_mut().zip(row).enumerate() {
                         live.processor.push(p, &mut released);
                         end(&mut live.announced, speaker, released.drain(..), &mut events);
                         live.announce(speaker, &mut events);
                     }
                 }
-                self.frames += output.speaker_logits.len() / speakers;
+                self.frames += speaker_logits.len() / speakers;
             }
         }
         events

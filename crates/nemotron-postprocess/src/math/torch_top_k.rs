@@ -19,7 +19,7 @@ fn before(a: Entry, b: Entry) -> bool {
 
 /// The indices of the `k` largest `values` (at most `values.len()`) that torch's CPU `topk` returns, in
 /// its order (the set is what the speaker cache uses).
-pub(crate) fn top_k(values: &[f64], k: usize) -> Vec<usize> {
+pub fn top_k(values: &[f64], k: usize) -> Vec<usize> {
     let n = values.len();
     let k = k.min(n);
     if k == 0 {

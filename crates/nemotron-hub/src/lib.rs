@@ -1,13 +1,17 @@
-//! Models by Hugging Face Hub id (`owner/name`, optionally `@revision`), fetched through the standard Hugging Face
+//! `nemotron-hub`: models by Hugging Face Hub id (`owner/name`, optionally `@revision`), fetched through the standard Hugging Face
 //! cache (`models--owner--name/{blobs,snapshots/<commit>,refs/<revision>}`, shared with Python's `huggingface_hub`).
 //!
 //! Only what the audio module reads is fetched: `config.json`, then `model.safetensors.index.json` (or
 //! `model.safetensors` when the checkpoint is one file), then only the shards that the index places the audio
-//! tensors in (the tensors the loader checks, found by the same traversal). A Transcribe checkpoint's
-//! language-model shards — tens of gigabytes — are never requested.
+//! tensors in. Which tensors those are is the model's business: the caller says, from `config.json` and the index
+//! (`nemotron-engine` asks `nemotron_towers::audio_tensors`), so this crate knows nothing of the model. A
+//! Transcribe checkpoint's language-model shards — tens of gigabytes — are never requested.
 //!
 //! Settings are a typed [`HubOptions`]; [`HubOptions::from_env`] reads the usual variables for programs that
-//! want them (the CLI does). Behind the default `hub` feature.
+//! want them (the CLI does).
+
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod error;
 mod fetch;
@@ -16,8 +20,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-pub use error::HubError;
-pub use fetch::{DownloadProgress, fetch_audio_model};
+pub use error::{FetchError, HubError};
+pub use fetch::{CONFIG_FILE, DownloadProgress, INDEX_FILE, fetch_audio_model};
 
 /// The public Hub.
 pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";

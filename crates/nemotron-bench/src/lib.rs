@@ -1,23 +1,26 @@
-//! Release-sized timings that need no checkpoint (random bf16 weights of the release config), the same work as the
+//! `nemotron-bench`: release-sized timings of `nemotron-towers` that need no checkpoint (random bf16 weights of the release config), the same work as the
 //! PyTorch peer: one ASR chunk of 600 rows, one Sortformer step of 828 embedded rows, the word-timestamp head on the
 //! ASR states of 60 s of audio, and the whole module on N seconds of audio; and ([`stream`]) streaming sessions.
-//! Results are data ([`Measurement`], [`BenchEvent`]); `nemotron-audio bench` prints them.
+//! Results are data ([`Measurement`], [`BenchEvent`]); `nemotron-audio bench` prints them (through
+//! `nemotron-engine`'s `bench` feature).
+
+#![warn(missing_docs)]
 
 pub mod stream;
 
-use crate::blocking::Block;
+use nemotron_towers::blocking::Block;
 use std::time::Instant;
 
 use audio_kernels::random::Rng;
 use gpu_core::{Gpu, Profile, Timing};
 
-use crate::chunks::schedule;
-use crate::config::{ChunkConfig, ConfigError, EncoderConfig, ModelConfig, WordTimestampConfig};
-use crate::error::{Error, Result};
-use crate::frontend::HOP_LENGTH;
-use crate::pipeline::{AudioModel, Model, ModelOptions};
-use crate::streaming::StreamingMode;
-use crate::tower::{InputKind, Sequence, Tower};
+use nemotron_towers::chunks::schedule;
+use nemotron_towers::config::{ChunkConfig, ConfigError, EncoderConfig, ModelConfig, WordTimestampConfig};
+use nemotron_towers::frontend::HOP_LENGTH;
+use nemotron_towers::streaming::StreamingMode;
+use nemotron_towers::tower::{InputKind, Sequence, Tower};
+use nemotron_towers::{AudioModel, Model, ModelOptions};
+use nemotron_towers::{Error, Result};
 use stream::{LoadTrial, StreamLatency};
 
 /// What to run.
@@ -395,13 +398,13 @@ fn module_case(
     let (mut asr_ms, mut diarization_ms, mut fusion_ms) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..options.repeats.max(1) {
         let start = Instant::now();
-        model.asr_encoder().encode(&features).block()?;
+        model.asr_hidden(&features).block()?;
         asr_ms.push(start.elapsed().as_secs_f64() * 1e3);
         let start = Instant::now();
         model.diarizer().diarize_features(features.clone(), &mut |_, _, _| {}).block()?;
         diarization_ms.push(start.elapsed().as_secs_f64() * 1e3);
         let start = Instant::now();
-        model.fusion().run(&warm.asr_hidden, &warm.speaker_probabilities, warm.features.tokens()).block()?;
+        model.run_fusion(&warm.asr_hidden, &warm.speaker_probabilities, warm.features.tokens()).block()?;
         fusion_ms.push(start.elapsed().as_secs_f64() * 1e3);
     }
     for (part, times) in [("asr", asr_ms), ("diarization", diarization_ms), ("fusion", fusion_ms)] {

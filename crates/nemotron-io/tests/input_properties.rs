@@ -7,11 +7,11 @@ use std::io::Cursor;
 use std::path::Path;
 
 use hound::{SampleFormat, WavSpec, WavWriter};
-use nemotron_towers::audio::{
+use nemotron_io::audio::{
     AudioError, AudioOptions, MAX_SAMPLE_RATE, MIN_SAMPLE_RATE, MIN_SAMPLES, SAMPLE_RATE, read_audio_bytes,
 };
-use nemotron_towers::manifest::{ManifestError, parse_manifest};
-use nemotron_towers::raw_pcm::{RawDecoder, RawFormat};
+use nemotron_io::manifest::{ManifestError, parse_manifest};
+use nemotron_io::raw_pcm::{RawDecoder, RawFormat};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

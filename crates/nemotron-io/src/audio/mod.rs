@@ -14,14 +14,12 @@ use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 
-pub use nemotron_postprocess::time::SAMPLE_RATE;
+pub use nemotron_postprocess::time::{MIN_SAMPLES, SAMPLE_RATE};
 /// Input rates accepted. The resampler's FFT sizes grow with the rate's ratio to 16 kHz (1 Hz audio
 /// would need a 16-million-point FFT per sample), so absurd rates are refused, not resampled.
 pub const MIN_SAMPLE_RATE: u32 = 1_000;
 /// Highest input rate accepted, in Hz (see [`MIN_SAMPLE_RATE`]).
 pub const MAX_SAMPLE_RATE: u32 = 768_000;
-/// One hop of the front end: shorter audio has no valid mel frame.
-pub const MIN_SAMPLES: usize = 160;
 /// Names in-memory audio in error messages.
 const IN_MEMORY: &str = "in-memory audio";
 

@@ -4,17 +4,17 @@
 //! sessions taking turns), then all of them batched (one submission per round for all their steps, as the
 //! server's scheduler runs them).
 
-use crate::blocking::Block;
+use nemotron_towers::blocking::Block;
 use std::time::Instant;
 
 use audio_kernels::random::Rng;
 use gpu_core::Gpu;
 
-use super::{BenchEvent, synthetic_audio};
-use crate::config::{ConfigError, ModelConfig};
-use crate::error::{Error, Result};
-use crate::pipeline::{Model, ModelOptions};
-use crate::streaming::{DiarizerSession, StreamingMode, push_many};
+use crate::{BenchEvent, synthetic_audio};
+use nemotron_towers::config::{ConfigError, ModelConfig};
+use nemotron_towers::streaming::{DiarizerSession, StreamingMode, push_many};
+use nemotron_towers::{Error, Result};
+use nemotron_towers::{Model, ModelOptions};
 
 /// What to run.
 #[derive(Clone, Debug)]

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-/// Errors of [`super::fetch_audio_model`].
+/// Errors of [`crate::fetch_audio_model`] that come from the Hub or the cache.
 #[derive(Debug, thiserror::Error)]
 pub enum HubError {
     /// Text that is not `owner/name[@revision]`.
@@ -118,6 +118,18 @@ pub enum HubError {
         /// The revision asked for.
         revision: String,
     },
+    /// `model.safetensors.index.json` is not an index of shards, or names a shard outside the repository.
+    #[error("{repo}@{revision}: {file}: {message}")]
+    Index {
+        /// `owner/name`.
+        repo: String,
+        /// The revision asked for.
+        revision: String,
+        /// The index file.
+        file: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// Reading or writing the cache failed.
     #[error("Hub cache at {path}: {message}")]
     Cache {
@@ -126,4 +138,16 @@ pub enum HubError {
         /// What failed.
         message: String,
     },
+}
+
+/// Errors of [`crate::fetch_audio_model`]: the Hub's, or the model's (`E`, from the caller's list of the tensors
+/// the model reads, e.g. a `config.json` it cannot use).
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError<E> {
+    /// The Hub or the cache failed.
+    #[error(transparent)]
+    Hub(#[from] HubError),
+    /// The caller could not say which tensors the model reads.
+    #[error(transparent)]
+    Model(E),
 }
