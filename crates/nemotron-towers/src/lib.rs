@@ -6,20 +6,21 @@
 //! [`AudioModel::encode_audio`] (every output of the audio module) or [`Diarizer::diarize_audio`] (who spoke when):
 //!
 //! ```no_run
+//! use nemotron_towers::blocking::Block; // native programs wait with `.block()`; in a browser, `.await`
 //! use nemotron_towers::{Gpu, Model, ModelOptions};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let gpu = Gpu::new()?;
-//! let model = Model::load(&gpu, "path/to/checkpoint".as_ref(), &ModelOptions::default())?;
+//! let gpu = Gpu::new().block()?;
+//! let model = Model::load(&gpu, "path/to/checkpoint".as_ref(), &ModelOptions::default()).block()?;
 //! # let samples: Vec<f32> = Vec::new();
 //! // 16 kHz mono samples, e.g. from `nemotron_io::read_audio`.
 //! match &model {
 //!     Model::Transcribe(model) => {
-//!         let out = model.encode_audio(&samples, &mut |_stage, _done, _total| {})?;
+//!         let out = model.encode_audio(&samples, &mut |_stage, _done, _total| {}).block()?;
 //!         println!("{} audio embeddings of width {}", out.audio_embeds.len() / 2688, 2688);
 //!     }
 //!     Model::Diarization(diarizer) => {
-//!         let out = diarizer.diarize_audio(&samples, &mut |_stage, _done, _total| {})?;
+//!         let out = diarizer.diarize_audio(&samples, &mut |_stage, _done, _total| {}).block()?;
 //!         println!("{} speaker probabilities", out.speaker_probabilities.len());
 //!     }
 //! }
