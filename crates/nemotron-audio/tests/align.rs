@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::{edited_weights, model_dir};
-use nemotron_postprocess::alignment::subtitles::{Cue, cues};
-use nemotron_postprocess::alignment::{Alignment, DiarizationSegment, WordChunk};
-use nemotron_towers::Checkpoint;
+use nemotron_testkit::postprocess::alignment::subtitles::{Cue, cues};
+use nemotron_testkit::postprocess::alignment::{Alignment, DiarizationSegment, WordChunk};
+use nemotron_testkit::towers::Checkpoint;
 use serde_json::Value;
 
 fn testdata(path: &str) -> PathBuf {

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use nemotron_towers::Checkpoint;
+use nemotron_testkit::towers::Checkpoint;
 use serde_json::Value;
 
 fn testdata(path: &str) -> PathBuf {

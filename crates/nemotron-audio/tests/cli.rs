@@ -10,11 +10,11 @@ use std::process::Command;
 use cli_support::{fails, ok, path_str, run, testdata};
 use common::{edited_weights, model_dir};
 use hound::{SampleFormat, WavSpec};
-use nemotron_postprocess::diarization::rttm::parse_rttm;
-use nemotron_postprocess::diarization::threshold_segments;
 use nemotron_testkit::assert_close;
-use nemotron_towers::Checkpoint;
-use nemotron_towers::tensor_file::Tensor;
+use nemotron_testkit::postprocess::diarization::rttm::parse_rttm;
+use nemotron_testkit::postprocess::diarization::threshold_segments;
+use nemotron_testkit::towers::Checkpoint;
+use nemotron_testkit::towers::tensor_file::Tensor;
 
 #[test]
 fn encode_from_features_writes_the_upstream_outputs() {
@@ -215,17 +215,20 @@ fn bad_inputs_give_one_line_errors() {
         data[bins + 3] = bad;
         let mask: Vec<i32> = (0..frames).map(|i| (i < valid) as i32).collect();
         let tensors = vec![
-            ("input_features".to_string(), nemotron_towers::tensor_file::Tensor::f32(vec![frames, bins], &data)),
+            (
+                "input_features".to_string(),
+                nemotron_testkit::towers::tensor_file::Tensor::f32(vec![frames, bins], &data),
+            ),
             (
                 "input_features_mask".to_string(),
-                nemotron_towers::tensor_file::Tensor {
+                nemotron_testkit::towers::tensor_file::Tensor {
                     dtype: safetensors::Dtype::I32,
                     shape: vec![frames],
                     bytes: bytemuck::cast_slice(&mask).to_vec(),
                 },
             ),
         ];
-        nemotron_towers::tensor_file::write(&features, &tensors).unwrap();
+        nemotron_testkit::towers::tensor_file::write(&features, &tensors).unwrap();
     };
     let write = |frames: usize, bins: usize| write_with(frames, bins, 0.5, frames);
     write(16, 80);

@@ -6,9 +6,9 @@ mod cli_support;
 use std::path::Path;
 
 use cli_support::{fails, ok, path_str, run, testdata};
-use nemotron_postprocess::diarization::formats::{to_csv, to_rttm};
-use nemotron_postprocess::diarization::{FrameGrid, PostProcessing, threshold_segments};
-use nemotron_towers::Checkpoint;
+use nemotron_testkit::postprocess::diarization::formats::{to_csv, to_rttm};
+use nemotron_testkit::postprocess::diarization::{FrameGrid, PostProcessing, threshold_segments};
+use nemotron_testkit::towers::Checkpoint;
 
 /// The diar-tiny reference case: its checkpoint, its features (913 valid 10 ms frames: 115 encoder rows).
 fn diar_tiny() -> (String, String) {

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use nemotron_towers::Checkpoint;
+use nemotron_testkit::towers::Checkpoint;
 use stand_in_hub::{ALIGNMENT_TOKENIZER, COMMIT, LM_SHARD, StandInHub, sharded_repo, single_file_repo};
 
 fn testdata(path: &str) -> PathBuf {

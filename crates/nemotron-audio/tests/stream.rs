@@ -6,10 +6,10 @@ mod cli_support;
 use std::process::{Command, Output, Stdio};
 
 use cli_support::{ok, path_str, run, testdata};
-use nemotron_postprocess::diarization::formats::to_rttm;
-use nemotron_postprocess::diarization::{FrameGrid, PostProcessing, threshold_segments};
 use nemotron_testkit::assert_close;
-use nemotron_towers::Checkpoint;
+use nemotron_testkit::postprocess::diarization::formats::to_rttm;
+use nemotron_testkit::postprocess::diarization::{FrameGrid, PostProcessing, threshold_segments};
+use nemotron_testkit::towers::Checkpoint;
 
 /// `nemotron-audio args` with `stdin` written to its standard input (from another thread: the binary prints
 /// while it reads).

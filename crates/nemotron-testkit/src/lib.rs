@@ -20,3 +20,8 @@ pub use compare::{
     assert_close, assert_close_to_scale, bf16_to_f64, error_against, f32_to_f64, frobenius, rel_frobenius,
 };
 pub use context::{fresh_seed, poisoned, test_gpu, test_gpu_options, test_matmul};
+/// The model crate and the post-processing crate, for the tests of front ends that check their outputs against the
+/// libraries' own functions (checkpoints, tensor files, segment rules, RTTM and subtitle writers): a front end's
+/// manifest names only the engine it is built on.
+pub use nemotron_postprocess as postprocess;
+pub use nemotron_towers as towers;

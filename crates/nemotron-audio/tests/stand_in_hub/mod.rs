@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use nemotron_towers::Checkpoint;
-use nemotron_towers::tensor_file::{Tensor, serialize};
+use nemotron_testkit::towers::Checkpoint;
+use nemotron_testkit::towers::tensor_file::{Tensor, serialize};
 
 /// Files of one repository at its single commit.
 pub type Files = HashMap<String, Vec<u8>>;

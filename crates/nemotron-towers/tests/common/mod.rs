@@ -76,11 +76,14 @@ pub fn model_dir(weights: &[u8]) -> tempfile::TempDir {
 
 /// The bundled model's weights with `edit` applied to each (name, tensor); `None` drops it.
 pub fn edited_weights(
-    edit: impl Fn(&str, nemotron_towers::tensor_file::Tensor) -> Option<nemotron_towers::tensor_file::Tensor>,
+    edit: impl Fn(
+        &str,
+        nemotron_testkit::towers::tensor_file::Tensor,
+    ) -> Option<nemotron_testkit::towers::tensor_file::Tensor>,
 ) -> Vec<u8> {
-    use nemotron_towers::tensor_file::{Tensor, serialize};
+    use nemotron_testkit::towers::tensor_file::{Tensor, serialize};
     let path = case_dir("tiny-release-chunks").join("model.safetensors");
-    let checkpoint = nemotron_towers::Checkpoint::open(&path).expect("the bundled model opens");
+    let checkpoint = nemotron_testkit::towers::Checkpoint::open(&path).expect("the bundled model opens");
     let tensors: Vec<(String, Tensor)> = checkpoint
         .names()
         .filter_map(|name| {
@@ -94,6 +97,6 @@ pub fn edited_weights(
 
 /// The model settings tests run with: the matrix path of the environment (`NEMOTRON_PRECISION=f32` tests the f32
 /// path on an adapter with tensor cores).
-pub fn test_options() -> nemotron_towers::ModelOptions {
-    nemotron_towers::ModelOptions { matmul: nemotron_testkit::test_matmul() }
+pub fn test_options() -> nemotron_testkit::towers::ModelOptions {
+    nemotron_testkit::towers::ModelOptions { matmul: nemotron_testkit::test_matmul() }
 }
