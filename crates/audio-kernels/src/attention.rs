@@ -129,7 +129,7 @@ pub enum KeySplits {
 }
 
 /// Grids under [`full_grid`] workgroups have the keys split: 400 on the H200, which holds four of these workgroups on
-/// each of its 132 multiprocessors (208 registers per invocation at head dim 128); measured there (vkprobe,
+/// each of its 132 multiprocessors (208 registers per invocation at head dim 128); measured there (one kernel timed alone,
 /// 2026-12-03): an ASR layer (190 query blocks) 236 µs unsplit, 192 in 2 slices, 210 in the 5 that 1024 gave; a
 /// Sortformer layer (208 blocks) 93 µs unsplit against 95 in 4 slices plus their merge pass.
 const FULL_GRID: MeasuredGrid = MeasuredGrid { workgroups: 400, compute_units: 132 };

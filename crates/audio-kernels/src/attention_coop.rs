@@ -36,7 +36,7 @@ const NEEDS: [Capability; 3] = [Capability::CooperativeMatrices, Capability::Sha
 /// Most 8-byte groups of a key block one invocation stages (`MAX_STAGE` in the shader).
 const MAX_STAGE: usize = 32;
 /// [`attention`](crate::attention::attention) takes this kernel for head dims above this one. Measured on the H200
-/// (2026-12-04, vkprobe and `ceilings attention`; the operand pass adds 18 µs per layer): head dim 128 (ASR layer)
+/// (2026-12-04, one kernel timed alone (docs/performance.md) and `ceilings attention`; the operand pass adds 18 µs per layer): head dim 128 (ASR layer)
 /// 139 µs against the f32 kernel's 203; 80 (word-timestamp head) faster too; 64 (Sortformer layer) 115 µs against 92.
 pub const MIN_HEAD_DIM: usize = 65;
 

@@ -32,7 +32,7 @@ fn shader(matrices: Matrices) -> &'static Shader {
 /// ([`auto_slices`](crate::gemm::auto_slices)); smaller tiles with the same grid ran 1.2–2× slower, and two steps per
 /// stage 2–8× slower (`examples/ceilings.rs`, see docs/performance.md), so those are not candidates. Eight staging
 /// subgroups beside the eight multiplying ones made every GEMM of the towers 8–24 % faster than the multiplying
-/// subgroups staging themselves (vkprobe); the tiles without them are for devices that allow fewer than 512
+/// subgroups staging themselves (one kernel timed alone, docs/performance.md); the tiles without them are for devices that allow fewer than 512
 /// invocations per workgroup.
 pub const TILE_CANDIDATES: [Tiles; 4] = [
     Tiles { subgroups_m: 4, subgroups_n: 2, stage_steps: 1, producers: 8 },
