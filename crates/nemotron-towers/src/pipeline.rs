@@ -196,7 +196,7 @@ impl AudioModel {
     }
 
     /// Log-mel features → all outputs. The two towers are independent until the fusion: the ASR encoder runs beside
-    /// the Sortformer's steps ([`beside`]), so the GPU has the ASR's work queued while each step makes its round trip
+    /// the Sortformer's steps (`beside.rs`), so the GPU has the ASR's work queued while each step makes its round trip
     /// to the host (each tower keeps its own workspace: the bits do not change).
     pub async fn encode_features(&self, features: Features, progress: Progress<'_>) -> Result<AudioOutputs> {
         let c = &self.config;
