@@ -90,26 +90,36 @@ impl Gpu {
     }
 
     /// Polls for `submission` until `mapping` has its answer. Another thread's poll can be the one that runs the
-    /// callback, after this thread's poll has returned, so one poll is not proof: poll again until it comes.
+    /// callback, after this thread's poll has returned, so one poll is not proof: the thread parks until the callback
+    /// wakes it (at once when it runs), polling again every few milliseconds.
     #[cfg(not(target_arch = "wasm32"))]
     fn poll_until_answered(
         &self,
         mut mapping: Mapping,
         submission: Option<wgpu::SubmissionIndex>,
     ) -> Result<Option<std::result::Result<(), wgpu::BufferAsyncError>>> {
+        use std::future::Future;
+        use std::task::{Context, Poll, Wake, Waker};
+
+        struct Unpark(std::thread::Thread);
+        impl Wake for Unpark {
+            fn wake(self: std::sync::Arc<Self>) {
+                self.0.unpark();
+            }
+        }
+        let waker = Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
         let deadline = std::time::Instant::now() + TIMEOUT;
         loop {
             self.wait_for(submission.clone())?;
-            match mapping.try_recv() {
-                Ok(Some(answer)) => return Ok(Some(answer)),
-                Ok(None) if std::time::Instant::now() < deadline => {
+            match std::pin::Pin::new(&mut mapping).poll(&mut Context::from_waker(&waker)) {
+                Poll::Ready(answer) => return Ok(answer.ok()),
+                Poll::Pending if std::time::Instant::now() < deadline => {
                     if let Some(reason) = self.inner.faults.lost() {
                         return Err(GpuError::DeviceLost(reason));
                     }
-                    std::thread::sleep(std::time::Duration::from_micros(200));
+                    std::thread::park_timeout(std::time::Duration::from_millis(5));
                 }
-                // The callback was dropped unanswered, or never came.
-                _ => return Ok(None),
+                Poll::Pending => return Ok(None),
             }
         }
     }
