@@ -3,6 +3,7 @@
 
 #![forbid(unsafe_code)]
 
+mod float_literals;
 mod golden;
 mod shader_layout;
 mod spirv;

@@ -2,8 +2,9 @@
 //! applied), checks the launcher's parameter struct and bindings against the WGSL (`shader_layout.rs`), then
 //! translates each to SPIR-V (with wgpu's Vulkan options: `spirv.rs`), MSL and HLSL, and those that need no optional
 //! capability to GLSL ES 3.10 (wgpu's GL backend, which has none), so a shader that only one backend rejects is
-//! caught without that backend's hardware. Every file under `shaders/` must be a kernel some launcher builds or a part such
-//! a kernel includes.
+//! caught without that backend's hardware. Decimal float literals past f32's range, which naga rounds but the
+//! browser's compiler refuses, are refused here too (`float_literals.rs`). Every file under `shaders/` must be a
+//! kernel some launcher builds or a part such a kernel includes.
 
 use std::collections::BTreeSet;
 
@@ -13,7 +14,7 @@ use gpu_core::{Capability, KernelVariant as Variant};
 use naga::back::PipelineConstants;
 use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
 
-use crate::{shader_layout, spirv};
+use crate::{float_literals, shader_layout, spirv};
 
 pub fn run() -> Result<(), String> {
     let variants = all_variants();
@@ -79,6 +80,13 @@ pub fn specialize(variant: &Variant) -> Result<(naga::Module, ModuleInfo), Strin
 }
 
 fn validate(variant: &Variant) -> Result<String, String> {
+    let past_f32 = float_literals::out_of_f32_range(variant.shader.source);
+    if !past_f32.is_empty() {
+        return Err(format!(
+            "float literals past f32's range, which Tint refuses (lines of the composed source): {}",
+            past_f32.join(", ")
+        ));
+    }
     let (module, info) = specialize(variant)?;
     spirv::translate(variant, &module, &info)?;
     let mut backends = vec!["spirv"];
