@@ -38,13 +38,19 @@ pub struct ServeArgs {
     /// Longest HTTP request, upload and work together, in seconds (then 408).
     #[arg(long, value_name = "SECONDS", default_value_t = ServerOptions::default().request_timeout.as_secs_f64(), value_parser = seconds)]
     request_timeout: f64,
-    /// Longest silence from a WebSocket client, in seconds (then `idle_timeout`).
+    /// Longest silence from a WebSocket client, in seconds (then `idle_timeout`); also how long a client may read
+    /// none of its events while the server has more to send (then `backpressure`).
     #[arg(long, value_name = "SECONDS", default_value_t = ServerOptions::default().idle_timeout.as_secs_f64(), value_parser = seconds)]
     idle_timeout: f64,
-    /// Seconds of audio a session may hold waiting to be processed (at least 1, a frame's worth); past it the
-    /// client gets `backpressure`.
+    /// Seconds of audio a session may hold received and not yet processed (at least 1, a frame's worth); then the
+    /// server stops reading that connection until it has caught up, so a client sending faster waits (flow
+    /// control, no error).
     #[arg(long, value_name = "SECONDS", default_value_t = ServerOptions::default().session_buffer_seconds, value_parser = buffer_seconds)]
     session_buffer: f64,
+    /// The kernel's send buffer of each connection (SO_SNDBUF), in bytes; default: the system's, which grows with
+    /// the connection. Bounds what a WebSocket client that reads nothing leaves unsent before `backpressure`.
+    #[arg(long, value_name = "BYTES", value_parser = at_least_one)]
+    socket_send_buffer: Option<usize>,
     /// Most streaming steps the scheduler gathers per round.
     #[arg(long, default_value_t = ServerOptions::default().max_batch, value_parser = at_least_one)]
     max_batch: usize,
@@ -71,6 +77,7 @@ pub fn serve(settings: &Settings, args: &ServeArgs) -> Result<(), Failure> {
         request_timeout: Duration::from_secs_f64(args.request_timeout),
         idle_timeout: Duration::from_secs_f64(args.idle_timeout),
         session_buffer_seconds: args.session_buffer,
+        socket_send_buffer: args.socket_send_buffer,
         max_batch: args.max_batch,
         max_wait: Duration::from_millis(args.max_wait_ms),
         shutdown_grace: Duration::from_secs_f64(args.shutdown_grace),

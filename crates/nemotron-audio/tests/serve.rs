@@ -294,6 +294,7 @@ fn bad_serve_flags_are_usage_errors_and_a_taken_address_a_runtime_error() {
         &["serve", "--demo", "--max-sessions", "0"],
         &["serve", "--demo", "--request-timeout", "-1"],
         &["serve", "--demo", "--session-buffer", "0.5"],
+        &["serve", "--demo", "--socket-send-buffer", "0"],
     ] {
         assert_eq!(run(args).status.code(), Some(2), "{args:?}");
     }

@@ -39,6 +39,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use axum::serve::ListenerExt;
 use nemotron_engine::{Engine, EngineError, Input, SegmentSettings, StreamingMode};
 use tokio::net::TcpListener;
 
@@ -118,6 +119,15 @@ impl Server {
         let Server { listener, state } = self;
         let token = state.shutdown.clone();
         let app = routes::router(state.clone());
+        let send_buffer = state.options.socket_send_buffer;
+        let listener = listener.tap_io(move |connection| {
+            if let Some(bytes) = send_buffer
+                && let Err(error) = socket2::SockRef::from(&*connection).set_send_buffer_size(bytes)
+            {
+                // The connection still works, with the system's buffer.
+                log::warn!("cannot set a connection's send buffer to {bytes} bytes: {error}");
+            }
+        });
         let serving = tokio::spawn(
             axum::serve(listener, app).with_graceful_shutdown(token.clone().cancelled_owned()).into_future(),
         );

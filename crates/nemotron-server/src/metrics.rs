@@ -1,7 +1,9 @@
 //! Prometheus metrics (`GET /metrics`, text exposition format): requests and errors by route and code, the
-//! sessions open, the scheduler's queue, GPU time per step or request and the audio processed.
+//! sessions open, the most audio a session held waiting, the scheduler's queue, GPU time per step or request and the
+//! audio processed.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
@@ -14,9 +16,10 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
-use prometheus_client::registry::Registry;
+use prometheus_client::registry::{Registry, Unit};
 
 use crate::error::ErrorCode;
+use crate::stream::protocol::SAMPLE_RATE;
 
 /// Labels of a finished HTTP request.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -58,6 +61,8 @@ pub struct Metrics {
     pub active_sessions: Gauge,
     /// WebSocket sessions opened since the start.
     pub sessions: Counter,
+    /// The most audio one session held received and not yet processed, in seconds, since the start.
+    pub buffer_peak: Gauge<f64, AtomicU64>,
     /// Streaming steps waiting for the scheduler.
     pub queue_depth: Gauge,
     /// Steps the scheduler gathered per round.
@@ -78,6 +83,7 @@ impl Default for Metrics {
             request_seconds: Family::new_with_constructor(seconds),
             active_sessions: Gauge::default(),
             sessions: Counter::default(),
+            buffer_peak: Gauge::default(),
             queue_depth: Gauge::default(),
             round_size: Histogram::new(exponential_buckets(1.0, 2.0, 10)),
             gpu_seconds: Family::new_with_constructor(seconds),
@@ -89,6 +95,8 @@ impl Default for Metrics {
         r.register("http_request_duration_seconds", "Time to answer a request", metrics.request_seconds.clone());
         r.register("stream_sessions_active", "WebSocket sessions open now", metrics.active_sessions.clone());
         r.register("stream_sessions", "WebSocket sessions opened", metrics.sessions.clone());
+        let peak = "Most audio one session held waiting to be processed (at most --session-buffer and one frame)";
+        r.register_with_unit("stream_buffer_peak", peak, Unit::Seconds, metrics.buffer_peak.clone());
         r.register("scheduler_queue_depth", "Streaming steps waiting for the scheduler", metrics.queue_depth.clone());
         r.register("scheduler_round_steps", "Streaming steps gathered per scheduler round", metrics.round_size.clone());
         r.register("gpu_step_duration_seconds", "Time of one engine call, by task", metrics.gpu_seconds.clone());
@@ -109,6 +117,14 @@ impl Metrics {
     /// Counts an error of `code` on `route`.
     pub fn error(&self, route: &str, code: &str) {
         self.errors.get_or_create(&ErrorLabels { route: route.into(), code: code.into() }).inc();
+    }
+
+    /// Raises the buffer's peak to `samples` of a stream if they are more.
+    pub fn buffered(&self, samples: usize) {
+        let seconds = samples as f64 / f64::from(SAMPLE_RATE);
+        let higher = |bits: u64| (seconds > f64::from_bits(bits)).then_some(seconds.to_bits());
+        // `Err` only says the peak was already as high.
+        let _ = self.buffer_peak.inner().fetch_update(Ordering::Relaxed, Ordering::Relaxed, higher);
     }
 
     /// Records one engine call of `task` that took `started.elapsed()` over `audio_seconds` of audio.

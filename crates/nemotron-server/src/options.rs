@@ -19,11 +19,17 @@ pub struct ServerOptions {
     /// Longest an HTTP request may take, upload and work together; then 408 (work already on the GPU finishes and
     /// is dropped).
     pub request_timeout: Duration,
-    /// Longest a WebSocket session may stay silent (no frame from the client) before it is closed.
+    /// Longest a WebSocket session may stay silent (no frame from the client) before it is closed, and longest it
+    /// waits for a client that reads none of its events (then `backpressure`).
     pub idle_timeout: Duration,
-    /// Seconds of audio a session may hold unprocessed; a client that sends faster than the server processes for
-    /// longer gets a `backpressure` error.
+    /// Seconds of audio a session may hold received and not yet processed (one frame may pass it); then it stops
+    /// reading its connection until the scheduler has taken the audio in, so TCP slows a client that sends faster.
     pub session_buffer_seconds: f64,
+    /// The kernel's send buffer of every accepted connection (`SO_SNDBUF`, bytes); `None`: the system's, which
+    /// grows with the connection (on Linux up to `net.ipv4.tcp_wmem`'s maximum). It bounds what a WebSocket client
+    /// that reads nothing leaves waiting in the kernel before the server's sends wait, and with them the time until
+    /// its `backpressure`; it also caps the throughput of large responses over long paths (buffer / round trip).
+    pub socket_send_buffer: Option<usize>,
     /// Most streaming steps the scheduler gathers into one round.
     pub max_batch: usize,
     /// How long the scheduler waits for more steps after the first one of a round.
@@ -42,6 +48,7 @@ impl Default for ServerOptions {
             request_timeout: Duration::from_secs(600),
             idle_timeout: Duration::from_secs(30),
             session_buffer_seconds: 10.0,
+            socket_send_buffer: None,
             max_batch: 64,
             max_wait: Duration::from_millis(2),
             shutdown_grace: Duration::from_secs(30),

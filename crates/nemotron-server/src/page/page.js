@@ -3,9 +3,8 @@
 "use strict";
 
 const SAMPLE_RATE = 16000;
-// Samples per frame sent (0.1 s), and how far a file may run ahead of what the server has processed (seconds).
+// Samples per frame sent (0.1 s).
 const FRAME = 1600;
-const AHEAD_SECONDS = 4;
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 
 const $ = (id) => document.getElementById(id);
@@ -27,10 +26,7 @@ function startSession(onReady) {
     open: new Map(), // speaker → start of the segment it is in
     segments: [],
     processed: 0,
-    sent: 0,
     recorded: [], // the frames sent, kept so the audio can be checked against the CLI
-    waiters: [],
-    done: false,
   };
   session = s;
   document.body.dataset.state = "connecting";
@@ -42,8 +38,6 @@ function startSession(onReady) {
   };
   s.ws.onmessage = (message) => receive(s, JSON.parse(message.data), onReady);
   s.ws.onclose = (close) => {
-    s.done = true;
-    s.waiters.splice(0).forEach((wake) => wake());
     if (document.body.dataset.state !== "error") document.body.dataset.state = "closed";
     if (!$("status").classList.contains("error")) setStatus(`closed (${close.code})`);
     $("stop").disabled = true;
@@ -65,7 +59,6 @@ function receive(s, message, onReady) {
     onReady(s);
   } else if (message.type === "audio.ack") {
     s.processed = message.processed_until;
-    s.waiters.splice(0).forEach((wake) => wake());
   } else if (message.type === "session.done") {
     document.body.dataset.state = "done";
     setStatus(`session ${message.id}: done, ${message.segments.length} segments in ${message.seconds.toFixed(2)} s`);
@@ -91,7 +84,6 @@ function send(s, samples) {
   if (s.ws.readyState !== WebSocket.OPEN || samples.length === 0) return;
   const copy = Float32Array.from(samples);
   s.recorded.push(copy);
-  s.sent += copy.length / SAMPLE_RATE;
   s.ws.send(copy.buffer);
 }
 
@@ -131,8 +123,9 @@ function draw(s) {
   }).flat());
 }
 
-// A file: decoded and resampled to 16 kHz by the browser, channels mixed, sent a frame at a time but never more than
-// AHEAD_SECONDS ahead of the audio the server has processed (so it never meets `backpressure`).
+// A file: decoded and resampled to 16 kHz by the browser, channels mixed, and handed to the socket all at once. No
+// pacing: the server stops reading a session whose buffer is full, so the browser keeps the rest (bufferedAmount)
+// and TCP sends it as fast as the server processes; the events arrive as soon as they would with any pacing.
 async function streamFile(file) {
   const decoder = new OfflineAudioContext(1, 1, SAMPLE_RATE);
   const audio = await decoder.decodeAudioData(await file.arrayBuffer());
@@ -141,11 +134,8 @@ async function streamFile(file) {
     const channel = audio.getChannelData(c);
     for (let i = 0; i < mono.length; i++) mono[i] += channel[i] / audio.numberOfChannels;
   }
-  startSession(async (s) => {
-    for (let i = 0; i < mono.length && !s.done; i += FRAME) {
-      while (!s.done && s.sent - s.processed > AHEAD_SECONDS) await new Promise((wake) => s.waiters.push(wake));
-      send(s, mono.subarray(i, i + FRAME));
-    }
+  startSession((s) => {
+    for (let i = 0; i < mono.length; i += FRAME) send(s, mono.subarray(i, i + FRAME));
     end(s);
   });
 }

@@ -78,9 +78,10 @@ pub enum ProtocolError {
     FrameTooLarge,
     /// A text message other than `session.end` came where audio was due.
     ExpectedAudio,
-    /// The client sent audio faster than the server processes it for longer than the session's buffer.
+    /// The client read none of its events for the idle timeout: the server's send buffer for it stayed full. (A
+    /// client that sends faster than the server processes is slowed down by flow control, not refused.)
     Backpressure,
-    /// No message from the client for the idle timeout, or nothing read by it for as long.
+    /// No message from the client for the idle timeout.
     IdleTimeout,
     /// The stream ended inside a sample (its byte count is not a multiple of the sample width).
     PartialSample,

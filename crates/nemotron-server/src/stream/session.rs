@@ -1,6 +1,9 @@
-//! One WebSocket session: the protocol's state machine over the scheduler. Frames are read while a step runs; the
-//! audio that waits for the next step (decoded, not yet handed over) is bounded by the session's buffer, past which
-//! the client gets `backpressure`. A shutdown ends the session as `session.end` would, with its final events.
+//! One WebSocket session: the protocol's state machine over the scheduler. Frames are read while a step runs, until
+//! the audio received and not yet processed (waiting for a step, or in the step running) reaches the session's
+//! buffer: then the session stops reading its connection until the step ends, so TCP makes a client that sends
+//! faster than the server processes wait instead of losing its session. A client that reads none of its events
+//! for the idle timeout (its connection's send buffer full) gets `backpressure`. A shutdown ends the session as
+//! `session.end` would, with its final events.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -120,23 +123,36 @@ impl Session {
         let max_frame_bytes = SAMPLE_RATE as usize * format.bytes();
         let mut decoder = RawDecoder::new(format);
         let mut pending: Vec<f32> = Vec::new();
+        // Samples of the step running.
+        let mut in_step = 0usize;
         let mut received = 0usize;
         let mut running: Option<StepFuture> = None;
         let mut heard = Instant::now();
+        let mut was_reading = true;
         let close = loop {
             if running.is_none() && !pending.is_empty() {
                 let (scheduler, samples) = (self.context.scheduler.clone(), std::mem::take(&mut pending));
+                in_step = samples.len();
                 running = Some(Box::pin(async move { scheduler.push(id, samples).await }));
             }
+            // Stop reading only while a step runs (its end resumes reading): with none, nothing waits (pending audio
+            // starts one above).
+            let reading = running.is_none() || pending.len() + in_step < self.context.buffer_samples;
+            if reading && !was_reading {
+                // The client was not heard because it was not listened to: its silence counts from now.
+                heard = Instant::now();
+            }
+            was_reading = reading;
             let wake = tokio::select! {
-                message = self.socket.recv() => Wake::Message(message),
+                message = self.socket.recv(), if reading => Wake::Message(message),
                 step = step_done(&mut running), if running.is_some() => Wake::StepDone(step),
-                () = tokio::time::sleep_until(heard + self.context.idle_timeout) => Wake::Idle,
+                () = tokio::time::sleep_until(heard + self.context.idle_timeout), if reading => Wake::Idle,
                 () = self.context.shutdown.cancelled() => Wake::Shutdown,
             };
             match wake {
                 Wake::StepDone(step) => {
                     running = None;
+                    in_step = 0;
                     self.send_step(step?).await?;
                 }
                 Wake::Idle => {
@@ -163,13 +179,7 @@ impl Session {
                             let samples = decoder.decode(&bytes);
                             received += samples.len();
                             pending.extend(samples);
-                            if pending.len() > self.context.buffer_samples {
-                                let seconds = self.context.buffer_samples as f64 / f64::from(SAMPLE_RATE);
-                                let message = format!(
-                                    "more than {seconds} s of audio waiting: send no faster than it is processed"
-                                );
-                                return Err(Abort::new(ProtocolError::Backpressure, message));
-                            }
+                            self.context.metrics.buffered(pending.len() + in_step);
                         }
                         Message::Text(text) if protocol::is_session_end(&text) => break close_code::NORMAL,
                         Message::Text(_) => {
@@ -286,15 +296,19 @@ impl Session {
         self.send(text).await
     }
 
-    /// Sends a text message; a client that reads nothing for the idle timeout (its connection's buffers full) gets
-    /// `idle_timeout`, so that it cannot hold its session and slot for ever.
+    /// Sends a text message. A send waits while the connection's send buffer is full; a client that reads none of
+    /// its events for the idle timeout gets `backpressure`, so that it cannot hold its session and slot for ever.
     async fn send(&mut self, text: String) -> Result<(), Abort> {
         let limit = self.context.idle_timeout;
         match tokio::time::timeout(limit, self.socket.send(Message::Text(text.into()))).await {
             Ok(sent) => Ok(sent?),
             Err(_) => {
-                let message = format!("the client read nothing for {} s", limit.as_secs_f64());
-                Err(Abort::new(ProtocolError::IdleTimeout, message))
+                let message = format!(
+                    "the client read none of its events for {} s (the connection's send buffer stayed full): read \
+                     them while sending",
+                    limit.as_secs_f64()
+                );
+                Err(Abort::new(ProtocolError::Backpressure, message))
             }
         }
     }

@@ -9,7 +9,10 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use nemotron_engine::{AudioOptions, Engine, EngineOptions, ModelSource};
+use nemotron_engine::{
+    AudioOptions, Engine, EngineOptions, ModelSource, SegmentFormat, SegmentSettings, StreamingMode, event_json_line,
+    write_segments,
+};
 use nemotron_server::{Server, ServerError, ServerOptions};
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
@@ -25,6 +28,20 @@ pub fn engine() -> Arc<Engine> {
             Arc::new(engine.expect("the demo model loads"))
         })
         .clone()
+}
+
+/// What `diarize --stream` prints for `samples` (fed 0.1 s at a time, as it feeds a file) and the segment file it
+/// writes (`--segments FILE.json`), parsed.
+pub fn expected(samples: &[f32], mode: StreamingMode, settings: &SegmentSettings) -> (Vec<String>, serde_json::Value) {
+    let engine = engine();
+    let mut session = engine.stream(mode, settings).unwrap();
+    let mut lines = Vec::new();
+    for piece in samples.chunks(1_600) {
+        lines.extend(session.push(piece).unwrap().iter().map(event_json_line));
+    }
+    let (events, segments) = session.finish().unwrap();
+    lines.extend(events.iter().map(event_json_line));
+    (lines, serde_json::from_str(&write_segments(&segments, SegmentFormat::Json, "")).unwrap())
 }
 
 /// `seconds` of the demo model's recording from `offset`, 16 kHz mono.

@@ -75,7 +75,10 @@ const speechWav = join(work, "speech.wav");
 
 before(async () => {
   writeFileSync(speechWav, wav(speech(), false));
-  server = spawn(binary, ["serve", "--demo", "--listen", "127.0.0.1:0"], { stdio: ["ignore", "ignore", "pipe"] });
+  // A one-second session buffer: the page hands the whole file to its socket at once, so the server's flow control
+  // (it stops reading while the buffer is full) paces that upload.
+  const args = ["serve", "--demo", "--listen", "127.0.0.1:0", "--session-buffer", "1"];
+  server = spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"] });
   origin = await new Promise((found, fail) => {
     let log = "";
     server.stderr.on("data", (chunk) => {
