@@ -133,7 +133,7 @@ impl Diarizer {
         set(&info, "backend", format!("{:?}", adapter.backend));
         set(&info, "driver", adapter.driver.as_str());
         set(&info, "subgroups", gpu.profile().has(Capability::Subgroups));
-        set(&info, "maxStorageBufferBindingSize", f64::from(limits.max_storage_buffer_binding_size));
+        set(&info, "maxStorageBufferBindingSize", limits.max_storage_buffer_binding_size as f64);
         set(&info, "maxComputeWorkgroupStorageSize", limits.max_compute_workgroup_storage_size);
         set(&info, "summary", gpu.describe());
         info
