@@ -2,7 +2,8 @@
 //! tokenizer.
 
 use nemotron_postprocess::alignment::{AlignmentTokenizer, TokenizerError};
-pub(crate) use nemotron_towers::demo::{LABEL, model};
+use nemotron_towers::demo::LABEL;
+pub(crate) use nemotron_towers::demo::model;
 
 static TOKENIZER: &[u8] =
     include_bytes!("../../../testdata/reference/tiny-release-chunks/alignment_tokenizer/tokenizer.json");

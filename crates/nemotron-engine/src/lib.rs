@@ -112,14 +112,14 @@ pub mod output;
 mod speaker_dict;
 mod tasks;
 
-#[cfg(feature = "demo")]
-pub use demo::LABEL as DEMO_LABEL;
 #[cfg(feature = "hub")]
 pub use engine::fetch;
 pub use engine::{DownloadProgress, Engine, EngineOptions, ModelSource, open_gpu};
 pub use error::{EngineError, ErrorKind};
 pub use input::Input;
 pub use live::{LiveRecording, LiveSession, event_json_line};
+#[cfg(feature = "demo")]
+pub use nemotron_towers::demo::LABEL as DEMO_LABEL;
 pub use speaker_dict::SpeakerDictEntry;
 pub use tasks::{AlignRequest, Aligned, Diarized, Encoding, write_segments};
 
