@@ -119,7 +119,6 @@ fn parse(json: &str, own: &[&'static str]) -> Result<(HashMap<&'static str, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
 
     use nemotron_postprocess::diarization::PostProcessing;
 
