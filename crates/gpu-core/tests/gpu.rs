@@ -230,6 +230,25 @@ fn bad_wgsl_is_a_compile_error_naming_the_shader() {
     }
 }
 
+/// A layout with one storage binding more than the device allows per stage is refused naming the limit, before the
+/// driver sees it (the shader is never parsed: this one is not even WGSL).
+#[test]
+fn more_storage_bindings_than_a_stage_allows_are_refused_naming_the_limit() {
+    static WIDE: Shader = Shader { name: "wide", source: "not parsed", trusted: false };
+    let gpu = gpu();
+    let most = gpu.limits().max_storage_buffers_per_shader_stage;
+    let bindings: &'static [Access] = Vec::leak(vec![Access::Read; most as usize + 1]);
+    let spec = KernelSpec { shader: &WIDE, entry: "main", constants: &[], bindings, params: PARAMS };
+    match gpu.kernel(&spec) {
+        Err(GpuError::LimitExceeded { limit: "max_storage_buffers_per_shader_stage", requested, max, what }) => {
+            assert_eq!((requested, max), (u64::from(most) + 1, u64::from(most)));
+            assert!(what.contains("wide:main"), "{what}");
+        }
+        other => panic!("expected the storage-binding limit, got {:?}", other.map(|k| k.label().to_string())),
+    }
+    gpu.check_faults().unwrap();
+}
+
 #[test]
 fn masked_capabilities_are_absent_and_their_shaders_refused_before_compiling() {
     static SHUFFLE: Shader = Shader {
