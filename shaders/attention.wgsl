@@ -70,7 +70,7 @@ const BLOCK_KEYS: u32 = 32u;
 // Query groups (of 8 invocations, one per key group), each holding 4 queries.
 override QG: u32 = BLOCK_QUERIES / 4u;
 override THREADS: u32 = QG * 8u;
-const MASKED: f32 = -3.40282347e38;
+const MASKED: f32 = -0x1.fffffep+127f;
 // Row stride of `p_tile` in groups of 4: 40 floats, so that the 4 query groups of a subgroup write distinct banks.
 const P_ROW4: u32 = 10u;
 

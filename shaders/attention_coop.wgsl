@@ -67,7 +67,7 @@ override SG_Q: u32 = 4u;
 override D_TILES: u32 = 8u;
 const KEY_TILES: u32 = 2u;
 const BK: u32 = KEY_TILES * T;
-const MASKED: f32 = -3.40282347e38;
+const MASKED: f32 = -0x1.fffffep+127f;
 // 2^14: the probabilities' scale on the tensor cores, and its inverse.
 const P_SCALE: f32 = 16384.0;
 const P_UNSCALE: f32 = 0.00006103515625;

@@ -31,7 +31,7 @@ fn log_softmax_gather(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
         return;
     }
     let base = row * p.vocab;
-    var m = -3.40282347e38;
+    var m = -0x1.fffffep+127f;
     for (var c = lid; c < p.vocab; c += WG) {
         m = max(m, logits[base + c]);
     }
