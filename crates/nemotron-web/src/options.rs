@@ -131,10 +131,7 @@ mod tests {
         for json in ["null", "{}"] {
             let options = DiarizeOptions::from_json(json).unwrap();
             let rule = SegmentRule::Threshold { threshold: 0.5, max_speakers: None };
-            assert_eq!(
-                options,
-                DiarizeOptions { rule: rule.clone(), format: SegmentFormat::Rttm, uri: "audio".into() }
-            );
+            assert_eq!(options, DiarizeOptions { rule, format: SegmentFormat::Rttm, uri: "audio".into() });
             assert_eq!(
                 StreamOptions::from_json(json).unwrap(),
                 StreamOptions { mode: StreamingMode::LowLatency, rule }
