@@ -8,6 +8,7 @@ mod golden;
 mod shader_layout;
 mod spirv;
 mod validate_shaders;
+mod web_golden;
 
 use std::process::ExitCode;
 

@@ -151,11 +151,11 @@ impl Engine {
 
     #[cfg(feature = "demo")]
     fn load_demo(options: &EngineOptions) -> Result<Self, EngineError> {
-        log::warn!("using the {}: its outputs are meaningless", crate::demo::LABEL);
+        log::warn!("using the {}: its outputs are meaningless", nemotron_towers::demo::LABEL);
         let gpu = open_gpu(&options.gpu)?;
         let (config, checkpoint) = crate::demo::model()?;
         let model = Model::from_checkpoint(&gpu, config, &checkpoint, &options.model).block()?;
-        let description = crate::demo::LABEL.to_string();
+        let description = nemotron_towers::demo::LABEL.to_string();
         Ok(Self { model, gpu, description, tokenizer_source: TokenizerSource::Demo, tokenizer: OnceLock::new() })
     }
 

@@ -1,7 +1,7 @@
 //! Segment settings from what a client sends (form fields, query parameters, a `session.start` message) onto the
 //! engine's [`SegmentSettings`], which checks every value and names the field it refuses.
 
-use nemotron_engine::SegmentSettings;
+use nemotron_engine::{EngineError, SegmentSettings};
 use serde::Deserialize;
 use serde_json::{Map, Number, Value};
 
@@ -34,7 +34,7 @@ pub fn segment_settings(fields: Map<String, Value>) -> Result<SegmentSettings, A
     }
     let settings = SegmentSettings::deserialize(Value::Object(fields))
         .map_err(|e| ApiError::bad_request("invalid_setting", e.to_string()))?;
-    settings.validate().map_err(ApiError::from)?;
+    settings.validate().map_err(|e| ApiError::from(EngineError::from(e)))?;
     Ok(settings)
 }
 

@@ -150,6 +150,14 @@ impl Checkpoint {
         Ok(Self::from_shard(Path::new("."), shard))
     }
 
+    /// A single-file checkpoint whose bytes the caller holds and may share (e.g. handed over by a browser, copied
+    /// once into memory); `label` names it in errors.
+    pub fn from_shared_bytes(label: &str, bytes: Arc<[u8]>) -> Result<Self, CheckpointError> {
+        let path = PathBuf::from(label);
+        let shard = parse_shard(&path, Bytes::Shared(bytes)).map_err(|message| file_error(&path, message))?;
+        Ok(Self::from_shard(Path::new("."), shard))
+    }
+
     fn single(dir: &Path, file: &Path) -> Result<Self, CheckpointError> {
         let shard = open_shard(file).map_err(|message| file_error(file, message))?;
         Ok(Self::from_shard(dir, shard))
@@ -405,17 +413,20 @@ fn parse_shard(path: &Path, bytes: Bytes) -> Result<Shard, String> {
 
 /// A tensor whose data would end past the end of the file. safetensors adds the data's end to the
 /// header's length without an overflow check (a panic in builds with overflow checks, for ends near
-/// 2^64), so those headers are refused before it sees them. `None` also when the header does not
+/// 2^64), so those headers are refused before it sees them, naming the first such tensor by name. `None` also when the header does not
 /// parse: safetensors then says why.
 fn data_past_the_end(bytes: &[u8]) -> Option<String> {
     let header_len = usize::try_from(u64::from_le_bytes(bytes.get(..8)?.try_into().ok()?)).ok()?;
     let header = bytes.get(8..8usize.checked_add(header_len)?)?;
     let entries: HashMap<String, serde_json::Value> = serde_json::from_slice(header).ok()?;
     let data_len = (bytes.len() - 8 - header_len) as u64;
-    entries.iter().find_map(|(name, entry)| {
+    // The first such tensor by name: the message is the same on every run (the map's order is not).
+    let past_the_end = entries.iter().filter_map(|(name, entry)| {
         let end = entry.get("data_offsets")?.get(1)?.as_u64()?;
-        (end > data_len).then(|| format!("tensor `{name}` ends at byte {end} of {data_len} bytes of data"))
-    })
+        (end > data_len).then_some((name, end))
+    });
+    let (name, end) = past_the_end.min_by(|a, b| a.0.cmp(b.0))?;
+    Some(format!("tensor `{name}` ends at byte {end} of {data_len} bytes of data"))
 }
 
 impl std::fmt::Debug for Checkpoint {
