@@ -11,7 +11,9 @@ function pythonFloat(seconds) {
 // One object per line, as the CLI (and the committed speaker_dict.json files) lay them out.
 export function toJson(segments) {
   if (segments.length === 0) return "[]\n";
-  const lines = segments.map((s) => `{"Start": ${pythonFloat(s.start)}, "End": ${pythonFloat(s.end)}, "Speaker": ${s.speaker}}`);
+  const lines = segments.map(
+    (s) => `{"Start": ${pythonFloat(s.start)}, "End": ${pythonFloat(s.end)}, "Speaker": ${s.speaker}}`,
+  );
   return `[\n${lines.join(",\n")}\n]\n`;
 }
 
@@ -19,7 +21,10 @@ export function toJson(segments) {
 export function toRttm(uri, segments) {
   const id = uri.replace(/\s/g, "_");
   return segments
-    .map((s) => `SPEAKER ${id} 1 ${s.start.toFixed(2)} ${(s.end - s.start).toFixed(2)} <NA> <NA> spk${s.speaker} <NA> <NA>\n`)
+    .map((s) => {
+      const [start, duration] = [s.start.toFixed(2), (s.end - s.start).toFixed(2)];
+      return `SPEAKER ${id} 1 ${start} ${duration} <NA> <NA> spk${s.speaker} <NA> <NA>\n`;
+    })
     .join("");
 }
 

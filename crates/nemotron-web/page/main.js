@@ -62,8 +62,10 @@ async function loadModel(what, read) {
   setStatus(`loading ${what}`);
   try {
     const files = read ? await read(progress) : null;
-    progress(read ? 1 : 0, `loading ${what} onto the GPU`);
-    const loaded = files ? await Diarizer.load(files, (fraction) => progress(fraction, `loading ${what} onto the GPU`)) : await Diarizer.demo();
+    // The package reports its own fraction: copying the files into wasm memory, then uploading them.
+    const uploading = (fraction) => progress(fraction, `loading ${what} onto the GPU`);
+    uploading(0);
+    const loaded = files ? await Diarizer.load(files, uploading) : await Diarizer.demo();
     diarizer?.free();
     diarizer = loaded;
     progress(1, `${what} loaded`);
@@ -109,7 +111,13 @@ async function diarizeFile(file) {
 // sequential), its events drawn as they come.
 async function startMicrophone() {
   startOver();
-  const s = { session: diarizer.stream({ latency: $("latency").value }), queue: Promise.resolve(), recorded: [] };
+  const s = { queue: Promise.resolve(), recorded: [] };
+  try {
+    s.session = diarizer.stream({ latency: $("latency").value });
+  } catch (error) {
+    fail(error);
+    return;
+  }
   live = s;
   const push = async (samples) => {
     const events = await s.session.push(samples);
@@ -162,7 +170,9 @@ function download(name, text, type) {
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
-$("model-folder").addEventListener("change", (e) => loadModel("the folder's model", (p) => fromPicked(e.target.files, p)));
+$("model-folder").addEventListener("change", (e) =>
+  loadModel("the folder's model", (p) => fromPicked(e.target.files, p)),
+);
 $("model-files").addEventListener("change", (e) => loadModel("the chosen model", (p) => fromPicked(e.target.files, p)));
 $("model-url-form").addEventListener("submit", (e) => {
   e.preventDefault();

@@ -45,7 +45,8 @@ function cliStream(model, path, latency) {
     .filter((line) => line)
     .map((line) => JSON.parse(line))
     .filter((event) => event.event === "end");
-  return { rows: ends.map((e) => [`spk${e.speaker}`, e.start.toFixed(2), e.end.toFixed(2)]), json: readFileSync(json, "utf8") };
+  const rows = ends.map((e) => [`spk${e.speaker}`, e.start.toFixed(2), e.end.toFixed(2)]);
+  return { rows, json: readFileSync(json, "utf8") };
 }
 
 // The table rows of a JSON segment file, as the page writes them.
@@ -135,7 +136,11 @@ after(async () => {
 
 test("without WebGPU the page says so and offers nothing to run", async () => {
   // The same Chromium without --enable-unsafe-webgpu: navigator.gpu is there but gives no adapter.
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: ["--no-sandbox"] });
+  const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox"],
+  });
   try {
     const page = await browser.newPage();
     await page.goto(`${server.origin}/`);
