@@ -1,5 +1,5 @@
 //! `cargo xtask golden` writes `testdata/golden/<case>.safetensors` from the recipes in
-//! `nemotron_testkit::golden`; `--check` rebuilds them in memory and fails if a committed file
+//! `nemotron_testkit::golden`, and the browser package's `testdata/web/` (`web_golden.rs`); `--check` rebuilds them in memory and fails if a committed file
 //! differs (weights and inputs byte for byte, f64 expected outputs to 1e-12 relative, so a
 //! different libm cannot fail it while any real change does).
 
@@ -35,6 +35,7 @@ pub fn run(check: bool) -> Result<(), String> {
             println!("wrote {} ({} bytes)", path.display(), fresh.len());
         }
     }
+    crate::web_golden::run(check, &mut stale)?;
     if stale.is_empty() {
         Ok(())
     } else {

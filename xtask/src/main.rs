@@ -7,6 +7,7 @@ mod golden;
 mod shader_layout;
 mod spirv;
 mod validate_shaders;
+mod web_golden;
 
 use std::process::ExitCode;
 

@@ -30,18 +30,7 @@ impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Failure::Usage(message) | Failure::Message(message) => f.write_str(message),
-            Failure::Runtime(error) => {
-                let mut text = error.to_string();
-                let mut cause = error.source();
-                while let Some(source) = cause {
-                    let said = source.to_string();
-                    if !text.contains(&said) {
-                        text = format!("{text}: {said}");
-                    }
-                    cause = source.source();
-                }
-                f.write_str(&text)
-            }
+            Failure::Runtime(error) => f.write_str(&nemotron_engine::error_sentence(error.as_ref())),
         }
     }
 }

@@ -27,8 +27,9 @@ pub enum EngineError {
     Tokenizer(#[from] TokenizerError),
     /// A NeMo post-processing file that cannot be read or used.
     #[error(transparent)]
-    Segments(#[from] DiarizationError),
-    /// A segment setting out of its range, or two settings that exclude each other.
+    Segments(DiarizationError),
+    /// A segment setting out of its range, or two settings that exclude each other (a segment setting refused by
+    /// [`crate::SegmentSettings`] becomes this: a usage error, whose field front ends name).
     #[error("{field}: {problem}")]
     Setting {
         /// The field of [`crate::SegmentSettings`] (the CLI's flag without `--`, `-` as `_`).
@@ -93,6 +94,16 @@ pub enum EngineError {
     /// The alignment cannot be serialised (a bug: every field is plain data).
     #[error("cannot serialise the alignment: {0}")]
     Serialise(#[source] serde_json::Error),
+}
+
+/// A refused segment setting is [`EngineError::Setting`]; any other diarization error is [`EngineError::Segments`].
+impl From<DiarizationError> for EngineError {
+    fn from(error: DiarizationError) -> Self {
+        match error {
+            DiarizationError::Field { field, problem } => EngineError::Setting { field, problem },
+            other => EngineError::Segments(other),
+        }
+    }
 }
 
 /// A model configuration that cannot be read or used (`bench --config`, [`crate::Engine::random`]'s).

@@ -109,7 +109,6 @@ mod error;
 mod input;
 mod live;
 pub mod output;
-mod segment_settings;
 mod speaker_dict;
 mod tasks;
 
@@ -121,7 +120,6 @@ pub use engine::{DownloadProgress, Engine, EngineOptions, ModelSource, open_gpu}
 pub use error::{EngineError, ErrorKind};
 pub use input::Input;
 pub use live::{LiveRecording, LiveSession, event_json_line};
-pub use segment_settings::SegmentSettings;
 pub use speaker_dict::SpeakerDictEntry;
 pub use tasks::{AlignRequest, Aligned, Diarized, Encoding, write_segments};
 
@@ -132,7 +130,7 @@ pub use tasks::{AlignRequest, Aligned, Diarized, Encoding, write_segments};
 pub use nemotron_towers::streaming::UnknownStreamingMode;
 pub use nemotron_towers::{
     ConfigError, Error as TowersError, Features, Gpu, GpuOptions, MatmulOptions, ModelConfig, ModelOptions, Precision,
-    Progress, StreamingMode,
+    Progress, StreamingMode, error_sentence,
 };
 // The I/O crate: audio input, NeMo manifests, raw PCM streams.
 pub use nemotron_io::manifest::{ManifestEntry, ManifestError, read_manifest};
@@ -161,7 +159,7 @@ pub mod bench {
 
 // The post-processing crate: segments, their rules and formats, live segment events and the word alignment.
 pub use nemotron_postprocess::alignment::{Alignment, WordChunk};
-pub use nemotron_postprocess::diarization::{Segment, SegmentEvent, SegmentFormat, SegmentRule};
+pub use nemotron_postprocess::diarization::{Segment, SegmentEvent, SegmentFormat, SegmentRule, SegmentSettings};
 pub use nemotron_postprocess::time::FRAME_SECONDS;
 
 /// Diarization error rates (`nemotron-audio score`): RTTM and UEM files read, each file scored as NIST's `md-eval`.

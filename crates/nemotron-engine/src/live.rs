@@ -3,13 +3,12 @@
 
 use nemotron_postprocess::diarization::Segment;
 use nemotron_postprocess::diarization::segments::sort_segments;
-use nemotron_postprocess::diarization::{LiveSegments, SegmentEvent};
+use nemotron_postprocess::diarization::{LiveSegments, SegmentEvent, SegmentSettings};
 use nemotron_towers::blocking::Block;
 use nemotron_towers::{DiarizerSession, StreamOutput, StreamingMode};
 
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::segment_settings::SegmentSettings;
 use crate::tasks::Diarized;
 
 impl Engine {
@@ -126,14 +125,7 @@ impl LiveSession<'_> {
     }
 }
 
-/// One event as `diarize --stream` prints it: `{"event":"start","speaker":2,"time":12.48}` or
-/// `{"event":"end","speaker":2,"time":13.10,"start":12.48,"end":13.10}` (times in seconds, 10 ms steps; no newline).
+/// One event as `diarize --stream` prints it ([`SegmentEvent::json_line`]).
 pub fn event_json_line(event: &SegmentEvent) -> String {
-    match (*event, event.segment()) {
-        (SegmentEvent::End { speaker, .. }, Some(segment)) => format!(
-            r#"{{"event":"end","speaker":{speaker},"time":{:.2},"start":{:.2},"end":{:.2}}}"#,
-            segment.end, segment.start, segment.end
-        ),
-        _ => format!(r#"{{"event":"start","speaker":{},"time":{:.2}}}"#, event.speaker(), event.seconds()),
-    }
+    event.json_line()
 }

@@ -8,7 +8,7 @@ use nemotron_postprocess::alignment::{
     self, AlignOptions, Alignment, AlignmentTokenizer, FrameLogProbs, Frames, SpeakerLogits, Stream, WordChunk,
     subtitles,
 };
-use nemotron_postprocess::diarization::{Segment, SegmentFormat, SegmentRule};
+use nemotron_postprocess::diarization::{Segment, SegmentFormat, SegmentRule, SegmentSettings};
 use nemotron_towers::{
     AudioModel, AudioOutputs, Diarization, Diarizer, Model, Progress, TranscribeConfig, tensor_file,
 };
@@ -17,7 +17,6 @@ use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::input::Input;
 use crate::output;
-use crate::segment_settings::SegmentSettings;
 
 /// What `align` aligns: a transcript (`<spk:N>` tags open speaker turns) and its language (`zh` and `ja` align
 /// character by character; detected from the script when absent).

@@ -9,7 +9,7 @@ fn from_json(json: &str) -> SegmentSettings {
 }
 
 fn refused_field(settings: &SegmentSettings) -> &'static str {
-    match settings.segmenter() {
+    match settings.segmenter().map_err(EngineError::from) {
         Err(error @ EngineError::Setting { field, .. }) => {
             assert_eq!(error.kind(), ErrorKind::Usage, "{error}");
             assert!(error.to_string().starts_with(field), "{error}");
@@ -51,7 +51,7 @@ fn yaml_text_is_read_and_the_fields_override_it() {
         PostProcessing { onset: 0.8, offset: 0.4, min_duration_on: 0.5, max_speakers: Some(3), ..Default::default() };
     assert_eq!(settings.segmenter().unwrap(), SegmentRule::PostProcessing(expected));
     let bad = SegmentSettings { postprocessing_yaml: Some("onset: [1".into()), ..SegmentSettings::default() };
-    assert_eq!(bad.segmenter().unwrap_err().kind(), ErrorKind::BadInput);
+    assert_eq!(EngineError::from(bad.segmenter().unwrap_err()).kind(), ErrorKind::BadInput);
 }
 
 #[test]
@@ -83,7 +83,7 @@ fn unknown_fields_are_refused() {
 #[test]
 fn a_stream_cannot_keep_the_most_active_speakers() {
     for json in [r#"{"max_speakers": 2}"#, r#"{"onset": 0.6, "max_speakers": 2}"#] {
-        match from_json(json).live_rule() {
+        match from_json(json).live_rule().map_err(EngineError::from) {
             Err(EngineError::Setting { field: "max_speakers", .. }) => {}
             other => panic!("{json}: {other:?}"),
         }

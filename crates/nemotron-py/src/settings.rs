@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use nemotron_engine::{SegmentRule, SegmentSettings};
+use nemotron_engine::{EngineError, SegmentRule, SegmentSettings};
 use pyo3::exceptions::{PyFileNotFoundError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -40,7 +40,7 @@ pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<(SegmentSetti
             _ => return Err(PyTypeError::new_err(format!("unexpected keyword argument '{key}'"))),
         }
     }
-    let segmenter = settings.segmenter().map_err(|e| to_python(&e))?;
+    let segmenter = settings.segmenter().map_err(|e| to_python(&EngineError::from(e)))?;
     Ok((settings, segmenter))
 }
 

@@ -150,6 +150,14 @@ impl Checkpoint {
         Ok(Self::from_shard(Path::new("."), shard))
     }
 
+    /// A single-file checkpoint whose bytes the caller holds and may share (e.g. handed over by a browser, copied
+    /// once into memory); `label` names it in errors.
+    pub fn from_shared_bytes(label: &str, bytes: Arc<[u8]>) -> Result<Self, CheckpointError> {
+        let path = PathBuf::from(label);
+        let shard = parse_shard(&path, Bytes::Shared(bytes)).map_err(|message| file_error(&path, message))?;
+        Ok(Self::from_shard(Path::new("."), shard))
+    }
+
     fn single(dir: &Path, file: &Path) -> Result<Self, CheckpointError> {
         let shard = open_shard(file).map_err(|message| file_error(file, message))?;
         Ok(Self::from_shard(dir, shard))

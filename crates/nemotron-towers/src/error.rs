@@ -154,3 +154,18 @@ pub enum SampleError {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An error as one sentence, the way the front ends print it (the CLI after `error: `, the browser package as a JS
+/// `Error`'s message): its message, then each cause in its chain that the text does not already say.
+pub fn error_sentence(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(source) = cause {
+        let said = source.to_string();
+        if !text.contains(&said) {
+            text = format!("{text}: {said}");
+        }
+        cause = source.source();
+    }
+    text
+}

@@ -50,6 +50,8 @@
 //! scorer, the forced alignment itself and SRT/WebVTT subtitles. The Hub client is `nemotron-hub`, the benchmarks
 //! `nemotron-bench`.
 //!
+//! Cargo feature `demo`: the tiny random-weight demo model, compiled in ([`demo`]).
+//!
 //! Cargo feature `parallel` (default): host work across cores (rayon, threads). Without it — the
 //! `wasm32-unknown-unknown` build — the same work runs on the calling thread, with the same results.
 //!
@@ -65,6 +67,8 @@ pub mod blocking;
 pub mod checkpoint;
 pub mod chunks;
 pub mod config;
+#[cfg(feature = "demo")]
+pub mod demo;
 pub mod environment;
 mod error;
 pub mod frontend;
@@ -89,7 +93,7 @@ mod workspace;
 pub use audio_kernels::{MatmulOptions, Precision, TensorCoreKernel};
 pub use checkpoint::{Checkpoint, CheckpointError};
 pub use config::{ConfigError, DiarizationConfig, EncoderConfig, ModelConfig, TranscribeConfig, WordTimestampConfig};
-pub use error::{Error, Result, SampleError};
+pub use error::{Error, Result, SampleError, error_sentence};
 pub use frontend::Features;
 pub use gpu_core::{Gpu, GpuOptions};
 pub use pipeline::{AudioModel, AudioOutputs, Diarization, Diarizer, Model, ModelOptions, Progress, audio_tensors};

@@ -25,6 +25,15 @@ pub enum DiarizationError {
     /// A post-processing setting out of its range.
     #[error("{0}")]
     Setting(String),
+    /// A segment setting out of its range, or two settings that exclude each other
+    /// ([`super::SegmentSettings`]).
+    #[error("{field}: {problem}")]
+    Field {
+        /// The field of [`super::SegmentSettings`] (the CLI's flag without `--`, `-` as `_`).
+        field: &'static str,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// Scoring inputs that do not fit together (a file the UEM does not cover).
     #[error("{0}")]
     Scoring(String),

@@ -60,6 +60,19 @@ impl SegmentEvent {
         }
     }
 
+    /// The event as `diarize --stream` prints it: `{"event":"start","speaker":2,"time":12.48}` or
+    /// `{"event":"end","speaker":2,"time":13.10,"start":12.48,"end":13.10}` (times in seconds, 10 ms steps; no
+    /// newline).
+    pub fn json_line(&self) -> String {
+        match (*self, self.segment()) {
+            (SegmentEvent::End { speaker, .. }, Some(segment)) => format!(
+                r#"{{"event":"end","speaker":{speaker},"time":{:.2},"start":{:.2},"end":{:.2}}}"#,
+                segment.end, segment.start, segment.end
+            ),
+            _ => format!(r#"{{"event":"start","speaker":{},"time":{:.2}}}"#, self.speaker(), self.seconds()),
+        }
+    }
+
     /// The segment an end event closes, with the times the offline rules give.
     pub fn segment(&self) -> Option<Segment> {
         match *self {

@@ -4,6 +4,7 @@
 //!   keeping the most active speakers;
 //! - [`postprocessing`]: NeMo's post-processing (hysteresis, padding, minimum durations) on the encoder-rate
 //!   probabilities, causal and frame by frame, with [`PostProcessing::read_nemo_yaml`] for NeMo's parameter files;
+//! - [`SegmentSettings`]: the rule as the front ends' options ask for it, each value checked;
 //! - [`SegmentRule`]: which of the two turns activity into segments, offline ([`SegmentRule::segments`]) and live
 //!   ([`live::LiveSegments`]: start and end events as a stream's frames become final);
 //! - [`formats`]: RTTM, JSON (upstream's layout) and CSV;
@@ -19,6 +20,7 @@ pub mod rttm;
 mod rule;
 pub mod scoring;
 pub mod segments;
+mod settings;
 
 pub use error::DiarizationError;
 pub use formats::SegmentFormat;
@@ -26,3 +28,4 @@ pub use live::{LiveSegments, SegmentEvent};
 pub use postprocessing::{FrameGrid, PostProcessing};
 pub use rule::SegmentRule;
 pub use segments::{Segment, keep_most_active, threshold_segments};
+pub use settings::SegmentSettings;

@@ -6,7 +6,7 @@ use std::time::Instant;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use nemotron_engine::{AlignRequest, AudioOptions, Input, write_segments};
+use nemotron_engine::{AlignRequest, AudioOptions, EngineError, Input, write_segments};
 
 use super::formats::{AlignmentFormat, DiarizationFormat};
 use super::upload::Upload;
@@ -24,7 +24,7 @@ pub async fn diarize(State(state): State<AppState>, request: Request) -> Result<
     let name = upload.name.clone();
     let audio = std::mem::take(&mut upload.audio);
     let settings = segment_settings(upload.rest())?;
-    settings.segmenter().map_err(ApiError::from)?;
+    settings.segmenter().map_err(|e| ApiError::from(EngineError::from(e)))?;
     let text = run(&state, "diarize", move || {
         let input = decode(audio, &name, &options)?;
         let seconds = input.seconds();

@@ -1,14 +1,13 @@
 //! How speaker activity becomes segments, as one typed value: upstream's one-threshold rule, or NeMo's
 //! post-processing (settings from a YAML file, each overridable), and how many speakers to keep. The CLI's segment
-//! flags, the server's form fields and a Python dict all map onto [`SegmentSettings`] (serde), and each value is
-//! checked here, the error naming the field.
+//! flags, the server's form fields, a Python dict and the browser package's options all map onto
+//! [`SegmentSettings`] (serde), and each value is checked here, the error naming the field.
 
 use std::path::PathBuf;
 
-use nemotron_postprocess::diarization::{PostProcessing, SegmentRule};
 use serde::Deserialize;
 
-use crate::error::EngineError;
+use super::{DiarizationError, PostProcessing, SegmentRule};
 
 /// The segment settings. Every field is optional; `Default` (nothing set) is upstream's rule at threshold 0.5.
 /// NeMo's post-processing is used as soon as one of its settings or a YAML file is given (even at NeMo's default
@@ -74,13 +73,13 @@ impl SegmentSettings {
     }
 
     /// Checks every setting; the error names the field.
-    pub fn validate(&self) -> Result<(), EngineError> {
+    pub fn validate(&self) -> Result<(), DiarizationError> {
         for (field, value) in self.numbers() {
             if let Some(value) = value {
-                Self::check(field, value).map_err(|problem| EngineError::Setting { field, problem })?;
+                Self::check(field, value).map_err(|problem| DiarizationError::Field { field, problem })?;
             }
         }
-        let setting = |field, problem: &str| Err(EngineError::Setting { field, problem: problem.into() });
+        let setting = |field, problem: &str| Err(DiarizationError::Field { field, problem: problem.into() });
         if self.threshold.is_some() && (self.onset.is_some() || self.offset.is_some()) {
             return setting("threshold", "give it, or onset and offset, not both");
         }
@@ -94,7 +93,7 @@ impl SegmentSettings {
     }
 
     /// The rule these settings ask for (reading the YAML file, if one is named).
-    pub fn segmenter(&self) -> Result<SegmentRule, EngineError> {
+    pub fn segmenter(&self) -> Result<SegmentRule, DiarizationError> {
         self.validate()?;
         let tuned = self.numbers()[1..].iter().any(|(_, value)| value.is_some());
         let yaml = self.postprocessing.is_some() || self.postprocessing_yaml.is_some();
@@ -129,11 +128,11 @@ impl SegmentSettings {
 
     /// The rule of a stream's events: [`SegmentSettings::segmenter`]'s, refused when it keeps the most active
     /// speakers (which are known only at the end of a recording).
-    pub fn live_rule(&self) -> Result<SegmentRule, EngineError> {
+    pub fn live_rule(&self) -> Result<SegmentRule, DiarizationError> {
         let rule = self.segmenter()?;
         match rule.max_speakers() {
             None => Ok(rule),
-            Some(_) => Err(EngineError::Setting {
+            Some(_) => Err(DiarizationError::Field {
                 field: "max_speakers",
                 problem: "needs the whole recording (the most active speakers are known only at its end): not with \
                           a stream"

@@ -1,0 +1,218 @@
+//! The JS API: [`Diarizer`] and [`LiveDiarization`], converting JS values to and from what [`crate::diarizer`]
+//! takes and gives. Every error is a rejected promise (or a thrown `Error` for the synchronous `stream`) whose message
+//! is [`WebError::sentence`]; a panic would be a bug, reported on the console by the panic hook.
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use gpu_core::Capability;
+use js_sys::{Array, ArrayBuffer, Float32Array, Function, JSON, Object, Promise, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::diarizer::{Live, Loaded};
+use crate::error::WebError;
+use crate::files::NamedFile;
+use crate::options::{DiarizeOptions, StreamOptions};
+
+/// Runs when the module is instantiated: a panic (a bug) is reported on the console with its message.
+#[wasm_bindgen(start)]
+fn start() {
+    console_error_panic_hook::set_once();
+}
+
+fn rejected(error: WebError) -> JsValue {
+    js_sys::Error::new(&error.sentence()).into()
+}
+
+/// A message of the package's own, as a JS `Error`.
+fn own_error(name: &str, problem: &str) -> JsValue {
+    rejected(WebError::File { name: name.into(), problem: problem.into() })
+}
+
+/// An options argument as JSON text (`undefined` and `null` are `null`: every default).
+fn options_json(options: &JsValue) -> Result<String, JsValue> {
+    if options.is_undefined() || options.is_null() {
+        return Ok("null".into());
+    }
+    let text = JSON::stringify(options).map_err(|_| rejected(WebError::Options("not a JSON object".into())))?;
+    Ok(text.as_string().unwrap_or_else(|| "null".into()))
+}
+
+/// The bytes of a `{ name, bytes }` entry (a `Uint8Array` or an `ArrayBuffer`, viewed without a copy).
+fn entry_bytes(name: &str, entry: &JsValue) -> Result<Uint8Array, JsValue> {
+    let bytes = Reflect::get(entry, &"bytes".into()).unwrap_or(JsValue::UNDEFINED);
+    if let Some(view) = bytes.dyn_ref::<Uint8Array>() {
+        return Ok(view.clone());
+    }
+    match bytes.dyn_ref::<ArrayBuffer>() {
+        Some(buffer) => Ok(Uint8Array::new(buffer)),
+        None => Err(own_error(name, "its `bytes` are neither a Uint8Array nor an ArrayBuffer")),
+    }
+}
+
+/// Copies each file once into wasm memory (each into its own shared buffer, which the checkpoint then reads in
+/// place), telling `progress` of the bytes copied, as a fraction of one half (the other is the upload).
+fn named_files(files: &Array, progress: Option<&Function>) -> Result<Vec<NamedFile>, JsValue> {
+    let mut entries = Vec::new();
+    for entry in files.iter() {
+        let name = Reflect::get(&entry, &"name".into()).ok().and_then(|name| name.as_string());
+        let Some(name) = name else {
+            return Err(own_error("files", "each entry needs a `name` string and `bytes`"));
+        };
+        let bytes = entry_bytes(&name, &entry)?;
+        entries.push((name, bytes));
+    }
+    let total: f64 = entries.iter().map(|(_, bytes)| f64::from(bytes.length())).sum();
+    let mut copied = 0.0;
+    let mut named = Vec::with_capacity(entries.len());
+    for (name, view) in entries {
+        // One allocation of the final size, filled from JS: the bytes are in wasm memory once.
+        let mut bytes: Arc<[u8]> = std::iter::repeat_n(0u8, view.length() as usize).collect();
+        if let Some(slot) = Arc::get_mut(&mut bytes) {
+            view.copy_to(slot);
+        }
+        copied += f64::from(view.length());
+        report(progress, 0.5 * copied / total.max(1.0));
+        named.push(NamedFile { name, bytes });
+    }
+    Ok(named)
+}
+
+fn report(progress: Option<&Function>, fraction: f64) {
+    if let Some(progress) = progress {
+        // A throwing callback is the page's business: the load goes on.
+        let _ = progress.call1(&JsValue::NULL, &JsValue::from_f64(fraction));
+    }
+}
+
+fn set(object: &Object, key: &str, value: impl Into<JsValue>) {
+    let _ = Reflect::set(object, &key.into(), &value.into());
+}
+
+/// `diarize --stream`'s event lines as objects (the same fields).
+fn event_objects(lines: Vec<String>) -> Result<JsValue, JsValue> {
+    let events = Array::new();
+    for line in lines {
+        events.push(&JSON::parse(&line)?);
+    }
+    Ok(events.into())
+}
+
+/// A diarization model on the GPU.
+#[wasm_bindgen]
+pub struct Diarizer {
+    loaded: Rc<Loaded>,
+}
+
+#[wasm_bindgen]
+impl Diarizer {
+    /// Loads a checkpoint from `[{ name, bytes }]` (`config.json` with `model.safetensors`, or with
+    /// `model.safetensors.index.json` and its shards); `progress(fraction)` hears of the load.
+    pub async fn load(files: Array, progress: Option<Function>) -> Result<Diarizer, JsValue> {
+        let files = named_files(&files, progress.as_ref())?;
+        let loaded = Loaded::load(files).await.map_err(rejected)?;
+        report(progress.as_ref(), 1.0);
+        Ok(Diarizer { loaded: Rc::new(loaded) })
+    }
+
+    /// The built-in demo model (random weights: its outputs are meaningless).
+    pub async fn demo() -> Result<Diarizer, JsValue> {
+        Ok(Diarizer { loaded: Rc::new(Loaded::demo().await.map_err(rejected)?) })
+    }
+
+    /// `{ description, speakers, adapter, backend, driver, subgroups, maxStorageBufferBindingSize,
+    /// maxComputeWorkgroupStorageSize, summary }`: the model and the GPU adapter it runs on.
+    pub fn info(&self) -> Object {
+        let gpu = self.loaded.gpu();
+        let (adapter, limits) = (gpu.adapter_info(), gpu.limits());
+        let info = Object::new();
+        set(&info, "description", self.loaded.description());
+        set(&info, "speakers", self.loaded.speakers() as u32);
+        set(&info, "adapter", adapter.name.as_str());
+        set(&info, "backend", format!("{:?}", adapter.backend));
+        set(&info, "driver", adapter.driver.as_str());
+        set(&info, "subgroups", gpu.profile().has(Capability::Subgroups));
+        set(&info, "maxStorageBufferBindingSize", f64::from(limits.max_storage_buffer_binding_size));
+        set(&info, "maxComputeWorkgroupStorageSize", limits.max_compute_workgroup_storage_size);
+        set(&info, "summary", gpu.describe());
+        info
+    }
+
+    /// Who spoke when in 16 kHz mono `samples`: the segments as text, `format` `rttm` (default), `json` or `csv`,
+    /// by the CLI's segment flags in camelCase (`threshold`, `onset`, `padOnset`, `maxSpeakers`, …; `uri` names
+    /// the RTTM file id).
+    pub fn diarize(&self, samples: Float32Array, options: JsValue) -> Promise {
+        let (loaded, samples) = (self.loaded.clone(), samples.to_vec());
+        let options = options_json(&options);
+        future_to_promise(async move {
+            let options = DiarizeOptions::from_json(&options?).map_err(rejected)?;
+            let diarization = loaded.diarize(&samples).await.map_err(rejected)?;
+            Ok(loaded.segments(&diarization, &options).into())
+        })
+    }
+
+    /// The diarizer's outputs on 16 kHz mono `samples`: `{ logits: Float32Array [frames × speakers] at 10 ms,
+    /// probabilities: Float32Array [rows × speakers] at the encoder rate, speakers, frames }`.
+    #[wasm_bindgen(js_name = speakerActivity)]
+    pub fn speaker_activity(&self, samples: Float32Array) -> Promise {
+        let (loaded, samples) = (self.loaded.clone(), samples.to_vec());
+        future_to_promise(async move {
+            let diarization = loaded.diarize(&samples).await.map_err(rejected)?;
+            let activity = Object::new();
+            set(&activity, "logits", Float32Array::from(diarization.speaker_logits.as_slice()));
+            set(&activity, "probabilities", Float32Array::from(diarization.speaker_probabilities.as_slice()));
+            set(&activity, "speakers", loaded.speakers() as u32);
+            set(&activity, "frames", diarization.features.valid as u32);
+            Ok(activity.into())
+        })
+    }
+
+    /// A live session: `latency` `low` (default), `very-low` or `ultra-low`, and the segment flags of its events.
+    pub fn stream(&self, options: JsValue) -> Result<LiveDiarization, JsValue> {
+        let options = StreamOptions::from_json(&options_json(&options)?).map_err(rejected)?;
+        let live = self.loaded.stream(options).map_err(rejected)?;
+        // SAFETY: the session borrows the model inside `self.loaded`'s allocation, which `Stream` keeps alive (its
+        // `loaded` field is dropped after its `live` field) and which never moves or changes while shared.
+        let live = unsafe { std::mem::transmute::<Live<'_>, Live<'static>>(live) };
+        let stream = Stream { live: async_lock::Mutex::new(Some(live)), _loaded: self.loaded.clone() };
+        Ok(LiveDiarization { stream: Rc::new(stream) })
+    }
+}
+
+/// A live session and the model it runs on.
+struct Stream {
+    /// `None` once ended. Pushes take turns: a second waits for the first.
+    live: async_lock::Mutex<Option<Live<'static>>>,
+    /// Dropped after `live`, which borrows from it.
+    _loaded: Rc<Loaded>,
+}
+
+/// A live diarization session (`Diarizer.stream`).
+#[wasm_bindgen]
+pub struct LiveDiarization {
+    stream: Rc<Stream>,
+}
+
+#[wasm_bindgen]
+impl LiveDiarization {
+    /// Feeds 16 kHz mono samples (any number); the events they made final, as `diarize --stream` prints them:
+    /// `{ event: "start", speaker, time }`, `{ event: "end", speaker, time, start, end }`.
+    pub fn push(&self, samples: Float32Array) -> Promise {
+        let (stream, samples) = (self.stream.clone(), samples.to_vec());
+        future_to_promise(async move {
+            let mut live = stream.live.lock().await;
+            let live = live.as_mut().ok_or_else(|| rejected(WebError::Ended))?;
+            event_objects(live.push(&samples).await.map_err(rejected)?)
+        })
+    }
+
+    /// Ends the stream: the last events.
+    pub fn end(&self) -> Promise {
+        let stream = self.stream.clone();
+        future_to_promise(async move {
+            let live = stream.live.lock().await.take().ok_or_else(|| rejected(WebError::Ended))?;
+            event_objects(live.end().await.map_err(rejected)?)
+        })
+    }
+}

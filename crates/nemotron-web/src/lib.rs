@@ -1,0 +1,32 @@
+//! `nemotron-web`: Nemotron speaker diarization in the browser, on WebGPU — a wasm-bindgen package
+//! (`scripts/web-build.sh DIR` builds it into `DIR/pkg/`):
+//!
+//! ```js
+//! import init, { Diarizer } from "./pkg/nemotron_web.js";
+//! await init();
+//! const d = await Diarizer.load([{ name: "config.json", bytes }, { name: "model.safetensors", bytes }], f => {});
+//! const json = await d.diarize(samples16k, { format: "json" });   // = `diarize --segments - --format json`
+//! const live = d.stream({ latency: "low" });                         // = `diarize --stream --latency low`
+//! const events = await live.push(samples16k);                        // its event lines, as objects
+//! const last = await live.end();
+//! ```
+//!
+//! A checkpoint is handed over as named files ([`files`]): a standalone Nemotron 3 Diarization checkpoint or a
+//! Transcribe checkpoint (its diarizer runs), one file or shards with their index; `Diarizer.demo()` loads the
+//! built-in tiny model with random weights. Options are the CLI's `diarize` flags in camelCase ([`options`]). A
+//! refusal rejects the promise with a JS `Error` whose message is the CLI's sentence for the same problem
+//! ([`WebError::sentence`]).
+//!
+//! The work is plain async Rust ([`diarizer`]), the same on native targets, where its tests run; the JS bindings
+//! (wasm32 only) convert values.
+
+#![warn(missing_docs)]
+
+#[cfg(target_arch = "wasm32")]
+pub mod bindings;
+pub mod diarizer;
+mod error;
+pub mod files;
+pub mod options;
+
+pub use error::WebError;

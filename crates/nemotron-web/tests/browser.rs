@@ -1,0 +1,141 @@
+//! The package in a headless Chromium on WebGPU (`scripts/web-test.sh`), through its JS API, against the native run
+//! of the same inputs (`testdata/web/`, written by `cargo xtask golden` from the code the CLI runs): the speaker
+//! logits and probabilities to 1e-5 relative, the segments as `diarize --format json` writes them, a live session's
+//! events as `diarize --stream` prints them, and each refusal with the CLI's sentence.
+
+#![cfg(target_arch = "wasm32")]
+
+use js_sys::{Array, Float32Array, JSON, Object, Reflect, Uint8Array};
+use nemotron_towers::Checkpoint;
+use nemotron_web::bindings::Diarizer;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+static DEMO: &[u8] = include_bytes!("../../../testdata/web/demo.safetensors");
+static DIAR_TINY: &[u8] = include_bytes!("../../../testdata/web/diar-tiny.safetensors");
+static ERRORS: &str = include_str!("../../../testdata/web/errors.json");
+static DIAR_TINY_CONFIG: &str = include_str!("../../../testdata/reference/diar-tiny/config.json");
+static DIAR_TINY_WEIGHTS: &[u8] = include_bytes!("../../../testdata/reference/diar-tiny/model.safetensors");
+
+fn get(object: &JsValue, key: &str) -> JsValue {
+    Reflect::get(object, &key.into()).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn file(name: &str, bytes: &[u8]) -> JsValue {
+    let entry = Object::new();
+    let _ = Reflect::set(&entry, &"name".into(), &name.into());
+    let _ = Reflect::set(&entry, &"bytes".into(), &Uint8Array::from(bytes));
+    entry.into()
+}
+
+fn expected_error(case: &str) -> String {
+    let errors: serde_json::Value = serde_json::from_str(ERRORS).expect("errors.json is JSON");
+    errors[case]["message"].as_str().expect("a message").to_string()
+}
+
+/// The message of the `Error` a promise rejected with.
+fn message(rejection: JsValue) -> String {
+    rejection.dyn_into::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_else(|v| format!("{v:?}"))
+}
+
+async fn diar_tiny() -> Diarizer {
+    let files =
+        Array::of2(&file("config.json", DIAR_TINY_CONFIG.as_bytes()), &file("model.safetensors", DIAR_TINY_WEIGHTS));
+    Diarizer::load(files, None).await.map_err(message).expect("diar-tiny loads")
+}
+
+#[wasm_bindgen_test]
+async fn the_gpu_is_webgpus_adapter_with_its_own_limits() {
+    let diarizer = Diarizer::demo().await.map_err(message).expect("the demo model loads");
+    let info: JsValue = diarizer.info().into();
+    assert_eq!(get(&info, "backend").as_string().as_deref(), Some("BrowserWebGpu"));
+    assert!(get(&info, "summary").as_string().is_some_and(|s| !s.is_empty()));
+    // WebGPU's default is 128 MiB; SwiftShader's adapter offers more, which the device asked for.
+    assert!(get(&info, "maxStorageBufferBindingSize").as_f64().unwrap_or(0.0) > f64::from(128u32 << 20));
+}
+
+#[wasm_bindgen_test]
+async fn a_truncated_checkpoint_is_refused_with_the_clis_sentence() {
+    let errors: serde_json::Value = serde_json::from_str(ERRORS).expect("errors.json is JSON");
+    let keep = errors["truncated_weights"]["keep_bytes"].as_u64().expect("a length") as usize;
+    let files = Array::of2(
+        &file("config.json", DIAR_TINY_CONFIG.as_bytes()),
+        &file("model.safetensors", &DIAR_TINY_WEIGHTS[..keep]),
+    );
+    let refused = Diarizer::load(files, None).await.err().map(message);
+    assert_eq!(refused, Some(expected_error("truncated_weights")));
+}
+
+#[wasm_bindgen_test]
+async fn a_config_that_is_not_json_is_refused_with_the_clis_sentence() {
+    let errors: serde_json::Value = serde_json::from_str(ERRORS).expect("errors.json is JSON");
+    let config = errors["config_not_json"]["config"].as_str().expect("a config");
+    let files = Array::of2(&file("config.json", config.as_bytes()), &file("model.safetensors", DIAR_TINY_WEIGHTS));
+    let refused = Diarizer::load(files, None).await.err().map(message);
+    assert_eq!(refused, Some(expected_error("config_not_json")));
+}
+
+#[wasm_bindgen_test]
+async fn empty_audio_is_refused_with_the_clis_sentence() {
+    let diarizer = Diarizer::demo().await.map_err(message).expect("the demo model loads");
+    let refused = JsFuture::from(diarizer.diarize(Float32Array::new_with_length(0), JsValue::NULL)).await;
+    assert_eq!(refused.err().map(message), Some(expected_error("empty_audio")));
+}
+
+/// The relative error (2-norm) of `found` against `expected`.
+fn relative_error(found: &[f32], expected: &[f32]) -> f64 {
+    assert_eq!(found.len(), expected.len());
+    let diff: f64 = found.iter().zip(expected).map(|(a, b)| f64::from(a - b).powi(2)).sum::<f64>().sqrt();
+    let norm: f64 = expected.iter().map(|b| f64::from(*b).powi(2)).sum::<f64>().sqrt();
+    diff / norm.max(f64::MIN_POSITIVE)
+}
+
+/// Event objects as canonical JSON text (JS numbers: `1.2` for the CLI's `1.20`).
+fn canonical(events: &[JsValue]) -> Vec<String> {
+    events.iter().map(|e| JSON::stringify(e).ok().and_then(|s| s.as_string()).unwrap_or_default()).collect()
+}
+
+/// Everything the native run gave, on `diarizer`.
+async fn matches_the_native_run(diarizer: Diarizer, golden: &[u8]) {
+    let golden = Checkpoint::from_bytes("golden", golden.to_vec()).expect("a golden file");
+    let samples = golden.f32("samples").expect("samples");
+    let metadata = golden.metadata();
+    let input = Float32Array::from(samples.as_slice());
+
+    let activity = JsFuture::from(diarizer.speaker_activity(input.clone())).await.map_err(message).expect("runs");
+    for (key, tensor) in [("logits", "speaker_logits"), ("probabilities", "speaker_probabilities")] {
+        let found = get(&activity, key).dyn_into::<Float32Array>().expect("a Float32Array").to_vec();
+        let error = relative_error(&found, &golden.f32(tensor).expect("expected values"));
+        assert!(error <= 1e-5, "{key}: {error:.3e} relative");
+    }
+
+    let options = JSON::parse(r#"{"format": "json"}"#).expect("JSON");
+    let json = JsFuture::from(diarizer.diarize(input, options)).await.map_err(message).expect("runs");
+    assert_eq!(json.as_string().as_deref(), Some(metadata["segments_json"].as_str()));
+
+    let live = diarizer.stream(JsValue::NULL).map_err(message).expect("a session");
+    let piece: usize = metadata["stream_piece"].parse().expect("a piece size");
+    let mut events = Vec::new();
+    for chunk in samples.chunks(piece) {
+        let pushed = JsFuture::from(live.push(Float32Array::from(chunk))).await.map_err(message).expect("pushed");
+        events.extend(Array::from(&pushed).iter());
+    }
+    let last = JsFuture::from(live.end()).await.map_err(message).expect("ended");
+    events.extend(Array::from(&last).iter());
+    let expected: Vec<JsValue> = metadata["stream_events"].lines().map(|l| JSON::parse(l).expect("a line")).collect();
+    assert_eq!(canonical(&events), canonical(&expected));
+}
+
+#[wasm_bindgen_test]
+async fn the_demo_model_matches_the_native_run() {
+    let diarizer = Diarizer::demo().await.map_err(message).expect("the demo model loads");
+    matches_the_native_run(diarizer, DEMO).await;
+}
+
+#[wasm_bindgen_test]
+async fn diar_tiny_matches_the_native_run() {
+    matches_the_native_run(diar_tiny().await, DIAR_TINY).await;
+}

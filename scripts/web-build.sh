@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds the browser package into DIR: `DIR/pkg/nemotron_web.js` and `nemotron_web_bg.wasm` (crates/nemotron-web,
+# release, wasm32-unknown-unknown, bound by wasm-bindgen for ES modules) and the page's static files
+# (crates/nemotron-web/page/) beside them. Installs what is missing: the wasm32 target, and wasm-bindgen-cli at the
+# version of the wasm-bindgen crate in Cargo.lock (the two must match).
+# Usage: scripts/web-build.sh DIR
+set -euo pipefail
+[[ $# == 1 ]] || { echo "usage: $0 DIR" >&2; exit 2; }
+out="$(mkdir -p "$1" && cd "$1" && pwd)"
+cd "$(dirname "$0")/.."
+source scripts/web-tools.sh
+install_web_tools
+cargo build --target wasm32-unknown-unknown -p nemotron-web --release
+wasm-bindgen --target web --out-dir "$out/pkg" \
+    "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/nemotron_web.wasm"
+cp -R crates/nemotron-web/page/. "$out/"
+echo "wrote $out/pkg/nemotron_web.js and $(du -h "$out/pkg/nemotron_web_bg.wasm" | cut -f1) of wasm; the page in $out"
