@@ -1,5 +1,14 @@
 // Masked bidirectional multi-head attention, flash style (online softmax, no n×n score matrix), register-blocked.
 //
+// This file is the body, included by a small file that says how the 8 invocations of a query group exchange values:
+// `attention_subgroup_exchange.wgsl` (subgroup shuffles) or `attention_workgroup_exchange.wgsl` (workgroup memory,
+// for devices without subgroup operations). That file defines
+//   fn group_max(v: vec4<f32>, t: u32) -> vec4<f32>   and   fn group_sum(v: vec4<f32>, t: u32) -> vec4<f32>:
+// for invocation t, the maximum or sum of v over the invocations of its query group (t & ~7 .. +7), the same value
+// in all 8, combined as ((e0 ⊕ e1) ⊕ (e2 ⊕ e3)) ⊕ ((e4 ⊕ e5) ⊕ (e6 ⊕ e7)) (what the xor butterfly gives every
+// lane), so both give the same bits. Both are called in uniform control flow, and every invocation passes a
+// workgroupBarrier between one call's return and the next call (the workgroup exchange relies on it).
+//
 // Layout: `qkv` is f32 [seqs·seq_len, 3·d], d = heads·head_dim; q, k, v are the column blocks
 // [0,d), [d,2d), [2d,3d) and head h uses columns [h·head_dim, (h+1)·head_dim) of each block.
 // Row r = s·seq_len + i is row i of sequence s; sequences never see each other's keys.
@@ -16,13 +25,13 @@
 // staged once (scaled by 1/√head_dim); the keys go by tiles of 32, each tile in two rounds through one buffer:
 //   1. K staged; the invocation forms the 4×4 scores of its queries with keys c, c + 8, c + 16, c + 24 in
 //      registers (two 16-byte workgroup loads per 16 FMAs), takes each query's tile maximum across the 8
-//      invocations of its group (three subgroup shuffles), rescales its running sums and outputs once, and turns
+//      invocations of its group (`group_max`), rescales its running sums and outputs once, and turns
 //      each score into a probability with one `exp`;
 //   2. V staged over K and the probabilities in `p_tile`; the invocation adds probability × v for its queries and
 //      output dims 4·(c + 8·b) .. +3, b < HEAD_DIM / 32 (one 16-byte load of 4 probabilities and HEAD_DIM / 32 of v
 //      per 4·HEAD_DIM / 8 FMAs).
 // Staged rows are HEAD_DIM / 4 + 1 groups of 4 apart, so the rows that one instruction reads fall in distinct
-// banks. Each invocation keeps its share of the running sums; the 8 shares of a query are added (shuffles, a fixed
+// banks. Each invocation keeps its share of the running sums; the 8 shares of a query are added (`group_sum`, a fixed
 // order) at the end. HEAD_DIM is head_dim padded up to 32, 64, 96 or 128 (padding dims are zero, never written).
 //
 // Split keys: with `splits` > 1 the key tiles are divided among `splits` workgroups per query block, each writing its
@@ -129,19 +138,6 @@ fn sum4(v: vec4<f32>) -> f32 {
     return (v.x + v.y) + (v.z + v.w);
 }
 
-// The same value in all 8 invocations of a query group (lanes 8g .. 8g + 7 of the subgroup).
-fn group_max(v: vec4<f32>) -> vec4<f32> {
-    var m = max(v, subgroupShuffleXor(v, 1u));
-    m = max(m, subgroupShuffleXor(m, 2u));
-    return max(m, subgroupShuffleXor(m, 4u));
-}
-
-fn group_sum(v: vec4<f32>) -> vec4<f32> {
-    var s = v + subgroupShuffleXor(v, 1u);
-    s += subgroupShuffleXor(s, 2u);
-    return s + subgroupShuffleXor(s, 4u);
-}
-
 @compute @workgroup_size(THREADS)
 fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
              @builtin(local_invocation_index) t: u32) {
@@ -214,7 +210,7 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gro
         s1 = select(vec4(MASKED), s1, valid);
         s2 = select(vec4(MASKED), s2, valid);
         s3 = select(vec4(MASKED), s3, valid);
-        let tile_max = group_max(vec4(max4(s0), max4(s1), max4(s2), max4(s3)));
+        let tile_max = group_max(vec4(max4(s0), max4(s1), max4(s2), max4(s3)), t);
         let new_max = max(row_max, tile_max);
         let factor = exp(row_max - new_max);
         row_max = new_max;
@@ -263,7 +259,7 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gro
     }
 
     let rows = p.rows;
-    let total = group_sum(row_sum);
+    let total = group_sum(row_sum, t);
     for (var i = 0u; i < 4u; i++) {
         let query = query0 + g + QG * i;
         if query < p.seq_len {

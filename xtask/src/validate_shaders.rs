@@ -1,14 +1,15 @@
 //! Parses and validates every pipeline variant the launchers can build (the composed WGSL, override constants
 //! applied), checks the launcher's parameter struct and bindings against the WGSL (`shader_layout.rs`), then
-//! translates each to SPIR-V (with wgpu's Vulkan options: `spirv.rs`), MSL and HLSL so a shader that only one backend
-//! rejects is caught without that backend's hardware. Every file under `shaders/` must be a kernel some launcher builds or a part such
+//! translates each to SPIR-V (with wgpu's Vulkan options: `spirv.rs`), MSL and HLSL, and those that need no optional
+//! capability to GLSL ES 3.10 (wgpu's GL backend, which has none), so a shader that only one backend rejects is
+//! caught without that backend's hardware. Every file under `shaders/` must be a kernel some launcher builds or a part such
 //! a kernel includes.
 
 use std::collections::BTreeSet;
 
 use audio_kernels::shaders::INCLUDES;
 use audio_kernels::variants::all_variants;
-use gpu_core::KernelVariant as Variant;
+use gpu_core::{Capability, KernelVariant as Variant};
 use naga::back::PipelineConstants;
 use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
 
@@ -101,6 +102,20 @@ fn validate(variant: &Variant) -> Result<String, String> {
             .write(&module, &info, None)
             .map_err(|e| format!("HLSL: {e}"))?;
         backends.extend(["msl", "hlsl"]);
+    }
+    if Capability::required_by(variant.shader.source).is_empty() {
+        let mut glsl = String::new();
+        let options =
+            naga::back::glsl::Options { version: naga::back::glsl::Version::new_gles(310), ..Default::default() };
+        let pipeline = naga::back::glsl::PipelineOptions {
+            shader_stage: naga::ShaderStage::Compute,
+            entry_point: variant.entry.to_string(),
+            multiview: None,
+        };
+        naga::back::glsl::Writer::new(&mut glsl, &module, &info, &options, &pipeline, Default::default())
+            .and_then(|mut writer| writer.write())
+            .map_err(|e| format!("GLSL: {e}"))?;
+        backends.push("glsl");
     }
     Ok(backends.join(", "))
 }

@@ -1,16 +1,17 @@
-//! Masked multi-head attention: the f32 launcher (`shaders/attention.wgsl`, flash style), and [`attention`], which
-//! takes the tensor-core kernel ([`crate::attention_coop`]) where the precision and the device allow.
+//! Masked multi-head attention: the f32 launcher (`shaders/attention.wgsl`, flash style, in the two variants of
+//! [`Exchange`]), and [`attention`], which takes the tensor-core kernel ([`crate::attention_coop`]) where the
+//! precision and the device allow.
 
 use gpu_core::{
     Access, Capability, DeviceProfile, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result,
-    params_layout,
+    Shader, params_layout,
 };
 
 use crate::attention_coop::{self, attention_coop};
 use crate::gemm::Precision;
 use crate::launch::{MeasuredGrid, grid, require};
 use crate::qk_norm_rope::{QkPrologue, qk_norm_rope};
-use crate::shaders::ATTENTION;
+use crate::shaders::{ATTENTION_SUBGROUP_EXCHANGE, ATTENTION_WORKGROUP_EXCHANGE};
 
 /// Largest head dimension the kernel handles.
 pub const MAX_HEAD_DIM: usize = 128;
@@ -19,7 +20,7 @@ pub const MAX_HEAD_DIM: usize = 128;
 const BLOCK_QUERIES: [usize; 2] = [32, 16];
 /// Keys per staged tile (`BLOCK_KEYS`); the keys are split among workgroups in whole tiles.
 const BLOCK_KEYS: usize = 32;
-/// Invocations of a query group that share a subgroup (the shader's shuffles span 8 lanes).
+/// Invocations of a query group (the subgroup variant's shuffles span 8 lanes).
 const GROUP_LANES: u32 = 8;
 /// Invocations per workgroup of `merge`.
 const MERGE_THREADS: usize = 64;
@@ -47,32 +48,58 @@ const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::
 /// Head dimensions the shader is specialised for (head_dim is padded up to the next).
 const HEAD_DIMS: [usize; 4] = [32, 64, 96, 128];
 
-/// The specialisation: head dimension padded to a multiple of 32, whether its rows start on 16-byte groups, and
-/// the queries per workgroup.
+/// How the 8 invocations of a query group exchange their score maxima and sums: the two variants of the f32 kernel,
+/// which give the same results bit for bit (the same reduction tree).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exchange {
+    /// Subgroup shuffles (`shaders/attention_subgroup_exchange.wgsl`): no workgroup memory, no barrier; the variant
+    /// tuned on the H200.
+    Subgroups,
+    /// Workgroup memory (`shaders/attention_workgroup_exchange.wgsl`): 16 bytes per invocation and a barrier per
+    /// exchange, on devices without subgroup operations (WebGPU without `subgroups`, wgpu's GL backend) or with
+    /// subgroups of fewer than 8 lanes.
+    WorkgroupMemory,
+}
+
+impl Exchange {
+    /// The variant for the device of `profile`: subgroup shuffles where it has [`Capability::Subgroups`] with at
+    /// least 8 lanes, workgroup memory otherwise.
+    pub fn of(profile: &DeviceProfile) -> Self {
+        if profile.has(Capability::Subgroups) && profile.subgroup_min_size >= GROUP_LANES {
+            Exchange::Subgroups
+        } else {
+            Exchange::WorkgroupMemory
+        }
+    }
+
+    fn shader(self) -> &'static Shader {
+        match self {
+            Exchange::Subgroups => &ATTENTION_SUBGROUP_EXCHANGE,
+            Exchange::WorkgroupMemory => &ATTENTION_WORKGROUP_EXCHANGE,
+        }
+    }
+}
+
+/// The specialisation: how query groups exchange values, the head dimension padded to a multiple of 32, whether its
+/// rows start on 16-byte groups, and the queries per workgroup.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Tiling {
+    exchange: Exchange,
     head_dim: usize,
     aligned: bool,
     block_queries: usize,
 }
 
 impl Tiling {
-    fn choose(head_dim: usize, subgroup_min: u32, workgroup_bytes: u32) -> Result<Self> {
+    fn choose(head_dim: usize, exchange: Exchange, workgroup_bytes: u32) -> Result<Self> {
         let padded = HEAD_DIMS.into_iter().find(|&d| head_dim <= d).ok_or_else(|| GpuError::LimitExceeded {
             what: "attention head_dim".into(),
             limit: "MAX_HEAD_DIM",
             requested: head_dim as u64,
             max: MAX_HEAD_DIM as u64,
         })?;
-        if subgroup_min < GROUP_LANES {
-            return Err(GpuError::LimitExceeded {
-                what: format!("attention needs subgroups of {GROUP_LANES} lanes"),
-                limit: "subgroup_min_size",
-                requested: GROUP_LANES as u64,
-                max: subgroup_min as u64,
-            });
-        }
-        let tiling = |block_queries| Tiling { head_dim: padded, aligned: head_dim.is_multiple_of(4), block_queries };
+        let tiling =
+            |block_queries| Tiling { exchange, head_dim: padded, aligned: head_dim.is_multiple_of(4), block_queries };
         let fitting = BLOCK_QUERIES.into_iter().map(tiling).find(|t| t.workgroup_bytes() <= workgroup_bytes as u64);
         let Some(tiling) = fitting else {
             let tiling = tiling(BLOCK_QUERIES[1]);
@@ -87,9 +114,18 @@ impl Tiling {
     }
 
     /// Bytes of `var<workgroup>` the shader declares: the Q tile (block_queries rows of head_dim + 4 floats), the
-    /// K/V tile (32 such rows) and the probabilities (block_queries rows of 40 floats).
+    /// K/V tile (32 such rows) and the probabilities (block_queries rows of 40 floats); with
+    /// [`Exchange::WorkgroupMemory`], 4 floats per invocation (2 invocations per query) besides.
     fn workgroup_bytes(self) -> u64 {
-        ((self.block_queries + BLOCK_KEYS) * (self.head_dim + 4) * 4 + self.block_queries * 40 * 4) as u64
+        let exchange = match self.exchange {
+            Exchange::Subgroups => 0,
+            Exchange::WorkgroupMemory => 2 * self.block_queries * 4 * 4,
+        };
+        ((self.block_queries + BLOCK_KEYS) * (self.head_dim + 4) * 4 + self.block_queries * 40 * 4 + exchange) as u64
+    }
+
+    fn spec<'a>(self, constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
+        KernelSpec { shader: self.exchange.shader(), entry: "attention", constants, bindings: BINDINGS, params: PARAMS }
     }
 
     fn constants(self) -> [(&'static str, f64); 3] {
@@ -101,18 +137,25 @@ impl Tiling {
     }
 }
 
-fn spec<'a>(entry: &'static str, constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
-    KernelSpec { shader: &ATTENTION, entry, constants, bindings: BINDINGS, params: PARAMS }
-}
+/// `merge` needs no exchange: it is built from the workgroup-memory file, which every device compiles.
+const MERGE: KernelSpec<'static> = KernelSpec {
+    shader: &ATTENTION_WORKGROUP_EXCHANGE,
+    entry: "merge",
+    constants: &[],
+    bindings: BINDINGS,
+    params: PARAMS,
+};
 
 /// Every pipeline this launcher can build, for shader validation.
 pub fn variants() -> Vec<KernelVariant> {
-    let mut variants = vec![KernelVariant::from(&spec("merge", &[]))];
-    for head_dim in HEAD_DIMS {
-        for aligned in [false, true] {
-            for block_queries in BLOCK_QUERIES {
-                let tiling = Tiling { head_dim, aligned, block_queries };
-                variants.push(KernelVariant::from(&spec("attention", &tiling.constants())));
+    let mut variants = vec![KernelVariant::from(&MERGE)];
+    for exchange in [Exchange::Subgroups, Exchange::WorkgroupMemory] {
+        for head_dim in HEAD_DIMS {
+            for aligned in [false, true] {
+                for block_queries in BLOCK_QUERIES {
+                    let tiling = Tiling { exchange, head_dim, aligned, block_queries };
+                    variants.push(KernelVariant::from(&tiling.spec(&tiling.constants())));
+                }
             }
         }
     }
@@ -158,8 +201,10 @@ impl KeySplits {
 /// `[h·head_dim, (h+1)·head_dim)` of each), `d = heads·head_dim`; `key_valid` one u32 per row
 /// (0 = padding key, excluded); `out` f32 `[seqs·seq_len, d]`. A sequence without any valid key
 /// attends uniformly to all its keys, as Transformers' eager attention does. `head_dim` ≤ 128;
-/// `seq_len` has no limit. Needs subgroup operations (subgroups of at least 8 lanes): without them it fails with
-/// [`GpuError::MissingCapability`] naming `attention`. With [`Precision::Auto`] it
+/// `seq_len` has no limit. Runs with or without subgroup operations ([`Exchange::of`] picks the variant); fails
+/// with [`GpuError::LimitExceeded`] naming `max_compute_workgroup_storage_size` where the device's workgroup memory
+/// cannot hold the smallest tiling (16 queries: 27.75 KiB at head_dim 128 without subgroups, 15.75 KiB at 64). With
+/// [`Precision::Auto`] it
 /// runs on tensor cores where the device has them and they were measured faster ([`attention_coop::chosen`]), else
 /// on the f32 kernel.
 #[allow(clippy::too_many_arguments)]
@@ -237,10 +282,7 @@ pub fn attention_split(
     }
     let gpu = rec.gpu();
     let profile = gpu.profile();
-    // The query groups exchange scores through subgroup shuffles; there is no variant without them yet.
-    profile.require("attention", &[Capability::Subgroups])?;
-    let tiling =
-        Tiling::choose(head_dim, profile.subgroup_min_size, profile.limits.max_compute_workgroup_storage_size)?;
+    let tiling = Tiling::choose(head_dim, Exchange::of(profile), profile.limits.max_compute_workgroup_storage_size)?;
     let query_blocks = seq_len.div_ceil(tiling.block_queries);
     let blocks = seqs * heads * query_blocks;
     let tiles = seq_len.div_ceil(BLOCK_KEYS);
@@ -264,7 +306,7 @@ pub fn attention_split(
     // otherwise a small stand-in fills that binding.
     let groups = if tiling.aligned { qkv.clone() } else { gpu.scratch("attention unaligned stand-in", 4)? };
     let buffers = [qkv, &groups, key_valid, out, &partial];
-    let kernel = gpu.kernel(&spec("attention", &tiling.constants()))?;
+    let kernel = gpu.kernel(&tiling.spec(&tiling.constants()))?;
     rec.dispatch(&kernel, &buffers, &params, grid(rec, blocks * splits))?;
     if splits > 1 {
         merge_slices(rec, out, &partial, (rows, heads, head_dim), splits)?;
@@ -302,7 +344,7 @@ pub(crate) fn merge_slices(
     };
     // `merge` reads only the slices: small stand-ins fill the input bindings.
     let stand_in = gpu.scratch("attention unaligned stand-in", 4)?;
-    let merge = gpu.kernel(&spec("merge", &[]))?;
+    let merge = gpu.kernel(&MERGE)?;
     let buffers = [&stand_in, &stand_in, &stand_in, out, partial];
     rec.dispatch(&merge, &buffers, &params, grid(rec, (rows * width).div_ceil(MERGE_THREADS)))
 }
@@ -312,20 +354,87 @@ mod tests {
     use super::*;
     use crate::launch::profiles::{h200, lavapipe, unknown};
 
+    const EXCHANGES: [Exchange; 2] = [Exchange::Subgroups, Exchange::WorkgroupMemory];
+
+    /// 32 KiB is WebGPU's `maxComputeWorkgroupStorageSize` as browsers report it on most adapters (SwiftShader
+    /// included), 48 KiB the H200's.
     #[test]
     fn every_head_dim_gets_the_smallest_tiling_that_fits() {
-        for head_dim in 1..=MAX_HEAD_DIM {
-            for bytes in [32 << 10, 48 << 10] {
-                let tiling = Tiling::choose(head_dim, 8, bytes).unwrap();
-                assert!(head_dim <= tiling.head_dim && tiling.head_dim < head_dim + 32, "{tiling:?}");
-                assert_eq!(tiling.aligned, head_dim % 4 == 0);
-                assert!(tiling.workgroup_bytes() <= bytes as u64, "{tiling:?}");
+        for exchange in EXCHANGES {
+            for head_dim in 1..=MAX_HEAD_DIM {
+                for bytes in [32 << 10, 48 << 10] {
+                    let tiling = Tiling::choose(head_dim, exchange, bytes).unwrap();
+                    assert!(head_dim <= tiling.head_dim && tiling.head_dim < head_dim + 32, "{tiling:?}");
+                    assert_eq!(tiling.aligned, head_dim % 4 == 0);
+                    assert_eq!(tiling.exchange, exchange);
+                    assert!(tiling.workgroup_bytes() <= bytes as u64, "{tiling:?}");
+                }
             }
         }
-        assert_eq!(Tiling::choose(128, 32, 48 << 10).unwrap().block_queries, 32);
-        assert_eq!(Tiling::choose(128, 8, 32 << 10).unwrap().block_queries, 16);
-        assert!(Tiling::choose(MAX_HEAD_DIM + 1, 32, 48 << 10).is_err());
-        assert!(Tiling::choose(128, 4, 48 << 10).is_err(), "query groups of 8 lanes need 8-lane subgroups");
+        assert_eq!(Tiling::choose(128, Exchange::Subgroups, 48 << 10).unwrap().block_queries, 32);
+        assert_eq!(Tiling::choose(128, Exchange::WorkgroupMemory, 48 << 10).unwrap().block_queries, 32);
+        assert_eq!(Tiling::choose(128, Exchange::WorkgroupMemory, 32 << 10).unwrap().block_queries, 16);
+        assert!(Tiling::choose(MAX_HEAD_DIM + 1, Exchange::Subgroups, 48 << 10).is_err());
+    }
+
+    /// wgpu's default limits (16 KiB of workgroup memory) hold head dims up to 64 and refuse 128 naming the limit.
+    #[test]
+    fn a_small_workgroup_memory_is_refused_naming_the_limit() {
+        let bytes = gpu_core::wgpu::Limits::default().max_compute_workgroup_storage_size;
+        assert_eq!(Tiling::choose(64, Exchange::WorkgroupMemory, bytes).unwrap().block_queries, 16);
+        let error = Tiling::choose(128, Exchange::WorkgroupMemory, bytes).unwrap_err();
+        assert!(
+            matches!(error, GpuError::LimitExceeded { limit: "max_compute_workgroup_storage_size", requested, max, .. }
+                if requested == 28416 && max == u64::from(bytes)),
+            "{error}"
+        );
+    }
+
+    /// The H200 keeps its shuffles; a device without subgroups, or with subgroups too narrow for a query group
+    /// (lavapipe on a host without AVX: 4 lanes), exchanges through workgroup memory.
+    #[test]
+    fn the_profile_picks_the_exchange() {
+        assert_eq!(Exchange::of(&h200()), Exchange::Subgroups);
+        assert_eq!(Exchange::of(&lavapipe(2)), Exchange::Subgroups);
+        let mut no_subgroups = h200();
+        no_subgroups.features.remove(gpu_core::wgpu::Features::SUBGROUP);
+        assert_eq!(Exchange::of(&no_subgroups), Exchange::WorkgroupMemory);
+        let mut narrow = lavapipe(2);
+        narrow.subgroup_min_size = 4;
+        assert_eq!(Exchange::of(&narrow), Exchange::WorkgroupMemory);
+        let webgpu = gpu_core::DeviceProfile::described("SwiftShader", gpu_core::wgpu::DeviceType::Cpu, 2);
+        assert_eq!(Exchange::of(&webgpu), Exchange::WorkgroupMemory);
+    }
+
+    /// The limit checks are only honest if they use the shader's real footprint: every variant's `var<workgroup>`
+    /// bytes, as naga lays them out with the variant's constants, against [`Tiling::workgroup_bytes`].
+    #[test]
+    fn workgroup_bytes_match_the_shaders() {
+        for exchange in EXCHANGES {
+            for head_dim in HEAD_DIMS {
+                for block_queries in BLOCK_QUERIES {
+                    let tiling = Tiling { exchange, head_dim, aligned: true, block_queries };
+                    let source = exchange.shader().source;
+                    let module = naga::front::wgsl::parse_str(source).expect("attention parses");
+                    let info = naga::valid::Validator::new(Default::default(), naga::valid::Capabilities::all())
+                        .validate(&module)
+                        .expect("attention validates");
+                    let constants = tiling.constants().iter().map(|&(n, v)| (n.to_string(), v)).collect();
+                    let stage = Some((naga::ShaderStage::Compute, "attention"));
+                    let (module, _) =
+                        naga::back::pipeline_constants::process_overrides(&module, &info, stage, &constants).unwrap();
+                    let mut layouter = naga::proc::Layouter::default();
+                    layouter.update(module.to_ctx()).expect("layout");
+                    let bytes: u64 = module
+                        .global_variables
+                        .iter()
+                        .filter(|(_, var)| var.space == naga::AddressSpace::WorkGroup)
+                        .map(|(_, var)| u64::from(layouter[var.ty].size))
+                        .sum();
+                    assert_eq!(bytes, tiling.workgroup_bytes(), "{tiling:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -17,10 +17,11 @@ macro_rules! shader {
     };
 }
 
-shader!(ATTENTION, "attention");
 shader!(ATTENTION_COOP16, "attention_coop16");
 shader!(ATTENTION_COOP8, "attention_coop8");
 shader!(ATTENTION_OPERANDS, "attention_operands");
+shader!(ATTENTION_SUBGROUP_EXCHANGE, "attention_subgroup_exchange");
+shader!(ATTENTION_WORKGROUP_EXCHANGE, "attention_workgroup_exchange");
 shader!(CONV_IM2COL, "conv_im2col");
 shader!(GEMM, "gemm");
 shader!(GEMM_COOP16, "gemm_coop16");

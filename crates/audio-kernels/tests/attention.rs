@@ -1,19 +1,22 @@
-//! `attention` on the GPU against the f64 reference, through both kernels: the f32 one and, where the device has
-//! cooperative matrices (the H200; Mesa's lavapipe in CI's coop run), the tensor-core one. Head dims at and below
+//! `attention` on the GPU against the f64 reference, through both kernels: the f32 one (in both its variants: query
+//! groups exchanging through subgroups where the device has them, and through workgroup memory, run on a second
+//! context with subgroups masked, which must give the same bits) and, where the device has cooperative matrices (the
+//! H200; Mesa's lavapipe in CI's coop run), the tensor-core one. Head dims at and below
 //! each padded size (1, 20, 24, 33, 64, 80, 100, 128), sequences shorter than, equal to and longer than the tiles,
 //! several sequences per batch, masks with one, some, all and no valid keys, sequences beyond any fixed cap (2000
 //! and 2001 rows), rows of q, k and v at very different scales, the f32 kernel's keys split among 1 to 6 workgroups
 //! per query block and the tensor-core kernel's every workgroup size (the same bits on every run).
 
 use gpu_core::blocking::Block;
+use std::sync::OnceLock;
 use std::time::Instant;
 
-use audio_kernels::attention::{KeySplits, attention_split};
+use audio_kernels::attention::{Exchange, KeySplits, attention_split};
 use audio_kernels::attention_coop::{SUBGROUP_CANDIDATES, attention_coop, available};
 use audio_kernels::reference;
 use audio_kernels::{Precision, QkNorm, QkPrologue, RopeTable, attention, rotary_attention};
-use gpu_core::{Gpu, Recorder};
-use nemotron_testkit::{Rng, assert_close, f32_to_f64, fresh_seed, poisoned, test_gpu};
+use gpu_core::{Capability, Gpu, GpuOptions, Recorder};
+use nemotron_testkit::{Rng, assert_close, f32_to_f64, fresh_seed, poisoned, test_gpu, test_gpu_options};
 
 /// f32 softmax and accumulation against an f64 reference.
 const TOLERANCE: f64 = 1e-5;
@@ -84,17 +87,32 @@ fn inputs(shape: Shape, keys: &[Keys], rng: &mut Rng) -> Inputs {
     Inputs { qkv, key_valid }
 }
 
+/// The test adapter with subgroups masked: the f32 kernel's workgroup-memory variant runs there.
+fn without_subgroups() -> &'static Gpu {
+    static GPU: OnceLock<Gpu> = OnceLock::new();
+    GPU.get_or_init(|| {
+        let options = GpuOptions { masked_capabilities: vec![Capability::Subgroups], ..test_gpu_options() };
+        let gpu = Gpu::with_options(&options).block().unwrap_or_else(|e| panic!("GPU tests need an adapter: {e}"));
+        assert_eq!(Exchange::of(gpu.profile()), Exchange::WorkgroupMemory);
+        gpu
+    })
+}
+
 /// Which kernel runs a case.
 #[derive(Clone, Copy, Debug)]
 enum Kernel {
+    /// The f32 kernel as the test device runs it (subgroup shuffles where it has subgroups of 8 lanes or more).
     F32(KeySplits),
+    /// The f32 kernel exchanging through workgroup memory ([`without_subgroups`]).
+    F32WithoutSubgroups(KeySplits),
     /// The tensor-core kernel with this many subgroups per workgroup (`None`: the launcher's choice) and key slices.
     TensorCores(Option<usize>, KeySplits),
 }
 
-/// The kernels `attention` may take on this device at this shape: the f32 one, and the tensor-core one where it runs.
+/// The kernels `attention` may take on this device at this shape: the f32 one in both variants, and the tensor-core
+/// one where it runs.
 fn kernels(gpu: &Gpu, shape: Shape) -> Vec<Kernel> {
-    let mut kernels = vec![Kernel::F32(KeySplits::Auto)];
+    let mut kernels = vec![Kernel::F32(KeySplits::Auto), Kernel::F32WithoutSubgroups(KeySplits::Auto)];
     if available(gpu, shape.head_dim) {
         kernels.push(Kernel::TensorCores(None, KeySplits::Auto));
     }
@@ -103,7 +121,10 @@ fn kernels(gpu: &Gpu, shape: Shape) -> Vec<Kernel> {
 
 /// Runs a kernel on poisoned output and returns it with the GPU wall time (submit to readback).
 fn run(shape: Shape, inputs: &Inputs, kernel: Kernel) -> (Vec<f32>, f64) {
-    let gpu = test_gpu();
+    let gpu = match kernel {
+        Kernel::F32WithoutSubgroups(_) => without_subgroups(),
+        _ => test_gpu(),
+    };
     let valid: Vec<u32> = inputs.key_valid.iter().map(|&v| v as u32).collect();
     let qkv = gpu.upload_f32("qkv", &inputs.qkv).unwrap();
     let key_valid = gpu.upload_u32("key_valid", &valid).unwrap();
@@ -111,7 +132,9 @@ fn run(shape: Shape, inputs: &Inputs, kernel: Kernel) -> (Vec<f32>, f64) {
     let mut rec = Recorder::new(gpu);
     let dims = (shape.seqs, shape.seq_len, shape.heads, shape.head_dim);
     match kernel {
-        Kernel::F32(splits) => attention_split(&mut rec, [&qkv, &key_valid, &out], dims, splits).unwrap(),
+        Kernel::F32(splits) | Kernel::F32WithoutSubgroups(splits) => {
+            attention_split(&mut rec, [&qkv, &key_valid, &out], dims, splits).unwrap()
+        }
         Kernel::TensorCores(subgroups, splits) => {
             attention_coop(&mut rec, [&qkv, &key_valid, &out], dims, None, (subgroups, splits)).unwrap()
         }
@@ -138,6 +161,8 @@ fn check(shape: Shape, keys: &[Keys], seed: u64) -> (Inputs, Vec<Vec<f32>>) {
         assert_close(&what, &got, &want, TOLERANCE);
         outputs.push(got);
     }
+    // The two exchanges combine the same values in the same order.
+    assert!(bits(&outputs[0]) == bits(&outputs[1]), "{shape:?} seed={seed}: the f32 kernel's variants differ");
     (inputs, outputs)
 }
 
@@ -202,11 +227,17 @@ fn split_keys_match_the_reference_and_repeat_bit_for_bit() {
         let inputs = inputs(shape, &keys, &mut Rng::new(seed));
         let want = want(shape, &inputs);
         for splits in [1, 2, 3, 4, 6] {
-            let kernel = Kernel::F32(KeySplits::Fixed(splits));
-            let (got, _) = run(shape, &inputs, kernel);
-            assert_close(&format!("attention {shape:?} keys {keys:?} {kernel:?} seed={seed}"), &got, &want, TOLERANCE);
-            let (again, _) = run(shape, &inputs, kernel);
-            assert!(bits(&got) == bits(&again), "{kernel:?}: two runs differ");
+            let mut outputs = Vec::new();
+            for kernel in [Kernel::F32(KeySplits::Fixed(splits)), Kernel::F32WithoutSubgroups(KeySplits::Fixed(splits))]
+            {
+                let (got, _) = run(shape, &inputs, kernel);
+                let what = format!("attention {shape:?} keys {keys:?} {kernel:?} seed={seed}");
+                assert_close(&what, &got, &want, TOLERANCE);
+                let (again, _) = run(shape, &inputs, kernel);
+                assert!(bits(&got) == bits(&again), "{kernel:?}: two runs differ");
+                outputs.push(got);
+            }
+            assert!(bits(&outputs[0]) == bits(&outputs[1]), "{splits} slices: the f32 kernel's variants differ");
         }
     }
 }

@@ -257,7 +257,7 @@ impl Gpu {
         format!(
             "adapter: {} ({:?}, {:?})\ndriver: {} {}\nfeatures: {}\ncooperative matrices: {}\n\
              limits: storage binding {} MiB, buffer {} MiB, workgroup memory {} KiB, \
-             invocations/workgroup {}, subgroup size {}..{}\ncompute units: {} ({:?})",
+             invocations/workgroup {}, storage buffers/stage {}, subgroup size {}..{}\ncompute units: {} ({:?})",
             info.name,
             info.backend,
             info.device_type,
@@ -269,6 +269,7 @@ impl Gpu {
             limits.max_buffer_size >> 20,
             limits.max_compute_workgroup_storage_size >> 10,
             limits.max_compute_invocations_per_workgroup,
+            limits.max_storage_buffers_per_shader_stage,
             info.subgroup_min_size,
             info.subgroup_max_size,
             self.inner.profile.compute_units.count,

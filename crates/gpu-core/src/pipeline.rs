@@ -233,6 +233,18 @@ impl Gpu {
         // a typed error, whichever launcher asked.
         let kernel = format!("{}:{}", spec.shader.name, spec.entry);
         self.inner.profile.require(&kernel, &Capability::required_by(spec.shader.source))?;
+        // Likewise a layout with more storage bindings than a stage may have (8 in WebGPU's defaults, fewer on some
+        // GL drivers) fails validation: refuse it naming the limit.
+        let storage = spec.bindings.len() as u64;
+        let most = u64::from(self.inner.limits.max_storage_buffers_per_shader_stage);
+        if storage > most {
+            return Err(GpuError::LimitExceeded {
+                what: format!("kernel `{kernel}` storage bindings"),
+                limit: "max_storage_buffers_per_shader_stage",
+                requested: storage,
+                max: most,
+            });
+        }
         let device = &self.inner.device;
         let store = &self.inner.pipelines;
         let compile_error = |message: String| {

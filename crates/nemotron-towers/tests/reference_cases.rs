@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::test_options;
+use common::{REFERENCE_TOLERANCE as TOLERANCE, test_options};
 use nemotron_towers::blocking::Block;
 
 use std::path::{Path, PathBuf};
@@ -13,7 +13,6 @@ use nemotron_towers::Checkpoint;
 use nemotron_towers::Model;
 use nemotron_towers::tensor_file::read_features;
 
-const TOLERANCE: f64 = 1e-5;
 /// Frames whose reference probability is this close to the threshold may flip a speaker bit
 /// through f32 noise (docs/model.md §12), so the fused outputs skip them.
 const THRESHOLD_MARGIN: f64 = 1e-4;
@@ -82,19 +81,7 @@ fn tiny_release_chunks_matches_upstream() {
 
 #[test]
 fn standalone_diarizer_matches_upstream() {
-    let gpu = nemotron_testkit::test_gpu();
-    let Model::Diarization(diarizer) = Model::load(gpu, &case("diar-tiny"), &test_options()).block().unwrap() else {
-        panic!("diar-tiny is a diarization checkpoint")
-    };
-    let c = diarizer.config();
-    let features =
-        read_features(&case("diar-tiny").join("reference.safetensors"), c.encoder.mel_bins, c.encoder.subsampling)
-            .unwrap();
-    let out = diarizer.diarize_features(features, &mut |_, _, _| {}).block().unwrap();
-    let r = reference("diar-tiny");
-    assert_close("diar-tiny: speaker_logits", &out.speaker_logits, &r.f64("speaker_logits").unwrap(), TOLERANCE);
-    let probabilities = r.f64("speaker_probabilities").unwrap();
-    assert_close("diar-tiny: speaker_probabilities", &out.speaker_probabilities, &probabilities, TOLERANCE);
+    common::diarizer_matches_upstream(nemotron_testkit::test_gpu());
 }
 
 #[test]

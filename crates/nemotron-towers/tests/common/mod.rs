@@ -100,3 +100,31 @@ pub fn edited_weights(
 pub fn test_options() -> nemotron_testkit::towers::ModelOptions {
     nemotron_testkit::towers::ModelOptions { matmul: nemotron_testkit::test_matmul() }
 }
+
+/// The reference cases' tolerance against upstream's f64 outputs (relative error, docs/model.md §12).
+pub const REFERENCE_TOLERANCE: f64 = 1e-5;
+
+/// The standalone diarizer of reference case `diar-tiny` on `gpu`, from the case's own features: its speaker logits
+/// and probabilities against upstream's f64 outputs.
+pub fn diarizer_matches_upstream(gpu: &nemotron_testkit::towers::Gpu) {
+    use nemotron_testkit::assert_close;
+    use nemotron_testkit::towers::blocking::Block;
+    use nemotron_testkit::towers::{Checkpoint, Model, tensor_file::read_features};
+    let dir = case_dir("diar-tiny");
+    let Model::Diarization(diarizer) = Model::load(gpu, &dir, &test_options()).block().unwrap() else {
+        panic!("diar-tiny is a diarization checkpoint")
+    };
+    let c = diarizer.config();
+    let reference = dir.join("reference.safetensors");
+    let features = read_features(&reference, c.encoder.mel_bins, c.encoder.subsampling).unwrap();
+    let out = diarizer.diarize_features(features, &mut |_, _, _| {}).block().unwrap();
+    let r = Checkpoint::open(&reference).unwrap();
+    let probabilities = r.f64("speaker_probabilities").unwrap();
+    assert_close(
+        "diar-tiny: speaker_logits",
+        &out.speaker_logits,
+        &r.f64("speaker_logits").unwrap(),
+        REFERENCE_TOLERANCE,
+    );
+    assert_close("diar-tiny: speaker_probabilities", &out.speaker_probabilities, &probabilities, REFERENCE_TOLERANCE);
+}
