@@ -180,7 +180,12 @@ $("model-url-form").addEventListener("submit", (e) => {
   if (url) loadModel(url, (p) => fromUrl(url, p));
 });
 $("model-demo").addEventListener("click", () => loadModel("the demo model", null));
-$("audio-file").addEventListener("change", (e) => e.target.files[0] && diarizeFile(e.target.files[0]));
+$("audio-file").addEventListener("change", (e) => {
+  const file = e.target.files[0];
+  // Emptied, so that choosing the same file again (say, after loading another model) diarizes it again.
+  e.target.value = "";
+  if (file) diarizeFile(file);
+});
 $("mic").addEventListener("click", startMicrophone);
 $("stop").addEventListener("click", stopMicrophone);
 $("download-rttm").addEventListener("click", () =>
