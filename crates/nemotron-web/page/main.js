@@ -1,0 +1,221 @@
+// The page: a checkpoint loaded into the wasm package (./pkg/nemotron_web.js, built by scripts/web-build.sh), then
+// a file diarized whole or the microphone diarized live. Everything runs here, on the visitor's GPU through WebGPU.
+
+import { decodeFile, openMicrophone, SAMPLE_RATE } from "./audio.js";
+import { fromJson, sortSegments, toJson, toRttm } from "./formats.js";
+import { fromPicked, fromUrl } from "./model-source.js";
+import { Results } from "./results.js";
+
+const $ = (id) => document.getElementById(id);
+let Diarizer; // the package's class, once its module is initialised
+let diarizer = null; // the model loaded
+let results = new Results();
+let outputs = null; // {uri, segments, json} of the last diarization, for the downloads
+let live = null; // the microphone session: {session, microphone, queue, recorded, failed}
+
+function setStatus(text, isError = false) {
+  $("status").textContent = text;
+  $("status").classList.toggle("error", isError);
+}
+
+function setState(state) {
+  document.body.dataset.state = state;
+  const busy = state === "loading" || state === "diarizing" || state === "streaming";
+  $("model-step").disabled = busy || state === "no-webgpu" || !Diarizer;
+  // While the microphone streams only Stop is live in the audio step.
+  $("audio-step").disabled = (busy && state !== "streaming") || !diarizer;
+  for (const id of ["audio-file", "latency", "mic"]) $(id).disabled = state === "streaming";
+  $("stop").disabled = state !== "streaming";
+  for (const id of ["download-rttm", "download-json"]) $(id).disabled = busy || !outputs;
+}
+
+// A rejected promise: its message, as the package words it (the CLI's sentence).
+function fail(error) {
+  setStatus(error instanceof Error ? error.message : String(error), true);
+  setState("error");
+}
+
+// Why this browser cannot run the model, or null when it can.
+async function webGpuProblem() {
+  if (!navigator.gpu) {
+    return "This browser has no WebGPU (navigator.gpu is missing), and the model runs on the GPU through WebGPU. " +
+      "Use a browser that has it (Chrome or Edge 113+, Safari 26+; in Firefox and in Chrome on Linux it may have " +
+      "to be turned on), on a page served over https or from localhost.";
+  }
+  const adapter = await navigator.gpu.requestAdapter().catch(() => null);
+  if (!adapter) {
+    return "This browser has WebGPU but gives it no GPU (navigator.gpu.requestAdapter() returned none): WebGPU " +
+      "may be turned off, or this GPU blocked. In Chrome on Linux, turn on chrome://flags/#enable-unsafe-webgpu.";
+  }
+  return null;
+}
+
+// Loads a model: `read(progress)` gives the checkpoint's files, or there is none to read for the demo.
+async function loadModel(what, read) {
+  setState("loading");
+  $("progress").value = 0;
+  const progress = (fraction, text) => {
+    $("progress").value = fraction;
+    $("model-status").textContent = text;
+  };
+  $("model-status").classList.remove("error");
+  setStatus(`loading ${what}`);
+  try {
+    const files = read ? await read(progress) : null;
+    // The package reports its own fraction: copying the files into wasm memory, then uploading them.
+    const uploading = (fraction) => progress(fraction, `loading ${what} onto the GPU`);
+    uploading(0);
+    const loaded = files ? await Diarizer.load(files, uploading) : await Diarizer.demo();
+    diarizer?.free();
+    diarizer = loaded;
+    progress(1, `${what} loaded`);
+    setStatus("pick an audio file or use the microphone");
+    setState("ready");
+  } catch (error) {
+    $("model-status").textContent = `${what} not loaded`;
+    $("model-status").classList.add("error");
+    fail(error);
+  }
+}
+
+function startOver() {
+  outputs = null;
+  results = new Results();
+}
+
+async function diarizeFile(file) {
+  startOver();
+  setState("diarizing");
+  try {
+    setStatus(`decoding ${file.name}`);
+    const samples = await decodeFile(file);
+    const seconds = samples.length / SAMPLE_RATE;
+    setStatus(`diarizing ${file.name} (${seconds.toFixed(2)} s)`);
+    const started = performance.now();
+    const json = await diarizer.diarize(samples, { format: "json" });
+    const took = (performance.now() - started) / 1000;
+    const segments = fromJson(json);
+    results.processed = seconds;
+    results.add(segments);
+    outputs = { uri: file.name.replace(/\.[^.]*$/, ""), segments, json };
+    const speakers = new Set(segments.map((s) => s.speaker)).size;
+    setStatus(`${file.name}: ${segments.length} segments of ${speakers} speakers in ${seconds.toFixed(2)} s of ` +
+      `audio, diarized in ${took.toFixed(2)} s (${(seconds / took).toFixed(2)}× realtime)`);
+    setState("done");
+  } catch (error) {
+    fail(error);
+  }
+}
+
+// The microphone, live: each frame the worklet posts is pushed in order (one push at a time: the session is
+// sequential), its events drawn as they come.
+async function startMicrophone() {
+  startOver();
+  const s = { queue: Promise.resolve(), recorded: [] };
+  try {
+    s.session = diarizer.stream({ latency: $("latency").value });
+  } catch (error) {
+    fail(error);
+    return;
+  }
+  live = s;
+  const push = async (samples) => {
+    const events = await s.session.push(samples);
+    results.processed += samples.length / SAMPLE_RATE;
+    results.take(events);
+  };
+  const onSamples = (samples) => {
+    if (s.failed) return;
+    s.recorded.push(samples);
+    s.queue = s.queue.then(() => s.failed || push(samples)).catch((error) => {
+      s.failed = true;
+      fail(error);
+      s.microphone?.stop();
+    });
+  };
+  try {
+    s.microphone = await openMicrophone(onSamples);
+  } catch (error) {
+    fail(new Error(`microphone: ${error.message}`));
+    return;
+  }
+  setStatus(`listening (${$("latency").selectedOptions[0].textContent} latency)`);
+  setState("streaming");
+}
+
+async function stopMicrophone() {
+  const s = live;
+  $("stop").disabled = true;
+  try {
+    await s.microphone.stop();
+    await s.queue;
+    if (s.failed) return;
+    results.take(await s.session.end());
+    const segments = sortSegments([...results.segments]);
+    outputs = { uri: "microphone", segments, json: toJson(segments) };
+    setStatus(`microphone: ${segments.length} segments in ${results.processed.toFixed(2)} s of audio`);
+    setState("done");
+  } catch (error) {
+    fail(error);
+  }
+}
+
+// A text file saved by the browser (a Blob behind an object URL, freed once the download has begun).
+function download(name, text, type) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const link = Object.assign(document.createElement("a"), { href: url, download: name });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+$("model-folder").addEventListener("change", (e) =>
+  loadModel("the folder's model", (p) => fromPicked(e.target.files, p)),
+);
+$("model-files").addEventListener("change", (e) => loadModel("the chosen model", (p) => fromPicked(e.target.files, p)));
+$("model-url-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const url = $("model-url").value.trim();
+  if (url) loadModel(url, (p) => fromUrl(url, p));
+});
+$("model-demo").addEventListener("click", () => loadModel("the demo model", null));
+$("audio-file").addEventListener("change", (e) => {
+  const file = e.target.files[0];
+  // Emptied, so that choosing the same file again (say, after loading another model) diarizes it again.
+  e.target.value = "";
+  if (file) diarizeFile(file);
+});
+$("mic").addEventListener("click", startMicrophone);
+$("stop").addEventListener("click", stopMicrophone);
+$("download-rttm").addEventListener("click", () =>
+  download(`${outputs.uri}.rttm`, toRttm(outputs.uri, outputs.segments), "text/plain"),
+);
+$("download-json").addEventListener("click", () => download(`${outputs.uri}.json`, outputs.json, "application/json"));
+window.addEventListener("unhandledrejection", (e) => fail(e.reason));
+
+// For tests and curious users: the 16 kHz samples the last microphone session pushed.
+window.sentAudio = () => (live ? live.recorded.flatMap((frame) => Array.from(frame)) : []);
+
+async function start() {
+  const problem = await webGpuProblem();
+  if (problem) {
+    $("gpu-message").textContent = problem;
+    $("gpu-message").hidden = false;
+    setStatus("no WebGPU: nothing can run here", true);
+    setState("no-webgpu");
+    return;
+  }
+  try {
+    const pkg = await import("./pkg/nemotron_web.js");
+    await pkg.default();
+    Diarizer = pkg.Diarizer;
+  } catch (error) {
+    fail(new Error(`the diarizer's package did not start: ${error.message}`));
+    return;
+  }
+  setStatus("pick a model");
+  setState("idle");
+}
+
+start();

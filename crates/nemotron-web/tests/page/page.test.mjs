@@ -1,0 +1,224 @@
+// The browser page (crates/nemotron-web/page, served with the wasm package as scripts/web-build.sh lays them out)
+// in Debian's headless Chromium, driven by playwright-core, on WebGPU's software adapter (SwiftShader). A model loaded
+// each way the page offers (the demo, a folder, files, a URL), a WAV diarized whole and a fake microphone diarized
+// live must show, and download, what `nemotron-audio diarize` writes for the same model and audio; a broken
+// checkpoint and a browser without WebGPU must say what is wrong. Run by scripts/web-page-test.sh: the built site is
+// NEMOTRON_WEB_SITE, the CLI binary NEMOTRON_AUDIO.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { serve } from "./static-server.mjs";
+import { readWav, writeWav } from "./wav.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, "../../../..");
+const site = process.env.NEMOTRON_WEB_SITE;
+const binary = process.env.NEMOTRON_AUDIO ?? join(root, "target/debug/nemotron-audio");
+const tiny = join(root, "testdata/reference/diar-tiny");
+const audio = join(tiny, "audio.wav");
+const work = mkdtempSync(join(tmpdir(), "nemotron-web-page-"));
+const SAMPLE_RATE = 16000;
+// SwiftShader runs WebGPU on the CPU: loading and diarizing take seconds, not milliseconds.
+const SLOW = { timeout: 300_000 };
+let server;
+let context; // the browser with WebGPU, on a fresh profile
+
+// What the CLI writes for `audio` with the model `model` (a folder, or "--demo"): JSON and RTTM segments.
+function cli(model, path, format) {
+  const source = model === "--demo" ? ["--demo"] : ["--model", model];
+  const args = ["diarize", ...source, "--quiet", "--audio", path, "--segments", "-", "--format", format];
+  return execFileSync(binary, args, { encoding: "utf8" });
+}
+
+// The live session's end events and its `--segments` JSON, as `diarize --stream` writes them.
+function cliStream(model, path, latency) {
+  const json = join(work, "stream.json");
+  const args = ["diarize", "--model", model, "--quiet", "--stream", "--latency", latency, "--audio", path];
+  const out = execFileSync(binary, [...args, "--segments", json], { encoding: "utf8" });
+  const ends = out
+    .split("\n")
+    .filter((line) => line)
+    .map((line) => JSON.parse(line))
+    .filter((event) => event.event === "end");
+  const rows = ends.map((e) => [`spk${e.speaker}`, e.start.toFixed(2), e.end.toFixed(2)]);
+  return { rows, json: readFileSync(json, "utf8") };
+}
+
+// The table rows of a JSON segment file, as the page writes them.
+function rowsOf(json) {
+  return JSON.parse(json).map((s) => [`spk${s.Speaker}`, s.Start.toFixed(2), s.End.toFixed(2)]);
+}
+
+async function pageRows(page) {
+  return page.$$eval("#segments tr", (rows) => rows.map((row) => [...row.cells].map((cell) => cell.textContent)));
+}
+
+// The text of the file a download button saves.
+async function downloaded(page, button) {
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click(button)]);
+  return readFileSync(await download.path(), "utf8");
+}
+
+async function openPage() {
+  const page = await context.newPage();
+  page.on("pageerror", (error) => console.error(`page error: ${error.message}`));
+  await page.goto(`${server.origin}/`);
+  await page.waitForSelector("body[data-state=idle]", { timeout: 60_000 });
+  return page;
+}
+
+// Loads a model by `how`, then waits until the page says it is loaded (or fails the test with the page's message).
+async function loadModel(page, how) {
+  await how(page);
+  await page.waitForSelector("body:is([data-state=ready], [data-state=error])", SLOW);
+  assert.equal(await page.getAttribute("body", "data-state"), "ready", await page.textContent("#status"));
+}
+
+const fromFolder = (page) => page.setInputFiles("#model-folder", tiny);
+
+// Diarizes the test WAV on the page and checks the table and both downloads against the CLI's files.
+async function diarizeMatchesCli(page, model) {
+  await page.setInputFiles("#audio-file", audio);
+  await page.waitForSelector("body:is([data-state=done], [data-state=error])", SLOW);
+  const status = await page.textContent("#status");
+  assert.equal(await page.getAttribute("body", "data-state"), "done", status);
+  console.log(status); // the speed, in the test log
+  const json = cli(model, audio, "json");
+  assert.ok(rowsOf(json).length > 0, "the CLI finds no segment in the test audio: the comparison would be empty");
+  assert.deepEqual(await pageRows(page), rowsOf(json));
+  assert.equal(await downloaded(page, "#download-json"), json);
+  assert.equal(await downloaded(page, "#download-rttm"), cli(model, audio, "rttm"));
+}
+
+before(async () => {
+  assert.ok(site, "NEMOTRON_WEB_SITE must name the built site (scripts/web-build.sh DIR)");
+  // A checkpoint whose config.json is not JSON, for the package's own error.
+  const broken = join(work, "broken");
+  mkdirSync(broken);
+  writeFileSync(join(broken, "config.json"), "{ not json");
+  copyFileSync(join(tiny, "model.safetensors"), join(broken, "model.safetensors"));
+  server = await serve([
+    ["/models/diar-tiny/", tiny],
+    ["/models/broken/", broken],
+    ["/", resolve(site)],
+  ]);
+  // The fake microphone plays the test audio in a loop (Chromium reads 16-bit PCM here).
+  const microphone = join(work, "microphone-source.wav");
+  writeFileSync(microphone, writeWav(readWav(readFileSync(audio)), false));
+  context = await chromium.launchPersistentContext(join(work, "profile"), {
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    acceptDownloads: true,
+    args: [
+      "--no-sandbox",
+      "--enable-unsafe-webgpu",
+      "--disable-quic",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+      "--autoplay-policy=no-user-gesture-required",
+      "--use-fake-ui-for-media-stream",
+      "--use-fake-device-for-media-stream",
+      `--use-file-for-fake-audio-capture=${microphone}`,
+    ],
+  });
+});
+
+after(async () => {
+  await context?.close();
+  server?.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+test("without WebGPU the page says so and offers nothing to run", async () => {
+  // The same Chromium without --enable-unsafe-webgpu: navigator.gpu is there but gives no adapter.
+  const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox"],
+  });
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${server.origin}/`);
+    await page.waitForSelector("body[data-state=no-webgpu]", { timeout: 60_000 });
+    assert.ok(await page.isVisible("#gpu-message"));
+    assert.match(await page.textContent("#gpu-message"), /has WebGPU but gives it no GPU/);
+    assert.ok(await page.isDisabled("#model-demo"));
+  } finally {
+    await browser.close();
+  }
+});
+
+test("the demo model diarizes a WAV as diarize --demo does", SLOW, async () => {
+  const page = await openPage();
+  await loadModel(page, (p) => p.click("#model-demo"));
+  await diarizeMatchesCli(page, "--demo");
+  await page.close();
+});
+
+test("a checkpoint folder diarizes a WAV as diarize --model does", SLOW, async () => {
+  const page = await openPage();
+  await loadModel(page, fromFolder);
+  assert.equal(await page.evaluate(() => document.getElementById("progress").value), 1);
+  await diarizeMatchesCli(page, tiny);
+  await page.close();
+});
+
+test("a checkpoint from chosen files, and from a URL, diarizes a WAV as diarize --model does", SLOW, async () => {
+  const page = await openPage();
+  // Files the model does not read among those chosen are left alone.
+  const files = ["config.json", "model.safetensors", "audio.wav", "reference.safetensors"].map((f) => join(tiny, f));
+  await loadModel(page, (p) => p.setInputFiles("#model-files", files));
+  await diarizeMatchesCli(page, tiny);
+  await loadModel(page, async (p) => {
+    await p.fill("#model-url", `${server.origin}/models/diar-tiny`);
+    await p.click("#model-url-load");
+  });
+  await diarizeMatchesCli(page, tiny);
+  await page.close();
+});
+
+test("a broken checkpoint shows what is wrong, and the page stays usable", SLOW, async () => {
+  const page = await openPage();
+  await page.setInputFiles("#model-files", join(tiny, "config.json"));
+  await page.waitForSelector("body[data-state=error]", SLOW);
+  assert.equal(await page.textContent("#status"), "the chosen files have no model.safetensors");
+  // The package's own refusal, its message shown as it words it.
+  await page.fill("#model-url", `${server.origin}/models/broken/`);
+  await page.click("#model-url-load");
+  await page.waitForSelector("body[data-state=error]", SLOW);
+  assert.match(await page.textContent("#status"), /config\.json/);
+  assert.ok(await page.isEnabled("#model-demo"));
+  await page.close();
+});
+
+test("the microphone diarized live shows the segments of diarize --stream on that audio", SLOW, async () => {
+  const page = await openPage();
+  await loadModel(page, fromFolder);
+  await page.selectOption("#latency", "very-low");
+  await page.click("#mic");
+  await page.waitForSelector("body[data-state=streaming]", { timeout: 30_000 });
+  // Some seconds of the fake microphone (it plays the WAV in a loop), then stop.
+  const enough = () => window.sentAudio().length > 4 * 16000 || document.body.dataset.state === "error";
+  await page.waitForFunction(enough, null, SLOW);
+  assert.equal(await page.getAttribute("body", "data-state"), "streaming", await page.textContent("#status"));
+  await page.click("#stop");
+  await page.waitForSelector("body:is([data-state=done], [data-state=error])", SLOW);
+  assert.equal(await page.getAttribute("body", "data-state"), "done", await page.textContent("#status"));
+  const sent = await page.evaluate(() => window.sentAudio());
+  const rms = Math.sqrt(sent.reduce((sum, x) => sum + x * x, 0) / sent.length);
+  assert.ok(rms > 0.01, `the microphone's audio is near silence (rms ${rms}): the fake device did not play the WAV`);
+  const recorded = join(work, "microphone.wav");
+  writeFileSync(recorded, writeWav(sent, true));
+  const expected = cliStream(tiny, recorded, "very-low");
+  assert.ok(expected.rows.length > 0, "the CLI finds no segment in the microphone's audio");
+  assert.deepEqual(await pageRows(page), expected.rows);
+  assert.equal(await downloaded(page, "#download-json"), expected.json);
+  await page.close();
+});
