@@ -75,6 +75,7 @@ pub mod internals;
 mod mel;
 #[cfg_attr(feature = "test-support", allow(missing_docs))]
 mod names;
+mod offline;
 mod pipeline;
 pub mod sortformer;
 mod speaker_cache;
@@ -92,5 +93,6 @@ pub use config::{ConfigError, DiarizationConfig, EncoderConfig, ModelConfig, Tra
 pub use error::{Error, Result, SampleError};
 pub use frontend::Features;
 pub use gpu_core::{Gpu, GpuOptions};
+pub use offline::BatchLimits;
 pub use pipeline::{AudioModel, AudioOutputs, Diarization, Diarizer, Model, ModelOptions, Progress, audio_tensors};
 pub use streaming::{DiarizerSession, StreamOutput, StreamingMode};
