@@ -18,7 +18,7 @@ use std::str::FromStr;
 
 use clap::Args;
 use nemotron_engine::{
-    AudioOptions, Engine, ManifestEntry, SegmentFormat, SegmentRule, output, read_manifest, write_segments,
+    AudioOptions, BatchLimits, Engine, ManifestEntry, SegmentFormat, SegmentRule, output, read_manifest, write_segments,
 };
 use serde_json::{Value, json};
 
@@ -86,6 +86,15 @@ pub enum Job {
 }
 
 impl Job {
+    /// Entries read ahead and run together: `diarize` runs the recordings of a default [`BatchLimits`] side by side;
+    /// `encode` runs one at a time.
+    fn entries_per_run(self) -> usize {
+        match self {
+            Job::Encode => 1,
+            Job::Diarize { .. } => BatchLimits::default().max_recordings,
+        }
+    }
+
     /// The outputs of entry `id` in `dir`.
     fn outputs(self, dir: &Path, id: &str) -> Vec<PathBuf> {
         match self {
@@ -124,34 +133,47 @@ pub fn run(settings: &Settings, input: &Input, batch: &BatchArgs, job: Job) -> R
         engine.transcribe("encode")?;
     }
     let mut bar = Bar::new(settings.quiet, 0.0);
-    let (mut failed, mut skipped, mut seconds) = (0usize, 0usize, 0.0f64);
-    for (n, entry) in mine.iter().enumerate() {
+    let (mut failed, mut skipped, mut seconds, mut n) = (0usize, 0usize, 0.0f64, 0usize);
+    for group in mine.chunks(job.entries_per_run()) {
         bar.update_batch(n, mine.len(), seconds, done.elapsed());
-        let outputs = job.outputs(dir, &entry.id);
-        let result = if batch.skip_existing && outputs.iter().all(|p| p.is_file()) {
-            skipped += 1;
-            Ok(None)
-        } else {
-            let entry_done = Done::start();
-            process(&engine, job, entry, input, &outputs).map(|seconds| Some((seconds, entry_done)))
-        };
-        let line = match &result {
-            Ok(Some((audio_seconds, entry_done))) => {
-                seconds += audio_seconds;
-                if !settings.quiet {
-                    let written: Vec<&Path> = outputs.iter().map(PathBuf::as_path).collect();
-                    bar.println(&entry_done.line(&written, *audio_seconds, &[]));
+        let skips: Vec<bool> = group
+            .iter()
+            .map(|entry| batch.skip_existing && job.outputs(dir, &entry.id).iter().all(|p| p.is_file()))
+            .collect();
+        let runs: Vec<&ManifestEntry> = group.iter().zip(&skips).filter(|(_, skip)| !**skip).map(|(e, _)| e).collect();
+        let group_done = Done::start();
+        let mut results = process(&engine, job, &runs, input, dir).into_iter();
+        for (entry, skip) in group.iter().zip(skips) {
+            n += 1;
+            let outputs = job.outputs(dir, &entry.id);
+            let result = match skip {
+                true => {
+                    skipped += 1;
+                    Ok(None)
                 }
-                record(entry, &outputs, Some(*audio_seconds), "ok", None)
-            }
-            Ok(None) => record(entry, &outputs, None, "skipped", None),
-            Err(failure) => {
-                failed += 1;
-                bar.println(&format!("error: {} ({}): {failure}", entry.id, entry.audio.display()));
-                record(entry, &[], None, "error", Some(failure.to_string()))
-            }
-        };
-        append(&mut manifest, &manifest_path, &line)?;
+                false => results
+                    .next()
+                    .unwrap_or_else(|| Err(Failure::Message("an entry's result is missing".into())))
+                    .map(Some),
+            };
+            let line = match &result {
+                Ok(Some(audio_seconds)) => {
+                    seconds += audio_seconds;
+                    if !settings.quiet {
+                        let written: Vec<&Path> = outputs.iter().map(PathBuf::as_path).collect();
+                        bar.println(&group_done.line(&written, *audio_seconds, &[]));
+                    }
+                    record(entry, &outputs, Some(*audio_seconds), "ok", None)
+                }
+                Ok(None) => record(entry, &outputs, None, "skipped", None),
+                Err(failure) => {
+                    failed += 1;
+                    bar.println(&format!("error: {} ({}): {failure}", entry.id, entry.audio.display()));
+                    record(entry, &[], None, "error", Some(failure.to_string()))
+                }
+            };
+            append(&mut manifest, &manifest_path, &line)?;
+        }
     }
     bar.finish();
     let ok = mine.len() - failed - skipped;
@@ -228,28 +250,64 @@ fn list(dir: &Path, recursive: bool, found: &mut Vec<PathBuf>) -> Result<(), Fai
     Ok(())
 }
 
-/// Reads, runs and writes one entry; the seconds of audio it covered.
+/// Reads, runs and writes `entries`: the seconds of audio each covered, in order. `encode` runs them one by one;
+/// `diarize` decodes them all first, then runs them side by side on the GPU ([`Engine::diarize_many`]).
 fn process(
     engine: &Engine,
     job: Job,
-    entry: &ManifestEntry,
+    entries: &[&ManifestEntry],
     input: &Input,
-    outputs: &[PathBuf],
-) -> Result<f64, Failure> {
-    let options = AudioOptions { channel: input.channel, offset: entry.offset, duration: entry.duration };
-    let source = nemotron_engine::Input::read_path(&entry.audio, &options)?;
-    let seconds = source.seconds();
+    dir: &Path,
+) -> Vec<Result<f64, Failure>> {
+    let read = |entry: &ManifestEntry| -> Result<nemotron_engine::Input, Failure> {
+        let options = AudioOptions { channel: input.channel, offset: entry.offset, duration: entry.duration };
+        Ok(nemotron_engine::Input::read_path(&entry.audio, &options)?)
+    };
     let mut quiet = |_: &str, _: usize, _: usize| {};
     match job {
-        Job::Encode => engine.encode(source, false, &mut quiet)?.write(&outputs[0])?,
+        Job::Encode => entries
+            .iter()
+            .map(|entry| {
+                let source = read(entry)?;
+                let seconds = source.seconds();
+                engine.encode(source, false, &mut quiet)?.write(&job.outputs(dir, &entry.id)[0])?;
+                Ok(seconds)
+            })
+            .collect(),
         Job::Diarize { segmenter, format } => {
-            let result = engine.diarize(source, &mut quiet)?;
-            let segments = result.segments_by(&segmenter);
-            output::write_bytes(&outputs[0], write_segments(&segments, format, &entry.id).as_bytes())?;
-            result.write_speaker_tensors(&outputs[1])?;
+            let sources: Vec<Result<nemotron_engine::Input, Failure>> = entries.iter().map(|e| read(e)).collect();
+            let seconds: Vec<f64> = sources.iter().map(|s| s.as_ref().map_or(0.0, |s| s.seconds())).collect();
+            let (mut inputs, mut read_failures) = (Vec::new(), Vec::new());
+            for source in sources {
+                match source {
+                    Ok(source) => {
+                        inputs.push(source);
+                        read_failures.push(None);
+                    }
+                    Err(failure) => read_failures.push(Some(failure)),
+                }
+            }
+            let limits = BatchLimits::default();
+            let mut results = engine.diarize_many(inputs, &limits, &mut |_, _, _| {}).into_iter();
+            entries
+                .iter()
+                .zip(read_failures)
+                .zip(seconds)
+                .map(|((entry, read_failure), seconds)| {
+                    if let Some(failure) = read_failure {
+                        return Err(failure);
+                    }
+                    let result =
+                        results.next().ok_or_else(|| Failure::Message("an entry's result is missing".into()))??;
+                    let outputs = job.outputs(dir, &entry.id);
+                    let segments = result.segments_by(&segmenter);
+                    output::write_bytes(&outputs[0], write_segments(&segments, format, &entry.id).as_bytes())?;
+                    result.write_speaker_tensors(&outputs[1])?;
+                    Ok(seconds)
+                })
+                .collect()
         }
     }
-    Ok(seconds)
 }
 
 /// The output manifest's line for `entry`.

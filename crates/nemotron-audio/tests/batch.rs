@@ -1,5 +1,5 @@
-//! Batch runs: a manifest of good, corrupt and missing entries; resuming with `--skip-existing`; `--shard`;
-//! folders; duplicate ids refused before any work.
+//! Batch runs: a manifest of good, corrupt and missing entries; a diarized manifest against single runs; resuming
+//! with `--skip-existing`; `--shard`; folders; duplicate ids refused before any work.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -155,5 +155,58 @@ fn folders_with_and_without_recursion_diarize() {
                 "{id}"
             );
         }
+    }
+}
+
+/// `diarize --manifest` runs its recordings side by side: a bad entry among good ones of different lengths (shorter
+/// than a chunk, a few chunks, many) is reported, and each good one's outputs are those of its own single run.
+#[test]
+fn a_diarized_manifest_matches_single_runs_around_a_bad_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = testdata("reference/diar-tiny");
+    let files = [
+        ("long.wav", testdata("reference/diar-tiny/audio.wav")),
+        ("short.mp3", testdata("audio/signal.mp3")),
+        ("chunks.wav", testdata("reference/tiny-chunks/audio.wav")),
+    ];
+    for (name, source) in &files {
+        std::fs::copy(source, dir.path().join(name)).unwrap();
+    }
+    std::fs::write(dir.path().join("corrupt.wav"), b"RIFF\x10\0\0\0WAVEfmt garbage garbage").unwrap();
+    let manifest = dir.path().join("manifest.jsonl");
+    let entries = ["long.wav", "corrupt.wav", "short.mp3", "chunks.wav"];
+    let text: Vec<String> = entries.iter().map(|f| format!(r#"{{"audio_filepath": "{f}"}}"#)).collect();
+    std::fs::write(&manifest, text.join("\n")).unwrap();
+    let out = dir.path().join("out");
+    let (model, out_dir) = (model.to_str().unwrap(), out.to_str().unwrap());
+    let output =
+        run(&["-q", "diarize", "--model", model, "--manifest", manifest.to_str().unwrap(), "--out-dir", out_dir]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("1 of 4 entries failed"), "{stderr}");
+    let records = lines(&out.join("manifest.jsonl"));
+    let statuses: Vec<&str> = records.iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["ok", "error", "ok", "ok"]);
+    assert!(records[1]["error"].as_str().unwrap().contains("corrupt.wav"), "{}", records[1]["error"]);
+    assert!(!out.join("corrupt.rttm").exists() && !out.join("corrupt.safetensors").exists());
+
+    for (name, _) in &files {
+        let id = name.split('.').next().unwrap();
+        let (tensors, rttm) = (dir.path().join(format!("{id}.safetensors")), dir.path().join(format!("{id}.rttm")));
+        let audio = dir.path().join(name);
+        let single = ["-q", "diarize", "--model", model, "--audio", audio.to_str().unwrap()];
+        let output =
+            run(&[&single[..], &["--out", tensors.to_str().unwrap(), "--rttm", rttm.to_str().unwrap()]].concat());
+        assert!(output.status.success(), "{id}: {}", String::from_utf8_lossy(&output.stderr));
+        let (alone, batched) =
+            (Checkpoint::open(&tensors).unwrap(), Checkpoint::open(&out.join(format!("{id}.safetensors"))).unwrap());
+        for tensor in ["speaker_logits", "speaker_probabilities"] {
+            let bits = |c: &Checkpoint| c.f32(tensor).unwrap().iter().map(|v| v.to_bits()).collect::<Vec<u32>>();
+            let want = bits(&alone);
+            assert!(!want.is_empty(), "{id}: {tensor} is empty");
+            assert_eq!(bits(&batched), want, "{id}: {tensor}");
+        }
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+        assert_eq!(read(&out.join(format!("{id}.rttm"))), read(&rttm), "{id}: segments");
     }
 }

@@ -129,8 +129,8 @@ pub use tasks::{AlignRequest, Aligned, Diarized, Encoding, write_segments};
 // The model crate: options, the GPU, features, streaming modes.
 pub use nemotron_towers::streaming::UnknownStreamingMode;
 pub use nemotron_towers::{
-    ConfigError, Error as TowersError, Features, Gpu, GpuOptions, MatmulOptions, ModelConfig, ModelOptions, Precision,
-    Progress, StreamingMode, error_sentence,
+    BatchLimits, ConfigError, Error as TowersError, Features, Gpu, GpuOptions, MatmulOptions, ModelConfig,
+    ModelOptions, Precision, Progress, StreamingMode, error_sentence,
 };
 // The I/O crate: audio input, NeMo manifests, raw PCM streams.
 pub use nemotron_io::manifest::{ManifestEntry, ManifestError, read_manifest};

@@ -10,7 +10,8 @@ use nemotron_postprocess::alignment::{
 };
 use nemotron_postprocess::diarization::{Segment, SegmentFormat, SegmentRule, SegmentSettings};
 use nemotron_towers::{
-    AudioModel, AudioOutputs, Diarization, Diarizer, Model, Progress, TranscribeConfig, tensor_file,
+    AudioModel, AudioOutputs, BatchLimits, Diarization, Diarizer, Error as TowersError, Model, Progress,
+    TranscribeConfig, tensor_file,
 };
 
 use crate::engine::Engine;
@@ -82,6 +83,45 @@ impl Engine {
             Input::Features(features) => diarizer.diarize_features(features, progress).block(),
         }?;
         Ok(Diarized::offline(result, diarizer))
+    }
+
+    /// [`Engine::diarize`] on many inputs, the steps of up to `limits` recordings side by side in one GPU
+    /// submission, each result its input's alone (bit for bit where `nemotron_towers`' `Sortformer::diarize_many`
+    /// says). `progress(input, chunks done, chunks)` follows every
+    /// step. One result per input, in order: a refused or failed input does not stop the others.
+    pub fn diarize_many(
+        &self,
+        inputs: Vec<Input>,
+        limits: &BatchLimits,
+        progress: &mut dyn FnMut(usize, usize, usize),
+    ) -> Vec<Result<Diarized, EngineError>> {
+        let diarizer = self.diarizer();
+        // The front end runs on each input as it comes; a refused one keeps its place for its error.
+        let (mut ready, mut runs, mut refused) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, input) in inputs.into_iter().enumerate() {
+            let features = match input {
+                Input::Samples(samples) => diarizer.features(&samples),
+                Input::Features(features) => Ok(features),
+            };
+            match features {
+                Ok(features) => {
+                    ready.push(features);
+                    runs.push(i);
+                    refused.push(None);
+                }
+                Err(error) => refused.push(Some(EngineError::from(error))),
+            }
+        }
+        let progress = &mut |run: usize, done, all| progress(runs[run], done, all);
+        let mut results = diarizer.diarize_many(ready, limits, progress).block().into_iter();
+        let missing = || TowersError::Internal("a recording's result is missing".into());
+        refused
+            .into_iter()
+            .map(|refused| match refused {
+                Some(error) => Err(error),
+                None => Ok(Diarized::offline(results.next().ok_or_else(missing)??, diarizer)),
+            })
+            .collect()
     }
 
     /// Speaker-attributed word timestamps of a transcript on `input` (a Transcribe checkpoint with the

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use nemotron_engine::{
-    AlignRequest, Engine, EngineOptions, Input, ModelSource, Precision, SegmentRule, SegmentSettings, StreamingMode,
+    AlignRequest, BatchLimits, Engine, EngineOptions, Input, ModelSource, Precision, SegmentRule, SegmentSettings,
+    StreamingMode,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -45,12 +46,32 @@ fn uri(audio: &Audio) -> String {
 
 /// Decodes and diarizes one input (no GIL): its diarization by `segmenter`.
 fn diarize_one(engine: &Engine, name: &str, audio: Audio, segmenter: &SegmentRule) -> PyResult<Diarization> {
-    let uri = uri(&audio);
-    let input = audio.read(name)?;
-    let seconds = input.seconds();
-    let diarized = engine.diarize(input, &mut |_, _, _| {}).map_err(|e| to_python(&e))?;
-    let segments = diarized.segments_by(segmenter);
-    Ok(Diarization::new(segments, diarized, uri, seconds))
+    diarize_batch(engine, vec![(name.to_string(), audio)], segmenter)?
+        .pop()
+        .ok_or_else(|| PyValueError::new_err(format!("{name}: no diarization came back")))
+}
+
+/// Decodes `inputs` (`(name, audio)`), then diarizes them side by side on the GPU (no GIL): each one's diarization
+/// by `segmenter`, as each gets it alone; the first failure, in order, is raised.
+fn diarize_batch(engine: &Engine, inputs: Vec<(String, Audio)>, segmenter: &SegmentRule) -> PyResult<Vec<Diarization>> {
+    let mut files = Vec::with_capacity(inputs.len());
+    let mut decoded = Vec::with_capacity(inputs.len());
+    for (name, audio) in inputs {
+        let uri = uri(&audio);
+        let input = audio.read(&name)?;
+        files.push((uri, input.seconds()));
+        decoded.push(input);
+    }
+    let results = engine.diarize_many(decoded, &BatchLimits::default(), &mut |_, _, _| {});
+    files
+        .into_iter()
+        .zip(results)
+        .map(|((uri, seconds), diarized)| {
+            let diarized = diarized.map_err(|e| to_python(&e))?;
+            let segments = diarized.segments_by(segmenter);
+            Ok(Diarization::new(segments, diarized, uri, seconds))
+        })
+        .collect()
 }
 
 impl Model {
@@ -169,7 +190,8 @@ impl Model {
         detached(py, || diarize_one(engine, "audio", audio, &segmenter))
     }
 
-    /// `diarize` of each input, in order (one sample rate for the arrays among them).
+    /// `diarize` of each input, in order (one sample rate for the arrays among them), several side by side on the
+    /// GPU: each result is the one `diarize` gives it alone.
     #[pyo3(signature = (audios, sample_rate=None, **segment_settings))]
     fn diarize_many(
         &self,
@@ -185,9 +207,15 @@ impl Model {
             inputs.push(Audio::extract(&format!("audios[{i}]"), &audio?, sample_rate)?);
         }
         let engine = &self.engine;
+        // A batch's recordings are decoded at once: a default batch at a time bounds the samples held.
+        let per_batch = BatchLimits::default().max_recordings;
         detached(py, || {
-            let each = inputs.into_iter().enumerate();
-            each.map(|(i, audio)| diarize_one(engine, &format!("audios[{i}]"), audio, &segmenter)).collect()
+            let mut each = inputs.into_iter().enumerate().map(|(i, audio)| (format!("audios[{i}]"), audio)).peekable();
+            let mut diarized = Vec::new();
+            while each.peek().is_some() {
+                diarized.extend(diarize_batch(engine, each.by_ref().take(per_batch).collect(), &segmenter)?);
+            }
+            Ok(diarized)
         })
     }
 

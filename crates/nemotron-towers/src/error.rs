@@ -83,9 +83,9 @@ pub enum Error {
     /// Features handed to a tower without an input projection (it takes embedded rows).
     #[error("this tower has no input projection: it takes embedded rows, not features")]
     NoInputProjection,
-    /// The shared submission of a batched streaming step failed: every session in it gets this (the first cause
-    /// is in the message); their chunks did not run and run on their next push.
-    #[error("the batched streaming step this session was part of failed: {0}")]
+    /// The shared submission of a batched step failed: every streaming session or offline recording in it gets this
+    /// (the first cause is in the message); a session's chunks did not run and run on its next push.
+    #[error("the batched step this session or recording was part of failed: {0}")]
     BatchedStep(String),
     /// A streaming mode the diarizer cannot run.
     #[error(

@@ -79,6 +79,7 @@ pub mod internals;
 mod mel;
 #[cfg_attr(feature = "test-support", allow(missing_docs))]
 mod names;
+mod offline;
 mod pipeline;
 pub mod sortformer;
 mod speaker_cache;
@@ -96,5 +97,6 @@ pub use config::{ConfigError, DiarizationConfig, EncoderConfig, ModelConfig, Tra
 pub use error::{Error, Result, SampleError, error_sentence};
 pub use frontend::Features;
 pub use gpu_core::{Gpu, GpuOptions};
+pub use offline::BatchLimits;
 pub use pipeline::{AudioModel, AudioOutputs, Diarization, Diarizer, Model, ModelOptions, Progress, audio_tensors};
 pub use streaming::{DiarizerSession, StreamOutput, StreamingMode};

@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::frontend::{Features, LogMel};
 use crate::fusion::Fusion;
 use crate::names::{ModelNames, WordTimestampNames};
+use crate::offline::BatchLimits;
 use crate::sortformer::{Sortformer, encoder_rate_probabilities};
 use crate::tower::Tower;
 use crate::weights::{self, Expectations, GpuStore, GpuWeights, RandomStore};
@@ -77,15 +78,57 @@ impl Diarizer {
 
     /// 16 kHz mono samples (at least [`MIN_SAMPLES`], all finite) → speaker activity.
     pub async fn diarize_audio(&self, samples: &[f32], progress: Progress<'_>) -> Result<Diarization> {
+        self.diarize_features(self.features(samples)?, progress).await
+    }
+
+    /// 16 kHz mono samples (at least [`MIN_SAMPLES`], all finite) → the log-mel features the diarizer reads.
+    pub fn features(&self, samples: &[f32]) -> Result<Features> {
         check_samples(samples)?;
-        let features = self.frontend.compute(samples)?;
-        self.diarize_features(features, progress).await
+        Ok(self.frontend.compute(samples)?)
     }
 
     /// Log-mel features (as the front end makes them) → speaker activity.
     pub async fn diarize_features(&self, features: Features, progress: Progress<'_>) -> Result<Diarization> {
         let (speaker_logits, speaker_probabilities) = self.speaker_activity(&features, progress).await?;
         Ok(Diarization { features, speaker_logits, speaker_probabilities })
+    }
+
+    /// Many recordings' features → each one's speaker activity as [`Diarizer::diarize_features`] gives it (bit for
+    /// bit where [`Sortformer::diarize_many`] says), with the steps of up to `limits` recordings side by side in one submission
+    /// ([`Sortformer::diarize_many`]). `progress(recording, chunks done, chunks)` follows every step. One result per
+    /// recording, in order: a refused or failed recording does not stop the others.
+    pub async fn diarize_many(
+        &self,
+        features: Vec<Features>,
+        limits: &BatchLimits,
+        progress: &mut dyn FnMut(usize, usize, usize),
+    ) -> Vec<Result<Diarization>> {
+        let c = self.config();
+        let checked: Vec<Result<()>> =
+            features.iter().map(|f| check_features(f, c.encoder.mel_bins, c.encoder.subsampling)).collect();
+        let (runs, inputs): (Vec<usize>, Vec<(&[f32], usize)>) = features
+            .iter()
+            .zip(&checked)
+            .enumerate()
+            .filter(|(_, (_, check))| check.is_ok())
+            .map(|(i, (f, _))| (i, (f.data.as_slice(), f.valid)))
+            .unzip();
+        let mut logits = self
+            .sortformer
+            .diarize_many(&inputs, limits, &mut |run, done, all| progress(runs[run], done, all))
+            .await
+            .into_iter();
+        features
+            .into_iter()
+            .zip(checked)
+            .map(|(features, check)| {
+                check?;
+                let speaker_logits =
+                    logits.next().unwrap_or_else(|| Err(Error::Internal("a recording's output is missing".into())))?;
+                let speaker_probabilities = self.probabilities(&speaker_logits);
+                Ok(Diarization { features, speaker_logits, speaker_probabilities })
+            })
+            .collect()
     }
 
     /// Speaker logits at 10 ms and probabilities at the encoder rate of `features`.
@@ -96,6 +139,13 @@ impl Diarizer {
             .sortformer
             .diarize(&features.data, features.valid, &mut |done, all| progress("diarization", done, all))
             .await?;
+        let probabilities = self.probabilities(&speaker_logits);
+        Ok((speaker_logits, probabilities))
+    }
+
+    /// Probabilities at the encoder rate of logits `[frames, speakers]` at 10 ms.
+    fn probabilities(&self, speaker_logits: &[f32]) -> Vec<f32> {
+        let c = self.config();
         let frame_logits = c.encoder.subsampling * c.speakers;
         let mut probabilities = Vec::with_capacity(speaker_logits.len() / c.encoder.subsampling);
         // A block at a time: the f64 probabilities of a long recording would outweigh the output.
@@ -104,7 +154,7 @@ impl Diarizer {
             let block_probabilities = encoder_rate_probabilities(block, &valid, c.encoder.subsampling, c.speakers);
             probabilities.extend(block_probabilities.into_iter().map(|p| p as f32));
         }
-        Ok((speaker_logits, probabilities))
+        probabilities
     }
 }
 

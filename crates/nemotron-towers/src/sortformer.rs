@@ -1,6 +1,6 @@
-//! The Sortformer diarizer in offline mode (docs/model.md §6): the input projection a block of frames at a
-//! time, then per chunk `[speaker cache ; FIFO ; chunk with context]` through the encoder and
-//! the head on the GPU (one submission per step), and the cache update on the host.
+//! The Sortformer diarizer (docs/model.md §6): the encoder and the head over steps `[speaker cache ; FIFO ; chunk
+//! with context]`, one submission for the steps of one or several recordings or streams. The offline loop over whole
+//! recordings is `crate::offline`'s, the live one `crate::streaming`'s; the cache update runs on the host.
 
 use async_lock::Mutex;
 
@@ -10,11 +10,9 @@ use gpu_core::{Gpu, GpuBuffer, Recorder, Timing};
 use nemotron_postprocess::math::sigmoid;
 
 use crate::checkpoint::Checkpoint;
-use crate::chunks::{MAX_CHUNKS_PER_BATCH, schedule};
 use crate::config::DiarizationConfig;
 use crate::error::{Error, Result};
 use crate::names::ModelNames;
-use crate::speaker_cache::{SpeakerCache, StepLayout};
 use crate::tower::{InputKind, Sequence, Submission, Tower};
 use crate::weights::{self, Expectations, GpuStore, GpuWeights, HeadWeights, Linear};
 use crate::workspace::reuse_or_make;
@@ -103,6 +101,13 @@ impl Sortformer {
         &self.silence
     }
 
+    /// Steps of `step_rows` encoder rows each that one submission takes: at most `max_steps`, at most `max_rows`
+    /// rows and what the device's storage bindings hold ([`Tower::max_rows`]), and at least one.
+    pub(crate) fn steps_per_submission(&self, step_rows: usize, max_steps: usize, max_rows: Option<usize>) -> usize {
+        let rows = max_rows.unwrap_or(usize::MAX).min(self.tower.max_rows());
+        (rows / step_rows.max(1)).min(max_steps).max(1)
+    }
+
     /// One step: embedded rows `[n, d]` (with their key mask) through the encoder and the head;
     /// returns logits `[n·subsampling, speakers]`.
     pub async fn logits(&self, rows: &[f32], valid: &[bool]) -> Result<Vec<f32>> {
@@ -132,7 +137,7 @@ impl Sortformer {
 
     /// The encoder and head over a batch of sequences in one submission; reads back, in one round trip, each
     /// sequence's logits and its projected rows `keep[i]`, with the GPU time of the submission when `timing` asks.
-    async fn steps(
+    pub(crate) async fn steps(
         &self,
         kind: InputKind<'_>,
         batch: &[Sequence<'_>],
@@ -226,63 +231,6 @@ impl Sortformer {
             &epilogue(&w.out, Activation::None),
         )?;
         Ok(())
-    }
-
-    /// The whole recording: raw (un-normalised) log-mel `[frames, mel]` with `valid_frames` real
-    /// frames (`frames` a multiple of the subsampling factor) → logits `[frames, speakers]`.
-    pub async fn diarize(
-        &self,
-        features: &[f32],
-        valid_frames: usize,
-        progress: &mut dyn FnMut(usize, usize),
-    ) -> Result<Vec<f32>> {
-        let c = &self.config;
-        let (d, sub, speakers) = (c.encoder.hidden, c.encoder.subsampling, c.speakers);
-        let width = c.encoder.stacked_features();
-        if !features.len().is_multiple_of(width) {
-            return Err(Error::features(format!(
-                "diarization features: {} values are not whole groups of {sub} frames × {} mel bins",
-                features.len(),
-                c.encoder.mel_bins
-            )));
-        }
-        let frames = features.len() / width;
-        let mut cache = SpeakerCache::new(c.cache, speakers, d);
-        let mut logits = Vec::with_capacity(frames * sub * speakers);
-        let chunks = schedule(frames, &c.chunks);
-        // The input projection runs over blocks of a fixed number of frames, kept in a window
-        // that slides along the chunks: the embeddings of the whole recording would be as large
-        // as its features, and blocks of chunks (with their overlapping contexts) would vary in
-        // size and grow the tower's workspace with the length of the recording.
-        let block = MAX_CHUNKS_PER_BATCH * c.chunks.length;
-        let (mut embedded, mut first) = (Vec::new(), 0);
-        for (i, chunk) in chunks.iter().enumerate() {
-            if first + embedded.len() / d < chunk.context_end {
-                // No later chunk looks back past this one's context.
-                embedded.drain(..(chunk.context_start - first) * d);
-                first = chunk.context_start;
-                let from = first + embedded.len() / d;
-                let to = (from + block).max(chunk.context_end).min(frames);
-                embedded.extend(self.tower.embed(&features[from * width..to * width]).await?);
-            }
-            let valid: Vec<bool> = (chunk.context_start..chunk.context_end).map(|t| t * sub < valid_frames).collect();
-            let context = &embedded[(chunk.context_start - first) * d..(chunk.context_end - first) * d];
-            let (rows, step_valid) = cache.step_input(context, &valid);
-            let layout = StepLayout {
-                cache_rows: cache.cache_rows(),
-                fifo_rows: cache.fifo_rows(),
-                lookback: chunk.lookback(),
-                chunk_rows: chunk.end - chunk.start,
-            };
-            let step = self.logits(&rows, &step_valid).await?;
-            let first_logit = layout.chunk_start() * sub * speakers;
-            logits.extend_from_slice(&step[first_logit..first_logit + layout.chunk_rows * sub * speakers]);
-            let probs = encoder_rate_probabilities(&step, &step_valid, sub, speakers);
-            let chunk_rows = &rows[layout.chunk_start() * d..(layout.chunk_start() + layout.chunk_rows) * d];
-            cache.update(layout, chunk_rows, &probs, &self.silence);
-            progress(i + 1, chunks.len());
-        }
-        Ok(logits)
     }
 }
 

@@ -55,8 +55,8 @@ fn batches(pushes: &[(&mut DiarizerSession<'_>, &[f32])], due: Vec<usize>) -> Ve
         .into_iter()
         .flat_map(|group| {
             let session = &pushes[group[0]].0;
-            let per_step = session.max_step_rows().max(1);
-            let per_submission = (session.diarizer().sortformer().tower().max_rows() / per_step).max(1);
+            let sortformer = session.diarizer().sortformer();
+            let per_submission = sortformer.steps_per_submission(session.max_step_rows(), usize::MAX, None);
             group.chunks(per_submission).map(<[usize]>::to_vec).collect::<Vec<_>>()
         })
         .collect()

@@ -1,0 +1,241 @@
+//! The offline speaker-cache loop over whole recordings (docs/model.md §6), one or many at a time. Each recording's
+//! steps depend on each other (the speaker cache and FIFO carry over), so a recording never runs two steps at
+//! once; several recordings instead run their next steps side by side, one submission for all of them, as the live
+//! sessions of `streaming::push_many` do.
+
+use gpu_core::Timing;
+
+use crate::chunks::{Chunk, MAX_CHUNKS_PER_BATCH, schedule};
+use crate::config::DiarizationConfig;
+use crate::error::{Error, Result};
+use crate::sortformer::{Sortformer, encoder_rate_probabilities};
+use crate::speaker_cache::{SpeakerCache, StepLayout};
+use crate::tower::{InputKind, Sequence, Tower};
+
+/// How many recordings [`Sortformer::diarize_many`] runs side by side: at most `max_recordings` steps, and at most
+/// `max_rows` encoder rows (every step counted at the schedule's largest), per submission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchLimits {
+    /// Most recordings whose steps share one submission.
+    pub max_recordings: usize,
+    /// Most encoder rows of one submission; `None`: as many as the device's storage bindings hold
+    /// ([`Tower::max_rows`]).
+    pub max_rows: Option<usize>,
+}
+
+impl Default for BatchLimits {
+    /// As many steps as the chunk batches of one recording hold ([`MAX_CHUNKS_PER_BATCH`]): the same bound on the
+    /// tower's workspace, which grows with the rows of a submission.
+    fn default() -> Self {
+        Self { max_recordings: MAX_CHUNKS_PER_BATCH, max_rows: None }
+    }
+}
+
+/// One recording's place in the loop: its features, the embeddings of the chunks around the next one, the
+/// speaker cache and FIFO, and the logits so far.
+struct Recording<'f> {
+    features: &'f [f32],
+    valid_frames: usize,
+    chunks: Vec<Chunk>,
+    next: usize,
+    cache: SpeakerCache,
+    /// Projected rows from encoder frame `first` on.
+    embedded: Vec<f32>,
+    first: usize,
+    logits: Vec<f32>,
+}
+
+/// A step a recording has prepared: `[speaker cache ; FIFO ; chunk with context]` rows and their key mask.
+struct Step {
+    rows: Vec<f32>,
+    valid: Vec<bool>,
+    layout: StepLayout,
+}
+
+impl<'f> Recording<'f> {
+    /// Raw (un-normalised) log-mel `[frames, mel]` with `valid_frames` real frames (`frames` a multiple of the
+    /// subsampling factor).
+    fn new(c: &DiarizationConfig, features: &'f [f32], valid_frames: usize) -> Result<Self> {
+        let (sub, width) = (c.encoder.subsampling, c.encoder.stacked_features());
+        if !features.len().is_multiple_of(width) {
+            return Err(Error::features(format!(
+                "diarization features: {} values are not whole groups of {sub} frames × {} mel bins",
+                features.len(),
+                c.encoder.mel_bins
+            )));
+        }
+        let frames = features.len() / width;
+        Ok(Self {
+            features,
+            valid_frames,
+            chunks: schedule(frames, &c.chunks),
+            next: 0,
+            cache: SpeakerCache::new(c.cache, c.speakers, c.encoder.hidden),
+            embedded: Vec::new(),
+            first: 0,
+            logits: Vec::with_capacity(frames * sub * c.speakers),
+        })
+    }
+
+    fn done(&self) -> bool {
+        self.next == self.chunks.len()
+    }
+
+    /// The next chunk's step, embedding the frames it reads first where they are not yet.
+    async fn prepare(&mut self, c: &DiarizationConfig, tower: &Tower) -> Result<Step> {
+        let (d, width, sub) = (c.encoder.hidden, c.encoder.stacked_features(), c.encoder.subsampling);
+        let chunk = self.chunks[self.next];
+        let frames = self.features.len() / width;
+        // The input projection runs over blocks of a fixed number of frames, kept in a window that slides along the
+        // chunks: the embeddings of the whole recording would be as large as its features, and blocks of chunks
+        // (with their overlapping contexts) would vary in size and grow the tower's workspace with the length of the
+        // recording.
+        if self.first + self.embedded.len() / d < chunk.context_end {
+            // No later chunk looks back past this one's context.
+            self.embedded.drain(..(chunk.context_start - self.first) * d);
+            self.first = chunk.context_start;
+            let from = self.first + self.embedded.len() / d;
+            let to = (from + MAX_CHUNKS_PER_BATCH * c.chunks.length).max(chunk.context_end).min(frames);
+            self.embedded.extend(tower.embed(&self.features[from * width..to * width]).await?);
+        }
+        let valid: Vec<bool> = (chunk.context_start..chunk.context_end).map(|t| t * sub < self.valid_frames).collect();
+        let context = &self.embedded[(chunk.context_start - self.first) * d..(chunk.context_end - self.first) * d];
+        let (rows, valid) = self.cache.step_input(context, &valid);
+        let layout = StepLayout {
+            cache_rows: self.cache.cache_rows(),
+            fifo_rows: self.cache.fifo_rows(),
+            lookback: chunk.lookback(),
+            chunk_rows: chunk.end - chunk.start,
+        };
+        Ok(Step { rows, valid, layout })
+    }
+
+    /// Takes a step's logits `[rows·subsampling, speakers]`: keeps its chunk's, and updates the cache and FIFO.
+    fn complete(&mut self, c: &DiarizationConfig, step: Step, logits: &[f32], silence: &[f32]) {
+        let (d, sub, speakers) = (c.encoder.hidden, c.encoder.subsampling, c.speakers);
+        let Step { rows, valid, layout } = step;
+        let first_logit = layout.chunk_start() * sub * speakers;
+        self.logits.extend_from_slice(&logits[first_logit..first_logit + layout.chunk_rows * sub * speakers]);
+        let probs = encoder_rate_probabilities(logits, &valid, sub, speakers);
+        let chunk_rows = &rows[layout.chunk_start() * d..(layout.chunk_start() + layout.chunk_rows) * d];
+        self.cache.update(layout, chunk_rows, &probs, silence);
+        self.next += 1;
+    }
+}
+
+impl Sortformer {
+    /// The whole recording: raw (un-normalised) log-mel `[frames, mel]` with `valid_frames` real
+    /// frames (`frames` a multiple of the subsampling factor) → logits `[frames, speakers]`.
+    pub async fn diarize(
+        &self,
+        features: &[f32],
+        valid_frames: usize,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Vec<f32>> {
+        let mut outputs = self
+            .diarize_many(&[(features, valid_frames)], &BatchLimits::default(), &mut |_, done, all| progress(done, all))
+            .await;
+        outputs.pop().unwrap_or_else(|| Err(Error::Internal("a recording's output is missing".into())))
+    }
+
+    /// Many recordings (each as [`Sortformer::diarize`] takes it) → each one's logits as it gets them alone. Their
+    /// steps run side by side, one submission for the next step of each of up to `limits` recordings (each step its
+    /// own padded sequence, the padding masked); a recording that ends leaves its place to the next one waiting.
+    /// `progress(recording, chunks done, chunks)` follows every step.
+    ///
+    /// The same bits where no kernel splits its work by the size of the batch: the f32 path on a device a step
+    /// already fills (lavapipe: `tests/diarize_many.rs`). Where a split follows the batch's rows (the attention's
+    /// keys on a large GPU, the tensor-core products' slices of k), the sums run in another order and the logits
+    /// agree within float rounding, as [`crate::streaming::push_many`]'s sessions do.
+    ///
+    /// Returns one result per recording, in order. A recording that is refused (features of the wrong shape) or
+    /// whose embedding fails is left out and the others go on; a failure of a shared step is every recording's in
+    /// it ([`Error::BatchedStep`]), and the others go on.
+    pub async fn diarize_many(
+        &self,
+        recordings: &[(&[f32], usize)],
+        limits: &BatchLimits,
+        progress: &mut dyn FnMut(usize, usize, usize),
+    ) -> Vec<Result<Vec<f32>>> {
+        let c = self.config();
+        let mut states: Vec<Result<Recording<'_>>> =
+            recordings.iter().map(|&(features, valid)| Recording::new(c, features, valid)).collect();
+        let per_submission = self.recordings_per_submission(limits);
+        let mut waiting = 0..states.len();
+        let mut running: Vec<usize> = Vec::with_capacity(per_submission);
+        loop {
+            let going = |states: &[Result<Recording<'_>>], i: usize| matches!(&states[i], Ok(r) if !r.done());
+            running.retain(|&i| going(&states, i));
+            while running.len() < per_submission
+                && let Some(i) = waiting.next()
+            {
+                if going(&states, i) {
+                    running.push(i);
+                }
+            }
+            if running.is_empty() {
+                break;
+            }
+            self.run_steps(&mut states, &running, progress).await;
+        }
+        states.into_iter().map(|state| state.map(|r| r.logits)).collect()
+    }
+
+    /// Steps per submission under `limits`, every step counted at the schedule's largest.
+    fn recordings_per_submission(&self, limits: &BatchLimits) -> usize {
+        let (cache, chunks) = (&self.config().cache, &self.config().chunks);
+        let step_rows =
+            cache.cache_length + cache.fifo_length + chunks.left_context + chunks.length + chunks.right_context;
+        self.steps_per_submission(step_rows, limits.max_recordings, limits.max_rows)
+    }
+
+    /// The next step of each recording of `running`, as one submission.
+    async fn run_steps(
+        &self,
+        states: &mut [Result<Recording<'_>>],
+        running: &[usize],
+        progress: &mut dyn FnMut(usize, usize, usize),
+    ) {
+        let c = self.config();
+        let mut steps: Vec<(usize, Step)> = Vec::with_capacity(running.len());
+        for &i in running {
+            let Ok(recording) = &mut states[i] else { continue };
+            match recording.prepare(c, self.tower()).await {
+                Ok(step) => steps.push((i, step)),
+                Err(error) => states[i] = Err(error),
+            }
+        }
+        if steps.is_empty() {
+            return;
+        }
+        let batch: Vec<Sequence<'_>> = steps.iter().map(|(_, s)| Sequence { rows: &s.rows, valid: &s.valid }).collect();
+        // No projected rows to read back: the cache keeps the step's input rows.
+        let keep = vec![0..0; batch.len()];
+        let outputs = match self.steps(InputKind::Embeddings, &batch, &keep, Timing::Off).await {
+            Ok(outputs) if outputs.len() == steps.len() => outputs,
+            Ok(outputs) => {
+                let error = Error::Internal(format!("{} outputs for {} steps", outputs.len(), steps.len()));
+                return fail(states, &steps, error);
+            }
+            Err(error) => return fail(states, &steps, error),
+        };
+        drop(batch);
+        for ((i, step), output) in steps.into_iter().zip(outputs) {
+            if let Ok(recording) = &mut states[i] {
+                recording.complete(c, step, &output.logits, self.silence());
+                progress(i, recording.next, recording.chunks.len());
+            }
+        }
+    }
+}
+
+/// Gives every recording of a failed step the failure: alone, the error itself; batched, [`Error::BatchedStep`].
+fn fail(states: &mut [Result<Recording<'_>>], steps: &[(usize, Step)], error: Error) {
+    if let [(i, _)] = steps {
+        states[*i] = Err(error);
+        return;
+    }
+    for (i, _) in steps {
+        states[*i] = Err(Error::BatchedStep(error.to_string()));
+    }
+}

@@ -1,0 +1,102 @@
+//! Offline diarization of many recordings side by side (`Diarizer::diarize_many`): each recording's logits and
+//! probabilities are the bits it gets alone, whatever the batch it runs in, and a refused recording leaves the
+//! others as they are.
+
+mod common;
+
+use std::sync::OnceLock;
+
+use common::{case_dir, test_options};
+use nemotron_io::read_audio;
+use nemotron_towers::blocking::Block;
+use nemotron_towers::{BatchLimits, Diarization, Error, Features, Model};
+
+fn model() -> &'static Model {
+    static MODEL: OnceLock<Model> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let gpu = nemotron_testkit::test_gpu();
+        Model::load(gpu, &case_dir("diar-tiny"), &test_options()).block().expect("diar-tiny loads")
+    })
+}
+
+/// Recordings of different lengths cut from the case's audio: shorter than one chunk (24 encoder frames, 1.92 s),
+/// about one chunk, a few chunks and the whole file (with a start off the first sample, so that no two are
+/// prefixes of each other).
+fn recordings() -> Vec<Vec<f32>> {
+    let audio = read_audio(&case_dir("diar-tiny").join("audio.wav")).expect("audio.wav");
+    let cuts = [(0, 8_000), (1_234, 1_234 + 31_000), (5_000, 5_000 + 97_000), (0, audio.len())];
+    cuts.iter().map(|&(from, to)| audio[from..to.min(audio.len())].to_vec()).collect()
+}
+
+fn features(samples: &[f32]) -> Features {
+    model().diarizer().features(samples).expect("front end")
+}
+
+fn alone(samples: &[f32]) -> Diarization {
+    model().diarizer().diarize_audio(samples, &mut |_, _, _| {}).block().expect("diarize alone")
+}
+
+fn bits(values: &[f32]) -> Vec<u32> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
+
+fn assert_same_bits(got: &Diarization, want: &Diarization, what: &str) {
+    assert_eq!(bits(&got.speaker_logits), bits(&want.speaker_logits), "{what}: logits");
+    assert_eq!(bits(&got.speaker_probabilities), bits(&want.speaker_probabilities), "{what}: probabilities");
+    assert!(!want.speaker_logits.is_empty(), "{what}: no logits");
+}
+
+#[test]
+fn recordings_diarized_together_are_bit_for_bit_those_diarized_alone() {
+    let recordings = recordings();
+    let c = model().diarizer().config();
+    let chunk_samples = c.chunks.length * c.encoder.subsampling * 160;
+    assert!(recordings[0].len() < chunk_samples && recordings[2].len() > 2 * chunk_samples, "the cuts cover the cases");
+    let solo: Vec<Diarization> = recordings.iter().map(|r| alone(r)).collect();
+    // All at once, two at a time (a finished recording's place taken by the next), and one at a time.
+    let limits = [
+        BatchLimits::default(),
+        BatchLimits { max_recordings: 2, max_rows: None },
+        BatchLimits { max_recordings: 8, max_rows: Some(1) },
+    ];
+    for limits in limits {
+        let mut steps = vec![0; recordings.len()];
+        let inputs = recordings.iter().map(|r| features(r)).collect();
+        let batched = model()
+            .diarizer()
+            .diarize_many(inputs, &limits, &mut |i, done, all| {
+                assert_eq!(done, steps[i] + 1, "recording {i}: progress in order");
+                assert!(done <= all);
+                steps[i] = done;
+            })
+            .block();
+        assert_eq!(batched.len(), recordings.len());
+        for (i, (got, want)) in batched.iter().zip(&solo).enumerate() {
+            let got = got.as_ref().unwrap_or_else(|e| panic!("recording {i} under {limits:?}: {e}"));
+            assert_same_bits(got, want, &format!("recording {i} under {limits:?}"));
+        }
+        assert!(steps.iter().all(|&s| s > 0), "every recording reported its steps");
+    }
+}
+
+#[test]
+fn a_refused_recording_is_reported_and_the_others_run_as_alone() {
+    let recordings = recordings();
+    let mut inputs: Vec<Features> = recordings.iter().map(|r| features(r)).collect();
+    // Features with no valid frame: refused before any step.
+    let mut bad = inputs[1].clone();
+    bad.valid = 0;
+    inputs.insert(1, bad);
+    let batched = model().diarizer().diarize_many(inputs, &BatchLimits::default(), &mut |_, _, _| {}).block();
+    assert_eq!(batched.len(), recordings.len() + 1);
+    assert!(
+        matches!(&batched[1], Err(Error::Features { .. })),
+        "the bad entry is refused: {:?}",
+        batched[1].as_ref().err()
+    );
+    let good = batched.iter().enumerate().filter(|(i, _)| *i != 1).map(|(_, r)| r);
+    for (i, (got, samples)) in good.zip(&recordings).enumerate() {
+        let got = got.as_ref().unwrap_or_else(|e| panic!("recording {i}: {e}"));
+        assert_same_bits(got, &alone(samples), &format!("recording {i} beside a refused one"));
+    }
+}
