@@ -10,6 +10,8 @@ import { tmpdir } from "node:os";
 import { join, resolve, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+// The browser package's page test writes its WAVs with the same helper.
+import { writeWav as wav } from "../../../nemotron-web/tests/page/wav.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const binary = process.env.NEMOTRON_AUDIO ?? resolve(here, "../../../../target/debug/nemotron-audio");
@@ -18,30 +20,6 @@ const SAMPLE_RATE = 16000;
 let server;
 let origin;
 let context; // the browser, on a fresh profile
-
-// A WAV of `samples` (floats in [-1, 1]) as 16-bit PCM or 32-bit float, mono, 16 kHz.
-function wav(samples, float) {
-  const width = float ? 4 : 2;
-  const data = Buffer.alloc(samples.length * width);
-  samples.forEach((x, i) => {
-    if (float) data.writeFloatLE(x, i * 4);
-    else data.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(x * 32767))), i * 2);
-  });
-  const header = Buffer.alloc(44);
-  header.write("RIFF", 0);
-  header.writeUInt32LE(36 + data.length, 4);
-  header.write("WAVEfmt ", 8);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(float ? 3 : 1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(SAMPLE_RATE, 24);
-  header.writeUInt32LE(SAMPLE_RATE * width, 28);
-  header.writeUInt16LE(width, 32);
-  header.writeUInt16LE(width * 8, 34);
-  header.write("data", 36);
-  header.writeUInt32LE(data.length, 40);
-  return Buffer.concat([header, data]);
-}
 
 // Eight seconds of two "voices" taking turns (tones with vibrato, over a little seeded noise), loud enough to matter.
 function speech() {
