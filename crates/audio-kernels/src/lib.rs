@@ -10,6 +10,7 @@ pub mod attention;
 pub mod attention_coop;
 pub mod conv_im2col;
 mod coop;
+pub mod gather_rows;
 pub mod gemm;
 mod launch;
 pub mod layer_norm;
@@ -23,6 +24,7 @@ pub mod variants;
 
 pub use attention::{attention, rotary_attention, rotary_attention_on_tensor_cores};
 pub use conv_im2col::{ConvBatch, conv_im2col};
+pub use gather_rows::{RowPairs, gather_rows};
 pub use gemm::{
     Activation, Epilogue, MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Tiles, Weight, gemm, gemm_scaled,
 };

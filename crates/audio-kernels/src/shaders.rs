@@ -23,6 +23,7 @@ shader!(ATTENTION_OPERANDS, "attention_operands");
 shader!(ATTENTION_SUBGROUP_EXCHANGE, "attention_subgroup_exchange");
 shader!(ATTENTION_WORKGROUP_EXCHANGE, "attention_workgroup_exchange");
 shader!(CONV_IM2COL, "conv_im2col");
+shader!(GATHER_ROWS, "gather_rows");
 shader!(GEMM, "gemm");
 shader!(GEMM_COOP16, "gemm_coop16");
 shader!(GEMM_COOP8, "gemm_coop8");

@@ -8,6 +8,7 @@ pub fn all_variants() -> Vec<KernelVariant> {
         crate::attention::variants(),
         crate::attention_coop::variants(),
         crate::conv_im2col::variants(),
+        crate::gather_rows::variants(),
         crate::gemm::variants(),
         crate::layer_norm::variants(),
         crate::log_softmax_gather::variants(),

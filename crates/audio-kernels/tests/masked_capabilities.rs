@@ -12,8 +12,8 @@ use audio_kernels::attention::{KeySplits, attention_split};
 use audio_kernels::attention_coop::attention_coop;
 use audio_kernels::{
     Activation, ConvBatch, Epilogue, LAYER_NORM_EPS, MatmulOptions, MatmulPath, Precision, QkNorm, QkPrologue,
-    RopeTable, Weight, attention, conv_im2col, gemm, layer_norm, log_softmax_gather, qk_norm_rope, reference,
-    rotary_attention, speaker_fusion, speaker_table,
+    RopeTable, RowPairs, Weight, attention, conv_im2col, gather_rows, gemm, layer_norm, log_softmax_gather,
+    qk_norm_rope, reference, rotary_attention, speaker_fusion, speaker_table,
 };
 use gpu_core::{Capability, Gpu, GpuError, GpuOptions, Recorder};
 use nemotron_testkit::{
@@ -184,6 +184,26 @@ fn conv_im2col_runs_and_matches() {
     ran(conv_im2col(&mut rec, &hb, &cols, batch, channels), "conv_im2col");
     rec.submit().unwrap();
     assert!(f32_to_f64(&gpu.read_f32(&cols).block().unwrap()) == want, "masked conv_im2col differs from the reference");
+}
+
+#[test]
+fn gather_rows_runs_and_matches() {
+    let gpu = masked_gpu();
+    let (width, src_rows, dst_rows) = (37, 11, 6);
+    let src = Rng::new(fresh_seed()).f32s(src_rows * width, 2.0);
+    let pairs = [(10usize, 0usize), (3, 5), (3, 2), (0, 4)];
+    let words: Vec<u32> = pairs.iter().flat_map(|&(s, d)| [s as u32, d as u32]).collect();
+    let mut want = vec![f64::NAN; dst_rows * width];
+    reference::gather_rows(&f32_to_f64(&src), &mut want, &pairs, width);
+    let (src_gpu, pairs_gpu) = (gpu.upload_f32("src", &src).unwrap(), gpu.upload_u32("pairs", &words).unwrap());
+    let dst = poisoned(gpu, "dst", dst_rows * width);
+    let mut rec = Recorder::new(gpu);
+    let rows = RowPairs { pairs: &pairs_gpu, first: 0, count: pairs.len(), src_rows, dst_rows };
+    ran(gather_rows(&mut rec, &src_gpu, &dst, rows, width), "gather_rows");
+    rec.submit().unwrap();
+    let got = f32_to_f64(&gpu.read_f32(&dst).block().unwrap());
+    let same = got.iter().zip(&want).all(|(a, b)| a == b || (a.is_nan() && b.is_nan()));
+    assert!(same, "masked gather_rows differs from the reference");
 }
 
 #[test]

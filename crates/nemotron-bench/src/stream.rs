@@ -174,8 +174,8 @@ fn capacity(max: usize, mut trial: impl FnMut(usize) -> Result<LoadTrial>) -> Re
 /// Times each chunk of `audio` pushed to copies of the warmed-up session: one pass for the host time, one
 /// with GPU timestamps (which wait for the GPU before the readback).
 fn latency(warm: &DiarizerSession<'_>, audio: &[f32]) -> Result<StreamLatency> {
-    let (walls, rows, _) = chunk_times(warm.clone(), audio)?;
-    let (_, _, gpus) = chunk_times(warm.clone().with_gpu_timing(true), audio)?;
+    let (walls, rows, _) = chunk_times(warm.fork()?, audio)?;
+    let (_, _, gpus) = chunk_times(warm.fork()?.with_gpu_timing(true), audio)?;
     let (chunk, _) = warm.mode().frames();
     let wall_ms = Spread::of(walls).ok_or_else(|| no_chunk(warm.mode()))?;
     Ok(StreamLatency {
@@ -214,10 +214,12 @@ fn chunk_times(mut session: DiarizerSession<'_>, audio: &[f32]) -> Result<(Vec<f
 fn load_trial(warm: &DiarizerSession<'_>, audio: &[f32], sessions: usize) -> Result<LoadTrial> {
     let seconds = audio.len() as f64 / 16_000.0;
     let barrier = std::sync::Barrier::new(sessions);
+    let copies = (0..sessions).map(|_| warm.fork()).collect::<Result<Vec<_>>>()?;
     let runs: Vec<Result<(f64, Vec<f64>)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..sessions)
-            .map(|_| {
-                let (session, barrier) = (warm.clone(), &barrier);
+        let handles: Vec<_> = copies
+            .into_iter()
+            .map(|session| {
+                let barrier = &barrier;
                 scope.spawn(move || {
                     barrier.wait();
                     let start = Instant::now();
@@ -251,7 +253,8 @@ fn load_trial(warm: &DiarizerSession<'_>, audio: &[f32], sessions: usize) -> Res
 /// `sessions` copies of the warmed-up session pushed together, one chunk's samples each per round: every round one
 /// [`push_many`], whose wall time each session's chunk waits.
 fn batched_trial(warm: &DiarizerSession<'_>, audio: &[f32], sessions: usize) -> Result<LoadTrial> {
-    let mut all: Vec<DiarizerSession<'_>> = (0..sessions).map(|_| warm.clone().with_gpu_timing(true)).collect();
+    let mut all: Vec<DiarizerSession<'_>> =
+        (0..sessions).map(|_| Ok(warm.fork()?.with_gpu_timing(true))).collect::<Result<_>>()?;
     let (mut walls, mut gpus, mut fed) = (Vec::new(), Vec::new(), 0);
     let start = Instant::now();
     while fed + all[0].samples_until_next_chunk() <= audio.len() {

@@ -83,6 +83,13 @@ pub enum Error {
     /// Features handed to a tower without an input projection (it takes embedded rows).
     #[error("this tower has no input projection: it takes embedded rows, not features")]
     NoInputProjection,
+    /// [`crate::tower::InputKind::GatheredThenFeatures`] handed to a call that gathers nothing: only the crate's
+    /// streaming steps have rows on the GPU to give.
+    #[error("Tower::{call} takes every row from the host: rows gathered on the GPU come only with streaming steps")]
+    GatheredRows {
+        /// The call.
+        call: &'static str,
+    },
     /// The shared submission of a batched step failed: every streaming session or offline recording in it gets this
     /// (the first cause is in the message); a session's chunks did not run and run on its next push.
     #[error("the batched step this session or recording was part of failed: {0}")]

@@ -9,8 +9,8 @@ use crate::chunks::{Chunk, MAX_CHUNKS_PER_BATCH, schedule};
 use crate::config::DiarizationConfig;
 use crate::error::{Error, Result};
 use crate::sortformer::{Sortformer, encoder_rate_probabilities};
-use crate::speaker_cache::{SpeakerCache, StepLayout};
-use crate::tower::{InputKind, Sequence, Tower};
+use crate::speaker_cache::{self, SpeakerCache, StepLayout};
+use crate::tower::{InputKind, Sequence, Tower, no_prologue};
 
 /// How many recordings [`Sortformer::diarize_many`] runs side by side: at most `max_recordings` steps, and at most
 /// `max_rows` encoder rows (every step counted at the schedule's largest), per submission.
@@ -39,6 +39,8 @@ struct Recording<'f> {
     chunks: Vec<Chunk>,
     next: usize,
     cache: SpeakerCache,
+    /// The `[speaker cache ; FIFO]` rows `[cache_rows + fifo_rows, d]` of the next step.
+    cached: Vec<f32>,
     /// Projected rows from encoder frame `first` on.
     embedded: Vec<f32>,
     first: usize,
@@ -70,7 +72,8 @@ impl<'f> Recording<'f> {
             valid_frames,
             chunks: schedule(frames, &c.chunks),
             next: 0,
-            cache: SpeakerCache::new(c.cache, c.speakers, c.encoder.hidden),
+            cache: SpeakerCache::new(c.cache, c.speakers),
+            cached: Vec::new(),
             embedded: Vec::new(),
             first: 0,
             logits: Vec::with_capacity(frames * sub * c.speakers),
@@ -100,7 +103,8 @@ impl<'f> Recording<'f> {
         }
         let valid: Vec<bool> = (chunk.context_start..chunk.context_end).map(|t| t * sub < self.valid_frames).collect();
         let context = &self.embedded[(chunk.context_start - self.first) * d..(chunk.context_end - self.first) * d];
-        let (rows, valid) = self.cache.step_input(context, &valid);
+        let rows = [self.cached.as_slice(), context].concat();
+        let valid = [vec![true; self.cached.len() / d], valid].concat();
         let layout = StepLayout {
             cache_rows: self.cache.cache_rows(),
             fifo_rows: self.cache.fifo_rows(),
@@ -112,13 +116,13 @@ impl<'f> Recording<'f> {
 
     /// Takes a step's logits `[rows·subsampling, speakers]`: keeps its chunk's, and updates the cache and FIFO.
     fn complete(&mut self, c: &DiarizationConfig, step: Step, logits: &[f32], silence: &[f32]) {
-        let (d, sub, speakers) = (c.encoder.hidden, c.encoder.subsampling, c.speakers);
+        let (sub, speakers) = (c.encoder.subsampling, c.speakers);
         let Step { rows, valid, layout } = step;
         let first_logit = layout.chunk_start() * sub * speakers;
         self.logits.extend_from_slice(&logits[first_logit..first_logit + layout.chunk_rows * sub * speakers]);
         let probs = encoder_rate_probabilities(logits, &valid, sub, speakers);
-        let chunk_rows = &rows[layout.chunk_start() * d..(layout.chunk_start() + layout.chunk_rows) * d];
-        self.cache.update(layout, chunk_rows, &probs, silence);
+        let sources = self.cache.update(layout, &probs);
+        self.cached = speaker_cache::gather(&sources, &rows, silence);
         self.next += 1;
     }
 }
@@ -209,16 +213,16 @@ impl Sortformer {
             return;
         }
         let batch: Vec<Sequence<'_>> = steps.iter().map(|(_, s)| Sequence { rows: &s.rows, valid: &s.valid }).collect();
-        // No projected rows to read back: the cache keeps the step's input rows.
-        let keep = vec![0..0; batch.len()];
-        let outputs = match self.steps(InputKind::Embeddings, &batch, &keep, Timing::Off).await {
-            Ok(outputs) if outputs.len() == steps.len() => outputs,
-            Ok(outputs) => {
-                let error = Error::Internal(format!("{} outputs for {} steps", outputs.len(), steps.len()));
-                return fail(states, &steps, error);
-            }
-            Err(error) => return fail(states, &steps, error),
-        };
+        let all: Vec<_> = batch.iter().map(|s| 0..s.valid.len()).collect();
+        let outputs =
+            match self.steps(InputKind::Embeddings, &batch, &all, (no_prologue, no_prologue), Timing::Off).await {
+                Ok(outputs) if outputs.len() == steps.len() => outputs,
+                Ok(outputs) => {
+                    let error = Error::Internal(format!("{} outputs for {} steps", outputs.len(), steps.len()));
+                    return fail(states, &steps, error);
+                }
+                Err(error) => return fail(states, &steps, error),
+            };
         drop(batch);
         for ((i, step), output) in steps.into_iter().zip(outputs) {
             if let Ok(recording) = &mut states[i] {

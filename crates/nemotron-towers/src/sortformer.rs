@@ -1,6 +1,9 @@
 //! The Sortformer diarizer (docs/model.md §6): the encoder and the head over steps `[speaker cache ; FIFO ; chunk
 //! with context]`, one submission for the steps of one or several recordings or streams. The offline loop over whole
-//! recordings is `crate::offline`'s, the live one `crate::streaming`'s; the cache update runs on the host.
+//! recordings is `crate::offline`'s, the live one `crate::streaming`'s; the cache update is decided on the host, and
+//! the live sessions' rows stay on the GPU.
+
+use std::ops::Range;
 
 use async_lock::Mutex;
 
@@ -13,7 +16,8 @@ use crate::checkpoint::Checkpoint;
 use crate::config::DiarizationConfig;
 use crate::error::{Error, Result};
 use crate::names::ModelNames;
-use crate::tower::{InputKind, Sequence, Submission, Tower};
+use crate::streaming::resident::{ResidentRows, Slot, StepRows};
+use crate::tower::{InputKind, Sequence, Submission, Tower, no_prologue};
 use crate::weights::{self, Expectations, GpuStore, GpuWeights, HeadWeights, Linear};
 use crate::workspace::reuse_or_make;
 
@@ -55,6 +59,8 @@ pub struct Sortformer {
     silence: Vec<f32>,
     config: DiarizationConfig,
     workspace: Mutex<Option<HeadWorkspace>>,
+    /// The live sessions' speaker cache and FIFO rows.
+    resident: ResidentRows,
 }
 
 impl Sortformer {
@@ -81,9 +87,10 @@ impl Sortformer {
     ) -> Result<Self> {
         let tower = Tower::build(store, &names.diarization, &config.encoder)?;
         let head = weights::head(store, &names.head, config)?;
-        // The cache update runs on the host, so the silence embedding lives there too.
+        // The offline cache update gathers its rows on the host, so the silence embedding lives there too.
         let silence = tower.gpu().read_f32_range(&head.silence, 0, config.encoder.hidden).await?;
-        Ok(Self { tower, head, silence, config: config.clone(), workspace: Mutex::new(None) })
+        let resident = ResidentRows::new(tower.gpu(), silence.clone());
+        Ok(Self { tower, head, silence, config: config.clone(), workspace: Mutex::new(None), resident })
     }
 
     /// The diarizer's resolved config (encoder, head, chunk schedule, speaker cache).
@@ -111,45 +118,70 @@ impl Sortformer {
     /// One step: embedded rows `[n, d]` (with their key mask) through the encoder and the head;
     /// returns logits `[n·subsampling, speakers]`.
     pub async fn logits(&self, rows: &[f32], valid: &[bool]) -> Result<Vec<f32>> {
-        // No projected rows to read back.
-        let keep = std::slice::from_ref(&(0..0));
-        let mut steps = self.steps(InputKind::Embeddings, &[Sequence { rows, valid }], keep, Timing::Off).await?;
+        let all = [0..valid.len()];
+        let batch = [Sequence { rows, valid }];
+        let mut steps =
+            self.steps(InputKind::Embeddings, &batch, &all, (no_prologue, no_prologue), Timing::Off).await?;
         Ok(steps.pop().ok_or_else(|| Error::Internal("a step's output is missing".into()))?.logits)
     }
 
     /// Streaming steps, of one session each, as one submission and one readback (each sequence padded to the
     /// longest; padding rows are no keys and zeros to the head's conv, so each step's output is its own). Every row
-    /// of a step is a valid key. Returns per step the logits `[rows·subsampling, speakers]` and the projected rows of
-    /// its chunk proper (its first `chunk_rows` feature rows), which the speaker cache keeps.
+    /// of a step is a valid key. The rows of each step's `[speaker cache ; FIFO]` are gathered on the GPU from its
+    /// session's slot, and its `[cache ; FIFO ; chunk]` rows written back to the slot's other half for the next step.
+    /// Returns per step the logits of its rows `logits` (`[rows·subsampling, speakers]`).
     pub(crate) async fn stream_steps(&self, steps: &[StepInput<'_>], timing: Timing) -> Result<Vec<StepOutput>> {
-        let c = &self.config.encoder;
-        let (d, width) = (c.hidden, c.stacked_features());
+        let width = self.config.encoder.stacked_features();
         // Rows the values make; a step whose values are no whole rows is refused by the tower's upload.
-        let rows: Vec<usize> =
-            steps.iter().map(|s| s.embedded + s.rows.len().saturating_sub(s.embedded * d) / width).collect();
+        let rows: Vec<usize> = steps.iter().map(|s| s.rows.sources.len() + s.features.len() / width).collect();
+        let seq_len = rows.iter().copied().max().unwrap_or(0);
         let valid: Vec<Vec<bool>> = rows.iter().map(|&n| vec![true; n]).collect();
         let batch: Vec<Sequence<'_>> =
-            steps.iter().zip(&valid).map(|(s, v)| Sequence { rows: s.rows, valid: v }).collect();
-        let embedded: Vec<usize> = steps.iter().map(|s| s.embedded).collect();
-        let keep: Vec<std::ops::Range<usize>> = steps.iter().map(|s| s.embedded..s.embedded + s.chunk_rows).collect();
-        self.steps(InputKind::EmbeddedThenFeatures { embedded: &embedded }, &batch, &keep, timing).await
+            steps.iter().zip(&valid).map(|(s, v)| Sequence { rows: s.features, valid: v }).collect();
+        let gathered: Vec<usize> = steps.iter().map(|s| s.rows.sources.len()).collect();
+        let logits: Vec<Range<usize>> = steps.iter().map(|s| s.logits.clone()).collect();
+        let slots: Vec<StepRows<'_, '_>> = steps.iter().map(|s| s.rows.clone()).collect();
+        let copies = self.resident.copies(&slots, seq_len).await?;
+        let total = steps.len() * seq_len;
+        let kind = InputKind::GatheredThenFeatures { gathered: &gathered };
+        let prologue = |rec: &mut Recorder<'_>, x: &GpuBuffer| copies.record_into(rec, x, total);
+        let epilogue = |rec: &mut Recorder<'_>, x: &GpuBuffer| copies.record_back(rec, x, total);
+        self.steps(kind, &batch, &logits, (prologue, epilogue), timing).await
     }
 
-    /// The encoder and head over a batch of sequences in one submission; reads back, in one round trip, each
-    /// sequence's logits and its projected rows `keep[i]`, with the GPU time of the submission when `timing` asks.
+    /// A live session's rows on the GPU, for steps of up to `step_rows` rows.
+    pub(crate) fn lease_rows(&self, step_rows: usize) -> Result<Slot<'_>> {
+        self.resident.lease(step_rows)
+    }
+
+    /// The encoder and head over a batch of sequences in one submission; reads back, in one round trip, the logits of
+    /// each sequence's rows `logits[i]`, with the GPU time of the submission when `timing` asks. `around` records
+    /// work into the same submission on the tower's `[rows, d]` input rows: before the tower (after the upload) and
+    /// after the head.
     pub(crate) async fn steps(
         &self,
         kind: InputKind<'_>,
         batch: &[Sequence<'_>],
-        keep: &[std::ops::Range<usize>],
+        logits: &[Range<usize>],
+        around: (
+            impl FnOnce(&mut Recorder<'_>, &GpuBuffer) -> Result<()>,
+            impl FnOnce(&mut Recorder<'_>, &GpuBuffer) -> Result<()>,
+        ),
         timing: Timing,
     ) -> Result<Vec<StepOutput>> {
         let c = &self.config;
-        let (d, sub, speakers) = (c.encoder.hidden, c.encoder.subsampling, c.speakers);
+        let (sub, speakers) = (c.encoder.subsampling, c.speakers);
         let seq_len = batch.iter().map(|s| s.valid.len()).max().unwrap_or(0);
         let lengths: Vec<u32> = batch.iter().map(|s| s.valid.len() as u32).collect();
+        for (i, (s, rows)) in batch.iter().zip(logits).enumerate() {
+            if rows.start > rows.end || rows.end > s.valid.len() {
+                let rows = format!("{rows:?}");
+                return Err(Error::Internal(format!("step {i}: logits of rows {rows} asked of {}", s.valid.len())));
+            }
+        }
+        let (prologue, epilogue) = around;
         self.tower
-            .run(kind, batch, Submission::Whole, async |mut rec, encoded, projected, n| {
+            .run(kind, batch, Submission::Whole, prologue, async |mut rec, encoded, projected, n| {
                 let mut guard = self.workspace.lock().await;
                 let work = reuse_or_make(
                     &mut guard,
@@ -159,6 +191,7 @@ impl Sortformer {
                 self.tower.gpu().write_u32(&work.lengths, 0, &lengths)?;
                 let conv = ConvBatch { sequences: batch.len(), seq_len, lengths: &work.lengths };
                 self.record_head(&mut rec, encoded, work, n, conv)?;
+                epilogue(&mut rec, projected)?;
                 let gpu_ms = match timing {
                     Timing::Off => {
                         rec.submit()?;
@@ -169,18 +202,15 @@ impl Sortformer {
                         .filter(|profile| !profile.entries.is_empty())
                         .map(|profile| profile.total_ns() / 1e6),
                 };
-                let ranges: Vec<(&GpuBuffer, usize, usize)> = batch
+                let ranges: Vec<(&GpuBuffer, usize, usize)> = logits
                     .iter()
-                    .zip(keep)
                     .enumerate()
-                    .flat_map(|(i, (s, kept))| {
-                        let logits = (&work.logits, i * seq_len * sub * speakers, s.valid.len() * sub * speakers);
-                        [logits, (projected, (i * seq_len + kept.start) * d, kept.len() * d)]
+                    .map(|(i, rows)| {
+                        (&work.logits, (i * seq_len + rows.start) * sub * speakers, rows.len() * sub * speakers)
                     })
                     .collect();
-                let mut read = self.tower.gpu().read_f32_ranges(&ranges).await?.into_iter();
-                let mut next = || read.next().ok_or_else(|| Error::Internal("a readback range is missing".into()));
-                (0..batch.len()).map(|_| Ok(StepOutput { logits: next()?, embedded: next()?, gpu_ms })).collect()
+                let read = self.tower.gpu().read_f32_ranges(&ranges).await?;
+                Ok(read.into_iter().map(|logits| StepOutput { logits, gpu_ms }).collect())
             })
             .await
     }
@@ -234,21 +264,20 @@ impl Sortformer {
     }
 }
 
-/// One streaming step of a session: `rows` holds `embedded` projected rows `[embedded, d]` (speaker cache and FIFO),
-/// then a chunk's stacked features `[n, subsampling·mel]`, whose first `chunk_rows` are the chunk proper (the rest
-/// its look-ahead).
+/// One streaming step of a session: its chunk's stacked features `[n, subsampling·mel]` (the chunk proper, then its
+/// look-ahead) after the `[speaker cache ; FIFO]` rows its session keeps on the GPU.
 pub(crate) struct StepInput<'a> {
-    pub rows: &'a [f32],
-    pub embedded: usize,
-    pub chunk_rows: usize,
+    pub features: &'a [f32],
+    /// The session's rows: which to gather before the chunk, which to keep after it.
+    pub rows: StepRows<'a, 'a>,
+    /// The step's rows whose logits are read back.
+    pub logits: Range<usize>,
 }
 
 /// What one step gives back.
 pub(crate) struct StepOutput {
-    /// `[rows·subsampling, speakers]`.
+    /// `[rows·subsampling, speakers]` of the rows asked for.
     pub logits: Vec<f32>,
-    /// The projected rows asked for, `[rows, d]`.
-    pub embedded: Vec<f32>,
     /// GPU time of the submission, when timed.
     pub gpu_ms: Option<f64>,
 }

@@ -5,22 +5,31 @@
 use crate::config::SpeakerCacheConfig;
 use nemotron_postprocess::math::torch_top_k::top_k;
 
-/// Cache and FIFO state of one recording (batch 1).
+/// Cache and FIFO bookkeeping of one recording or stream (batch 1): how many rows each holds, the cache's
+/// probabilities, and where each row of the next step's `[cache ; FIFO]` comes from ([`RowSource`]). The rows
+/// themselves live where the caller keeps them: on the host for the offline loop, on the GPU for live sessions
+/// (`crate::streaming`), which then move only embeddings the update names.
 #[derive(Clone, Debug)]
 pub struct SpeakerCache {
     config: SpeakerCacheConfig,
     speakers: usize,
-    width: usize,
-    /// `[n_c, width]` pre-encoder embeddings.
-    cache: Vec<f32>,
-    /// `[n_c, speakers]` probabilities, meaningful once `compressed`.
+    cache_rows: usize,
+    fifo_rows: usize,
+    /// `[cache_rows, speakers]` probabilities, meaningful once `compressed`.
     cache_probs: Vec<f64>,
-    /// `[n_f, width]` pre-encoder embeddings.
-    fifo: Vec<f32>,
     compressed: bool,
 }
 
-/// One step's rows: what [`SpeakerCache::step_input`] laid out.
+/// Where a row of the next step's `[speaker cache ; FIFO]` comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowSource {
+    /// This row of the step's input (its speaker cache, FIFO or chunk proper).
+    Step(usize),
+    /// The silence embedding, which the compression puts at the end of each speaker's group.
+    Silence,
+}
+
+/// One step's rows: what [`SpeakerCache::cache_rows`] and [`SpeakerCache::fifo_rows`] say, then the chunk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StepLayout {
     pub cache_rows: usize,
@@ -38,74 +47,73 @@ impl StepLayout {
 }
 
 impl SpeakerCache {
-    pub fn new(config: SpeakerCacheConfig, speakers: usize, width: usize) -> Self {
-        Self {
-            config,
-            speakers,
-            width,
-            cache: Vec::new(),
-            cache_probs: Vec::new(),
-            fifo: Vec::new(),
-            compressed: false,
-        }
+    pub fn new(config: SpeakerCacheConfig, speakers: usize) -> Self {
+        Self { config, speakers, cache_rows: 0, fifo_rows: 0, cache_probs: Vec::new(), compressed: false }
     }
 
     pub fn cache_rows(&self) -> usize {
-        self.cache.len() / self.width
+        self.cache_rows
     }
 
     pub fn fifo_rows(&self) -> usize {
-        self.fifo.len() / self.width
+        self.fifo_rows
     }
 
-    /// `[cache ; fifo ; context]` rows and their key mask (cache and FIFO rows are always valid).
-    pub fn step_input(&self, context: &[f32], context_valid: &[bool]) -> (Vec<f32>, Vec<bool>) {
-        let mut rows = Vec::with_capacity(self.cache.len() + self.fifo.len() + context.len());
-        rows.extend_from_slice(&self.cache);
-        rows.extend_from_slice(&self.fifo);
-        rows.extend_from_slice(context);
-        let mut valid = vec![true; self.cache_rows() + self.fifo_rows()];
-        valid.extend_from_slice(context_valid);
-        (rows, valid)
+    /// First row of the next step whose probabilities [`SpeakerCache::update`] reads: once compressed, the cache
+    /// keeps its own and the step's rows before the FIFO need no logits.
+    pub fn first_row_read(&self) -> usize {
+        if self.compressed { self.cache_rows } else { 0 }
     }
 
-    /// Pushes the step's chunk frames (`chunk_rows`, `[layout.chunk_rows, width]`, the chunk proper of the
-    /// step input) into the FIFO and, when it overflows, moves the oldest frames into the cache,
-    /// compressing it when it outgrows `cache_length`. `probs` are the step input's `[rows, speakers]`
-    /// encoder-rate probabilities (0 on padding rows).
-    pub fn update(&mut self, layout: StepLayout, chunk_rows: &[f32], probs: &[f64], silence: &[f32]) {
-        let (w, s) = (self.width, self.speakers);
+    /// Pushes the step's chunk proper into the FIFO and, when it overflows, moves the oldest frames into the cache,
+    /// compressing it when it outgrows `cache_length`. `probs` are the step input's `[rows, speakers]` encoder-rate
+    /// probabilities (0 on padding rows; rows before [`SpeakerCache::first_row_read`] are not read). Returns where
+    /// each row of the next `[cache ; FIFO]` comes from, in order.
+    pub fn update(&mut self, layout: StepLayout, probs: &[f64]) -> Vec<RowSource> {
+        let s = self.speakers;
+        let fifo = layout.cache_rows..layout.cache_rows + layout.fifo_rows;
         let chunk = layout.chunk_start()..layout.chunk_start() + layout.chunk_rows;
-        let mut candidate = std::mem::take(&mut self.fifo);
-        candidate.extend_from_slice(&chunk_rows[..layout.chunk_rows * w]);
-        let len = candidate.len() / w;
-        if len <= self.config.fifo_length {
-            self.fifo = candidate;
-            return;
+        let candidate: Vec<usize> = fifo.chain(chunk).collect();
+        let keep_cache = (0..layout.cache_rows).map(RowSource::Step);
+        if candidate.len() <= self.config.fifo_length {
+            self.fifo_rows = candidate.len();
+            return keep_cache.chain(candidate.into_iter().map(RowSource::Step)).collect();
         }
-        let pop = self.config.update_period.max(len - self.config.fifo_length).min(len);
-        let fifo_start = layout.cache_rows;
-        let mut fifo_probs = probs[fifo_start * s..(fifo_start + layout.fifo_rows) * s].to_vec();
-        fifo_probs.extend_from_slice(&probs[chunk.start * s..chunk.end * s]);
+        let pop = self.config.update_period.max(candidate.len() - self.config.fifo_length).min(candidate.len());
         let mut cand_probs = if self.compressed {
             std::mem::take(&mut self.cache_probs)
         } else {
             probs[..layout.cache_rows * s].to_vec()
         };
-        cand_probs.extend_from_slice(&fifo_probs[..pop * s]);
-        let mut cand = std::mem::take(&mut self.cache);
-        cand.extend_from_slice(&candidate[..pop * w]);
-        self.fifo = candidate[pop * w..].to_vec();
-        if cand.len() / w > self.config.cache_length {
-            let (cache, cache_probs) = compress(&self.config, s, w, &cand, &cand_probs, silence);
-            self.cache = cache;
+        cand_probs.extend(candidate[..pop].iter().flat_map(|&r| &probs[r * s..(r + 1) * s]));
+        let cand: Vec<RowSource> = keep_cache.chain(candidate[..pop].iter().map(|&r| RowSource::Step(r))).collect();
+        let mut sources = if cand.len() > self.config.cache_length {
+            let (picked, cache_probs) = compress(&self.config, s, &cand_probs);
             self.cache_probs = cache_probs;
             self.compressed = true;
+            picked.into_iter().map(|p| p.map_or(RowSource::Silence, |i| cand[i])).collect()
         } else {
-            self.cache = cand;
             self.cache_probs = cand_probs;
+            cand
+        };
+        self.cache_rows = sources.len();
+        self.fifo_rows = candidate.len() - pop;
+        sources.extend(candidate[pop..].iter().map(|&r| RowSource::Step(r)));
+        sources
+    }
+}
+
+/// The rows `sources` name, `[sources, width]`, from a step's input rows `[rows, width]` and the silence embedding.
+pub fn gather(sources: &[RowSource], step_rows: &[f32], silence: &[f32]) -> Vec<f32> {
+    let width = silence.len();
+    let mut rows = Vec::with_capacity(sources.len() * width);
+    for source in sources {
+        match *source {
+            RowSource::Step(r) => rows.extend_from_slice(&step_rows[r * width..(r + 1) * width]),
+            RowSource::Silence => rows.extend_from_slice(silence),
         }
     }
+    rows
 }
 
 /// Per-(frame, speaker) scores of docs/model.md §6.4 steps 1–4, `[frames, speakers]`.
@@ -149,17 +157,10 @@ fn frame_scores(c: &SpeakerCacheConfig, speakers: usize, probs: &[f64]) -> Vec<f
     scores
 }
 
-/// Compresses `embeds [N, width]` / `probs [N, speakers]` (N > cache_length) to
-/// `cache_length` rows grouped by speaker in arrival order, each group ending with its silence
-/// slots (docs/model.md §6.4).
-pub fn compress(
-    c: &SpeakerCacheConfig,
-    speakers: usize,
-    width: usize,
-    embeds: &[f32],
-    probs: &[f64],
-    silence: &[f32],
-) -> (Vec<f32>, Vec<f64>) {
+/// Compresses the `[N, speakers]` probabilities of N > cache_length candidate frames to `cache_length` picks grouped
+/// by speaker in arrival order, each group ending with its silence slots (docs/model.md §6.4): per pick, the candidate
+/// frame (`None`: the silence embedding), and the picks' probabilities (0 for silence).
+pub fn compress(c: &SpeakerCacheConfig, speakers: usize, probs: &[f64]) -> (Vec<Option<usize>>, Vec<f64>) {
     let frames = probs.len() / speakers;
     let scores = frame_scores(c, speakers, probs);
     let sil = c.silence_frames_per_speaker;
@@ -175,19 +176,19 @@ pub fn compress(
         .map(|i| if flat[i] == f64::NEG_INFINITY { disabled } else { i })
         .collect();
     picked.sort_unstable();
-    let mut cache = Vec::with_capacity(c.cache_length * width);
+    let mut frames_picked = Vec::with_capacity(c.cache_length);
     let mut cache_probs = Vec::with_capacity(c.cache_length * speakers);
     for i in picked {
         let frame = if i == disabled { frames } else { i % padded };
         if frame < frames {
-            cache.extend_from_slice(&embeds[frame * width..(frame + 1) * width]);
+            frames_picked.push(Some(frame));
             cache_probs.extend_from_slice(&probs[frame * speakers..(frame + 1) * speakers]);
         } else {
-            cache.extend_from_slice(silence);
+            frames_picked.push(None);
             cache_probs.extend(std::iter::repeat_n(0.0, speakers));
         }
     }
-    (cache, cache_probs)
+    (frames_picked, cache_probs)
 }
 
 #[cfg(test)]
@@ -210,15 +211,14 @@ mod tests {
 
     #[test]
     fn compress_keeps_speaker_frames_in_arrival_order_then_silence() {
-        // 2 speakers, cache of 6 (3 per speaker: 2 frames + 1 silence), 8 frames of one width.
+        // 2 speakers, cache of 6 (3 per speaker: 2 frames + 1 silence), 8 frames.
         let c = config(6);
         let probs: Vec<f64> =
             [[0.9, 0.1], [0.2, 0.1], [0.8, 0.1], [0.1, 0.95], [0.1, 0.7], [0.99, 0.1], [0.1, 0.1], [0.1, 0.9]].concat();
-        let embeds: Vec<f32> = (0..8).map(|t| t as f32).collect();
-        let (cache, cache_probs) = compress(&c, 2, 1, &embeds, &probs, &[-1.0]);
+        let (picked, cache_probs) = compress(&c, 2, &probs);
         // Speaker 0 speaks at 0, 2, 5 and keeps its two best frames, 5 (0.99) and 0 (0.9);
         // speaker 1 speaks at 3, 4, 7 and keeps 3 (0.95) and 7 (0.9, plus the latest-frame boost).
-        assert_eq!(cache, vec![0.0, 5.0, -1.0, 3.0, 7.0, -1.0]);
+        assert_eq!(picked, vec![Some(0), Some(5), None, Some(3), Some(7), None]);
         assert_eq!(&cache_probs[4..6], &[0.0, 0.0]);
         assert_eq!(&cache_probs[0..2], &[0.9, 0.1]);
     }
@@ -226,18 +226,67 @@ mod tests {
     #[test]
     fn fifo_overflow_pops_update_period_frames_into_the_cache() {
         let c = config(6);
-        let mut cache = SpeakerCache::new(c, 2, 1);
+        let mut cache = SpeakerCache::new(c, 2);
         let layout = |cache: &SpeakerCache, chunk_rows| StepLayout {
             cache_rows: cache.cache_rows(),
             fifo_rows: cache.fifo_rows(),
             lookback: 0,
             chunk_rows,
         };
-        cache.update(layout(&cache, 2), &[1.0, 2.0], &[0.0; 4], &[0.0]);
+        let step = |rows: usize| (0..rows).map(RowSource::Step).collect::<Vec<_>>();
+        assert_eq!(cache.update(layout(&cache, 2), &[0.0; 4]), step(2));
         assert_eq!((cache.cache_rows(), cache.fifo_rows()), (0, 2));
-        assert_eq!(cache.step_input(&[3.0, 4.0], &[true, true]).0, vec![1.0, 2.0, 3.0, 4.0]);
-        cache.update(layout(&cache, 2), &[3.0, 4.0], &[0.0; 8], &[0.0]);
         // FIFO of 4 > 2: pop max(3, 4 − 2) = 3 frames into the cache, keep the newest one.
-        assert_eq!((cache.cache, cache.fifo.clone()), (vec![1.0, 2.0, 3.0], vec![4.0]));
+        assert_eq!(cache.update(layout(&cache, 2), &[0.0; 8]), step(4));
+        assert_eq!((cache.cache_rows(), cache.fifo_rows()), (3, 1));
+        let rows: Vec<f32> = (0..4).map(|r| r as f32).collect();
+        assert_eq!(gather(&step(4), &rows, &[-1.0]), rows);
+    }
+
+    #[test]
+    fn compression_names_the_kept_step_rows_and_silence() {
+        // A cache of 4 for 2 speakers: per speaker one frame and one silence slot.
+        let mut c = config(4);
+        c.fifo_length = 1;
+        c.update_period = 4;
+        let mut cache = SpeakerCache::new(c, 2);
+        // Step 1: 5 chunk rows; FIFO of 5 > 1 pops 4 into the cache (4 rows: no compression), keeps row 4.
+        let probs = [[0.9, 0.1], [0.1, 0.9], [0.2, 0.2], [0.95, 0.1], [0.1, 0.8]].concat();
+        let layout = StepLayout { cache_rows: 0, fifo_rows: 0, lookback: 0, chunk_rows: 5 };
+        let sources = cache.update(layout, &probs);
+        assert_eq!(sources, (0..5).map(RowSource::Step).collect::<Vec<_>>());
+        assert_eq!((cache.cache_rows(), cache.fifo_rows(), cache.first_row_read()), (4, 1, 0));
+        // Step 2: cache 0..4, FIFO 4, a look-back row 5, chunk 6..10: pops 4 (rows 4, 6, 7, 8) → 8 candidates,
+        // compressed to 4 (per speaker one frame and one silence slot).
+        let probs = [
+            [0.9, 0.1],
+            [0.1, 0.9],
+            [0.2, 0.2],
+            [0.95, 0.1],
+            [0.1, 0.8],
+            [0.5, 0.5],
+            [0.1, 0.99],
+            [0.2, 0.1],
+            [0.99, 0.1],
+            [0.1, 0.1],
+        ]
+        .concat();
+        let layout = StepLayout { cache_rows: 4, fifo_rows: 1, lookback: 1, chunk_rows: 4 };
+        let sources = cache.update(layout, &probs);
+        let (picked, _) = compress(&c, 2, &[&probs[..8], &probs[8..10], &probs[12..18]].concat());
+        let candidates = [0, 1, 2, 3, 4, 6, 7, 8];
+        let expected: Vec<RowSource> = picked
+            .iter()
+            .map(|p| p.map_or(RowSource::Silence, |i| RowSource::Step(candidates[i])))
+            .chain([RowSource::Step(9)])
+            .collect();
+        assert_eq!(sources, expected);
+        assert!(sources.contains(&RowSource::Silence) && sources.contains(&RowSource::Step(8)), "{sources:?}");
+        assert_eq!((cache.cache_rows(), cache.fifo_rows(), cache.first_row_read()), (4, 1, 4));
+        let rows: Vec<f32> = (0..10).map(|r| r as f32).collect();
+        let gathered = gather(&sources, &rows, &[-1.0]);
+        let want: Vec<f32> =
+            sources.iter().map(|s| if let RowSource::Step(r) = s { *r as f32 } else { -1.0 }).collect();
+        assert_eq!(gathered, want);
     }
 }

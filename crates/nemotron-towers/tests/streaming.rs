@@ -444,3 +444,40 @@ fn bad_samples_and_modes_are_refused_by_name() {
         other => panic!("expected a shape error, got {:?}", other.map(|_| ())),
     }
 }
+
+/// A fork continues with the bits of the session it copies, however the two go on afterwards: its speaker cache and
+/// FIFO rows on the GPU are its own (the original dropped, its rows taken by a new session that overwrites them).
+#[test]
+fn a_forked_session_continues_with_the_bits_of_the_original() {
+    let mode = StreamingMode::UltraLowLatency;
+    let (samples, half) = (audio(), audio().len() / 2);
+    let whole = run(mode, samples, || 7_000);
+    let mut session = diarizer().session(mode).unwrap();
+    let mut before = Session::default();
+    for piece in samples[..half].chunks(7_000) {
+        before.add(session.push(piece).block().unwrap());
+    }
+    // 3 rows a chunk against diar-tiny's 10 FIFO and 24 cache rows: the cache is compressed by the 15th chunk.
+    assert!(before.chunks.len() > 15, "the cache was compressed before the fork: {} chunks", before.chunks.len());
+    let mut fork = session.fork().unwrap();
+    // Forks of forks, on one page with their originals.
+    let mut forks = [session.fork().unwrap(), fork.fork().unwrap()];
+    let [a, b] = &mut forks;
+    assert_eq!(a.push(&samples[half..]).block().unwrap(), b.push(&samples[half..]).block().unwrap());
+    drop(forks);
+    drop(session);
+    // Takes the rows the original gave back, and writes them.
+    let mut other = diarizer().session(mode).unwrap();
+    other.push(&samples[half..]).block().unwrap();
+    let mut after = before;
+    let rest = &samples[half..];
+    let mut fed = 0;
+    while fed < rest.len() {
+        let end = (fed + 7_000 - (half + fed) % 7_000).min(rest.len());
+        after.add(fork.push(&rest[fed..end]).block().unwrap());
+        fed = end;
+    }
+    after.add(fork.finish().block().unwrap());
+    assert_eq!(after.chunks, whole.chunks, "the same chunks, features and rows");
+    assert_eq!(after.bits(), whole.bits(), "the fork's outputs are the bits of the session it copied");
+}

@@ -5,6 +5,7 @@
 
 mod attention;
 mod conv_im2col;
+mod gather_rows;
 mod gemm;
 mod log_softmax_gather;
 mod qk_norm_rope;
@@ -13,6 +14,7 @@ mod speaker_fusion;
 pub use crate::layer_norm::layer_norm_f64 as layer_norm;
 pub use attention::attention;
 pub use conv_im2col::{conv_im2col, conv1d_k3};
+pub use gather_rows::gather_rows;
 pub use gemm::{gelu, linear, relu};
 pub use log_softmax_gather::log_softmax_gather;
 pub use qk_norm_rope::{QkNormParams, qk_norm_rope};

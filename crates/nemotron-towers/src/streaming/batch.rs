@@ -95,7 +95,7 @@ async fn run_batch(
     }
     let Some((first, _)) = ready.first() else { return };
     let (sortformer, timing) = (first.diarizer().sortformer(), first.timing());
-    let inputs: Vec<_> = ready.iter().map(|(_, due)| due.step()).collect();
+    let inputs: Vec<_> = ready.iter().map(|(session, due)| session.step(due)).collect();
     let steps = match sortformer.stream_steps(&inputs, timing).await {
         Ok(steps) if steps.len() == ready.len() => steps,
         Ok(steps) => {

@@ -32,6 +32,7 @@
 
 mod batch;
 mod mode;
+pub(crate) mod resident;
 mod session;
 
 pub use batch::push_many;

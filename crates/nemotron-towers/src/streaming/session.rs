@@ -10,8 +10,9 @@ use crate::error::{Error, Result};
 use crate::frontend::{HOP_LENGTH, N_MELS, first_sample_needed};
 use crate::pipeline::Diarizer;
 use crate::sortformer::{StepInput, StepOutput, encoder_rate_probabilities, mean_sigmoid};
-use crate::speaker_cache::{SpeakerCache, StepLayout};
+use crate::speaker_cache::{RowSource, SpeakerCache, StepLayout};
 use crate::streaming::mode::{ChunkPlan, StreamingMode};
+use crate::streaming::resident::{Slot, StepRows};
 
 /// Most encoder frames of chunk and look-ahead together (87 minutes): far past any use, far from overflow.
 const MAX_MODE_FRAMES: usize = 1 << 16;
@@ -27,13 +28,18 @@ const MAX_MODE_FRAMES: usize = 1 << 16;
 /// (one GPU submission, one readback), and the cache and FIFO carry over with the `streaming_config` sizes.
 ///
 /// The session owns everything that carries over: the samples the next chunk still needs, the speaker
-/// cache, the FIFO and the compression state. It is `Clone` (a copy continues independently).
-#[derive(Clone)]
+/// cache, the FIFO and the compression state. The cache and FIFO embeddings stay on the GPU, in rows the session
+/// leases from its diarizer until it drops: a step uploads the chunk's features and reads back logits only.
+/// [`DiarizerSession::fork`] makes a copy that continues independently.
 pub struct DiarizerSession<'m> {
     diarizer: &'m Diarizer,
     mode: StreamingMode,
     plan: ChunkPlan,
     cache: SpeakerCache,
+    /// The session's rows on the GPU.
+    slot: Slot<'m>,
+    /// Where each row of the next step's `[cache ; FIFO]` is in the slot.
+    sources: Vec<RowSource>,
     /// The stream from sample `first_sample` on (earlier samples no chunk needs any more).
     samples: Vec<f32>,
     first_sample: usize,
@@ -117,17 +123,38 @@ impl<'m> DiarizerSession<'m> {
         }
         let cache = c.streaming_cache;
         let rows = cache.cache_length + cache.fifo_length + chunk + lookahead;
-        diarizer.sortformer().tower().check_rows(rows, &format!("a streaming step of mode {}", mode.name()))?;
+        let sortformer = diarizer.sortformer();
+        sortformer.tower().check_rows(rows, &format!("a streaming step of mode {}", mode.name()))?;
         Ok(Self {
             diarizer,
             mode,
             plan: ChunkPlan::new(mode, c.encoder.subsampling),
-            cache: SpeakerCache::new(cache, c.speakers, c.encoder.hidden),
+            cache: SpeakerCache::new(cache, c.speakers),
+            slot: sortformer.lease_rows(rows)?,
+            sources: Vec::new(),
             samples: Vec::new(),
             first_sample: 0,
             received: 0,
             next_chunk: 0,
             timing: Timing::Off,
+        })
+    }
+
+    /// A copy of the session that continues independently: the same stream so far, its own rows on the GPU (copied
+    /// there, in a submission of its own).
+    pub fn fork(&self) -> Result<Self> {
+        Ok(Self {
+            diarizer: self.diarizer,
+            mode: self.mode,
+            plan: self.plan,
+            cache: self.cache.clone(),
+            slot: self.slot.fork()?,
+            sources: self.sources.clone(),
+            samples: self.samples.clone(),
+            first_sample: self.first_sample,
+            received: self.received,
+            next_chunk: self.next_chunk,
+            timing: self.timing,
         })
     }
 
@@ -213,7 +240,7 @@ impl<'m> DiarizerSession<'m> {
     /// Runs the next chunk over `frames` mel frames: with the mode's look-ahead, or as the `last` one.
     async fn run_chunk(&mut self, frames: usize, last: bool) -> Result<StreamOutput> {
         let due = self.prepare_chunk(frames, last)?;
-        let mut steps = self.diarizer.sortformer().stream_steps(&[due.step()], self.timing).await?;
+        let mut steps = self.diarizer.sortformer().stream_steps(&[self.step(&due)], self.timing).await?;
         let step = steps.pop().ok_or_else(|| Error::Internal("a streaming step's output is missing".into()))?;
         Ok(self.complete_chunk(due, step))
     }
@@ -228,45 +255,63 @@ impl<'m> DiarizerSession<'m> {
         let features = self.diarizer.frontend().frames(&self.samples, self.first_sample, mel_frames.clone())?;
         // Stacked `sub` frames per row; a partial last group is zero-padded and stays a valid key upstream.
         let sub_rows = frames.div_ceil(c.encoder.subsampling);
-        let (mut rows, _) = self.cache.step_input(&[], &[]);
         let layout = StepLayout {
             cache_rows: self.cache.cache_rows(),
             fifo_rows: self.cache.fifo_rows(),
             lookback: 0,
             chunk_rows: sub_rows - lookahead,
         };
-        rows.reserve(sub_rows * c.encoder.stacked_features());
-        rows.extend_from_slice(&features);
-        rows.resize(rows.len() + (sub_rows * c.encoder.stacked_features() - features.len()), 0.0);
-        Ok(DueChunk { last, lookahead, mel_frames, features, rows, layout })
+        let values = features.len();
+        let mut stacked = features;
+        stacked.resize(sub_rows * c.encoder.stacked_features(), 0.0);
+        Ok(DueChunk { last, lookahead, mel_frames, stacked, values, layout })
+    }
+
+    /// The GPU step of a prepared chunk: its features after the session's rows, the logits it needs back.
+    pub(super) fn step<'s>(&'s self, due: &'s DueChunk) -> StepInput<'s> {
+        let chunk_end = due.layout.chunk_start() + due.layout.chunk_rows;
+        StepInput {
+            features: &due.stacked,
+            rows: StepRows {
+                slot: &self.slot,
+                sources: &self.sources,
+                // After the last chunk no step reads the rows.
+                keep: if due.last { 0..0 } else { 0..chunk_end },
+            },
+            logits: self.cache.first_row_read()..chunk_end,
+        }
     }
 
     /// Takes the step of a prepared chunk: updates the speaker cache and FIFO, and gives what the chunk made final.
     pub(super) fn complete_chunk(&mut self, due: DueChunk, step: StepOutput) -> StreamOutput {
         let c = self.diarizer.config();
         let (sub, speakers) = (c.encoder.subsampling, c.speakers);
-        let DueChunk { last, lookahead, mel_frames, features, layout, .. } = due;
+        let DueChunk { last, lookahead, mel_frames, mut stacked, values, layout } = due;
         let index = self.next_chunk;
         // The last chunk drops the padding of its partial group.
         let emitted = (layout.chunk_rows * sub).min(mel_frames.len());
-        let start = layout.chunk_start() * sub * speakers;
+        let first_read = self.cache.first_row_read();
+        let start = (layout.chunk_start() - first_read) * sub * speakers;
         let speaker_logits = step.logits[start..start + emitted * speakers].to_vec();
-        let step_rows = step.logits.len() / (sub * speakers);
-        let probs = encoder_rate_probabilities(&step.logits, &vec![true; step_rows], sub, speakers);
-        self.cache.update(layout, &step.embedded, &probs, self.diarizer.sortformer().silence());
+        let read_rows = step.logits.len() / (sub * speakers);
+        let mut probs = vec![0.0; first_read * speakers];
+        probs.extend(encoder_rate_probabilities(&step.logits, &vec![true; read_rows], sub, speakers));
+        self.sources = self.cache.update(layout, &probs);
+        self.slot.flip();
         let speaker_probabilities: Vec<f32> = speaker_logits
             .chunks(sub * speakers)
             .flat_map(|group| mean_sigmoid(group, speakers))
             .map(|p| p as f32)
             .collect();
+        stacked.truncate(values);
         let report = ChunkReport {
             index,
             samples: self.plan.samples(index, last.then_some(self.received)),
             mel_frames: mel_frames.clone(),
             lookahead,
             frames: emitted,
-            step_rows,
-            features,
+            step_rows: layout.chunk_start() + layout.chunk_rows + lookahead,
+            features: stacked,
             gpu_ms: step.gpu_ms,
         };
         self.next_chunk += 1;
@@ -301,15 +346,9 @@ pub(super) struct DueChunk {
     last: bool,
     lookahead: usize,
     mel_frames: Range<usize>,
-    features: Vec<f32>,
-    /// `[speaker cache ; FIFO]` rows `[p, d]`, then the chunk's stacked features.
-    rows: Vec<f32>,
+    /// The chunk's log-mel features, stacked `[rows, subsampling·mel]` (a partial last group zero-padded).
+    stacked: Vec<f32>,
+    /// Values of `stacked` before the padding: the features the chunk reads.
+    values: usize,
     layout: StepLayout,
-}
-
-impl DueChunk {
-    /// What the GPU step takes.
-    pub(super) fn step(&self) -> StepInput<'_> {
-        StepInput { rows: &self.rows, embedded: self.layout.chunk_start(), chunk_rows: self.layout.chunk_rows }
-    }
 }

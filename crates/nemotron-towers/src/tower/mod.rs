@@ -40,6 +40,20 @@ pub enum InputKind<'a> {
         /// Per sequence, its rows at the start that are already projected.
         embedded: &'a [usize],
     },
+    /// Streaming steps as [`InputKind::EmbeddedThenFeatures`], but the projected rows at the start of each sequence
+    /// are already on the GPU: the caller's prologue copies them into the tower's rows in the same submission (the
+    /// live sessions' speaker cache and FIFO, which stay on the GPU between steps), and each sequence's `rows` hold
+    /// only its chunk's stacked features. Only this crate's streaming steps have rows on the GPU to give:
+    /// [`Tower::forward`], [`Tower::forward_into`] and [`Tower::timed`] refuse it.
+    GatheredThenFeatures {
+        /// Per sequence, its rows at the start that the prologue writes.
+        gathered: &'a [usize],
+    },
+}
+
+/// What [`Tower::run`] records before the tower when nothing is gathered.
+pub(crate) fn no_prologue(_: &mut Recorder<'_>, _: &GpuBuffer) -> Result<()> {
+    Ok(())
 }
 
 /// One sequence of a batched call: its rows (row-major) and which rows are valid keys.
@@ -212,7 +226,8 @@ impl Tower {
                 });
             }
         }
-        self.run(kind, batch, Submission::Parts { flops: PART_FLOPS }, async |rec, out, _, _| {
+        refuse_gathered(kind, "forward_into")?;
+        self.run(kind, batch, Submission::Parts { flops: PART_FLOPS }, no_prologue, async |rec, out, _, _| {
             rec.submit()?;
             let ranges: Vec<(&GpuBuffer, usize)> =
                 targets.iter().enumerate().map(|(i, (first, _))| (out, (i * seq_len + first) * d)).collect();
@@ -224,13 +239,16 @@ impl Tower {
 
     /// Runs the batch with GPU `timing` and returns the times instead of the output (benchmarks).
     pub async fn timed(&self, kind: InputKind<'_>, batch: &[Sequence<'_>], timing: Timing) -> Result<Profile> {
-        self.run(kind, batch, Submission::Whole, async |rec, _, _, _| {
+        refuse_gathered(kind, "timed")?;
+        self.run(kind, batch, Submission::Whole, no_prologue, async |rec, _, _, _| {
             Ok(rec.with_timing(timing).submit_profiled().await?)
         })
         .await
     }
 
-    /// Uploads the batch, records the tower, and hands the recorder, the `[rows, d]` output buffer,
+    /// Uploads the batch, records `prologue` (handed the recorder and the `[rows, d]` rows the tower starts from:
+    /// where [`InputKind::GatheredThenFeatures`] wants its gathered rows), records the tower, and hands the recorder,
+    /// the `[rows, d]` output buffer,
     /// the `[rows, d]` projected input rows and the row count to `finish`, which records any further
     /// work, submits and reads back (in [`Submission::Parts`], the parts before the last are submitted by then).
     /// The workspace stays locked until `finish` returns, so concurrent calls cannot overwrite the output before it
@@ -240,6 +258,7 @@ impl Tower {
         kind: InputKind<'_>,
         batch: &[Sequence<'_>],
         submission: Submission,
+        prologue: impl FnOnce(&mut Recorder<'_>, &GpuBuffer) -> Result<()>,
         finish: impl AsyncFnOnce(Recorder<'_>, &GpuBuffer, &GpuBuffer, usize) -> Result<T>,
     ) -> Result<T> {
         let seq_len = batch.iter().map(|s| s.valid.len()).max().unwrap_or(0);
@@ -250,8 +269,11 @@ impl Tower {
         let mut rec = Recorder::new(&self.gpu);
         if rows > 0 {
             self.upload_batch(work, kind, batch, seq_len)?;
-            if let InputKind::EmbeddedThenFeatures { embedded } = kind {
-                self.record_step_projection(&mut rec, work, embedded, batch, seq_len)?;
+            prologue(&mut rec, &work.x)?;
+            if let InputKind::EmbeddedThenFeatures { embedded: before }
+            | InputKind::GatheredThenFeatures { gathered: before } = kind
+            {
+                self.record_step_projection(&mut rec, work, before, batch, seq_len)?;
             }
             self.record(&mut rec, work, rope, kind, (batch.len(), seq_len), submission)?;
         }
@@ -364,7 +386,12 @@ impl Tower {
         let (width, target) = match kind {
             InputKind::Features => (self.config.stacked_features(), &work.input),
             InputKind::Embeddings => (self.config.hidden, &work.x),
-            InputKind::EmbeddedThenFeatures { embedded } => return self.upload_steps(work, embedded, batch, seq_len),
+            InputKind::EmbeddedThenFeatures { embedded } => {
+                return self.upload_steps(work, embedded, StepPrefix::InRows, batch, seq_len);
+            }
+            InputKind::GatheredThenFeatures { gathered } => {
+                return self.upload_steps(work, gathered, StepPrefix::Gathered, batch, seq_len);
+            }
         };
         let mut mask = vec![0u32; batch.len() * seq_len];
         for (i, s) in batch.iter().enumerate() {
@@ -387,9 +414,16 @@ impl Tower {
         Ok(())
     }
 
-    /// Uploads streaming steps: each sequence's projected rows to its rows of `x` (its padding rows zeroed), the
-    /// stacked features of all sequences one after another to `input`, the key mask.
-    fn upload_steps(&self, work: &Workspace, embedded: &[usize], batch: &[Sequence<'_>], seq_len: usize) -> Result<()> {
+    /// Uploads streaming steps: each sequence's projected rows, where its `rows` hold them, to its rows of `x` (its
+    /// padding rows zeroed), the stacked features of all sequences one after another to `input`, the key mask.
+    fn upload_steps(
+        &self,
+        work: &Workspace,
+        embedded: &[usize],
+        prefix: StepPrefix,
+        batch: &[Sequence<'_>],
+        seq_len: usize,
+    ) -> Result<()> {
         let (d, width) = (self.config.hidden, self.config.stacked_features());
         if embedded.len() != batch.len() {
             let what = "streaming steps: counts of projected rows, one per sequence".to_string();
@@ -402,15 +436,19 @@ impl Tower {
             if embedded > rows {
                 return Err(Error::Frames { what: "streaming step: projected rows", found: embedded, frames: rows });
             }
-            let expected = embedded * d + (rows - embedded) * width;
+            let in_rows = match prefix {
+                StepPrefix::InRows => embedded,
+                StepPrefix::Gathered => 0,
+            };
+            let expected = in_rows * d + (rows - embedded) * width;
             if step.rows.len() != expected {
                 let what = format!(
-                    "streaming step {i} ({embedded} projected rows of {d}, {} feature rows of {width})",
+                    "streaming step {i} ({in_rows} projected rows of {d}, {} feature rows of {width})",
                     rows - embedded
                 );
                 return Err(Error::Length { what, expected, found: step.rows.len() });
             }
-            let (projected, stacked) = step.rows.split_at(embedded * d);
+            let (projected, stacked) = step.rows.split_at(in_rows * d);
             self.gpu.write_f32(&work.x, i * seq_len * d, projected)?;
             if rows < seq_len {
                 self.gpu.write_f32(&work.x, (i * seq_len + rows) * d, &vec![0.0; (seq_len - rows) * d])?;
@@ -423,6 +461,23 @@ impl Tower {
         self.gpu.write_f32(&work.input, 0, &features)?;
         self.gpu.write_u32(&work.mask, 0, &mask)?;
         Ok(())
+    }
+}
+
+/// Where a streaming step's projected rows come from.
+#[derive(Clone, Copy)]
+enum StepPrefix {
+    /// At the start of the sequence's `rows`.
+    InRows,
+    /// The caller's prologue copies them on the GPU.
+    Gathered,
+}
+
+/// Refuses [`InputKind::GatheredThenFeatures`] in `call`, which records no prologue.
+fn refuse_gathered(kind: InputKind<'_>, call: &'static str) -> Result<()> {
+    match kind {
+        InputKind::GatheredThenFeatures { .. } => Err(Error::GatheredRows { call }),
+        _ => Ok(()),
     }
 }
 

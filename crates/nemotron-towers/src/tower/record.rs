@@ -46,7 +46,8 @@ impl Tower {
                 gemm(rec, &work.input, projection, &work.x, rows, d, c.stacked_features(), &Epilogue::default())?
             }
             // A step's chunks were projected into `x` by `Tower::record_step_projection`.
-            InputKind::EmbeddedThenFeatures { .. } | InputKind::Embeddings => {}
+            InputKind::EmbeddedThenFeatures { .. } | InputKind::GatheredThenFeatures { .. } | InputKind::Embeddings => {
+            }
         }
         norm(rec, &w.embed_norm, (&work.x, &work.h, None), rows, d)?;
         // Pre-norm blocks: h is the residual stream, a the normalised input of the next product. The two residual

@@ -33,7 +33,7 @@ fn a_call_in_parts_gives_the_bits_of_one_submission() {
     let batch: Vec<Sequence<'_>> = rows.iter().zip(&valid).map(|(r, v)| Sequence { rows: r, valid: v }).collect();
     let run = |submission| {
         tower
-            .run(InputKind::Features, &batch, submission, async |rec, out, _, n| {
+            .run(InputKind::Features, &batch, submission, super::no_prologue, async |rec, out, _, n| {
                 rec.submit()?;
                 Ok(tower.gpu.read_f32_range(out, 0, n * config.hidden).await?)
             })

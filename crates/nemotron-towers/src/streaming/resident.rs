@@ -1,0 +1,278 @@
+//! The live sessions' speaker cache and FIFO on the GPU. Each session leases a slot of rows in a page (one storage
+//! buffer for many sessions, so a batched step gathers the rows of all of them with one launch per page), and a step
+//! moves only the rows its cache update names ([`RowSource`]): the embeddings never cross the bus, a step uploads its
+//! chunk's features and reads back logits.
+//!
+//! A slot has two halves of a step's rows: a step reads its `[cache ; FIFO]` rows from the current half and writes
+//! its `[cache ; FIFO ; chunk]` rows to the other, which becomes current once the step has succeeded; a failed step
+//! leaves the current half as it was, so the chunk runs again on the next push. Row 0 of every page is the silence
+//! embedding the compression inserts.
+
+use std::ops::Range;
+use std::sync::{Mutex, MutexGuard};
+
+use audio_kernels::{RowPairs, gather_rows};
+use gpu_core::{Gpu, GpuBuffer, GpuError, Recorder};
+
+use crate::error::Result;
+use crate::speaker_cache::RowSource;
+
+/// Most slots of one page: pages grow 1, 2, 4, … slots up to this, so one session costs one slot's memory and a
+/// thousand take a few dozen pages.
+const MAX_SLOTS_PER_PAGE: usize = 64;
+
+/// The pages of a diarizer's live sessions, per size of step.
+pub(crate) struct ResidentRows {
+    gpu: Gpu,
+    silence: Vec<f32>,
+    pools: Mutex<Vec<Pool>>,
+    /// The pairs of one batched step's copies, written before its submission; held from the write until the
+    /// submission is recorded, so that concurrent steps do not overwrite each other's.
+    pairs: async_lock::Mutex<Option<GpuBuffer>>,
+}
+
+/// Pages whose slots hold steps of `step_rows` rows.
+struct Pool {
+    step_rows: usize,
+    pages: Vec<GpuBuffer>,
+    /// `(page, slot)` free for the next lease.
+    free: Vec<(usize, usize)>,
+}
+
+/// A session's rows on the GPU, given back to its page when dropped.
+pub(crate) struct Slot<'r> {
+    owner: &'r ResidentRows,
+    step_rows: usize,
+    page: usize,
+    index: usize,
+    buffer: GpuBuffer,
+    /// The half that holds the rows of the last step that succeeded.
+    current: usize,
+}
+
+impl ResidentRows {
+    /// Pages for the sessions of a diarizer whose compression inserts `silence` (`[d]`).
+    pub(crate) fn new(gpu: &Gpu, silence: Vec<f32>) -> Self {
+        Self { gpu: gpu.clone(), silence, pools: Mutex::new(Vec::new()), pairs: async_lock::Mutex::new(None) }
+    }
+
+    fn width(&self) -> usize {
+        self.silence.len()
+    }
+
+    fn pools(&self) -> MutexGuard<'_, Vec<Pool>> {
+        // A panic elsewhere while the lock was held leaves the lists consistent: each change is one push or pop.
+        self.pools.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A free slot for steps of `step_rows` rows, on a new page where none is free. Refused when one slot (its two
+    /// halves and the silence row) does not fit a storage binding.
+    pub(crate) fn lease(&self, step_rows: usize) -> Result<Slot<'_>> {
+        let mut pools = self.pools();
+        let p = match pools.iter().position(|pool| pool.step_rows == step_rows) {
+            Some(p) => p,
+            None => {
+                pools.push(Pool { step_rows, pages: Vec::new(), free: Vec::new() });
+                pools.len() - 1
+            }
+        };
+        let pool = &mut pools[p];
+        if pool.free.is_empty() {
+            let slots = (1usize << pool.pages.len().min(6)).min(self.slots_per_page(step_rows)?);
+            let page =
+                self.gpu.zeros("live sessions' speaker cache and FIFO", page_rows(slots, step_rows) * self.width())?;
+            self.gpu.write_f32(&page, 0, &self.silence)?;
+            pool.free.extend((0..slots).rev().map(|slot| (pool.pages.len(), slot)));
+            pool.pages.push(page);
+        }
+        let (page, index) = pool.free.pop().ok_or_else(|| crate::Error::Internal("a new page has no slot".into()))?;
+        let buffer = pool.pages[page].clone();
+        Ok(Slot { owner: self, step_rows, page, index, buffer, current: 0 })
+    }
+
+    /// Slots of `step_rows` rows one page holds: at most [`MAX_SLOTS_PER_PAGE`], at least one or an error naming the
+    /// binding limit.
+    fn slots_per_page(&self, step_rows: usize) -> Result<usize> {
+        let limit = self.gpu.limits().max_storage_buffer_binding_size;
+        let rows = (limit / (4 * self.width() as u64)) as usize;
+        let slots = rows.saturating_sub(1) / (2 * step_rows).max(1);
+        if slots == 0 {
+            return Err(GpuError::LimitExceeded {
+                what: format!(
+                    "a live session's rows: 2 × {step_rows} rows of {} values and a silence row",
+                    self.width()
+                ),
+                limit: "max_storage_buffer_binding_size",
+                requested: page_rows(1, step_rows) as u64 * 4 * self.width() as u64,
+                max: limit,
+            }
+            .into());
+        }
+        Ok(slots.min(MAX_SLOTS_PER_PAGE))
+    }
+
+    fn release(&self, slot: &Slot<'_>) {
+        if let Some(pool) = self.pools().iter_mut().find(|pool| pool.step_rows == slot.step_rows) {
+            pool.free.push((slot.page, slot.index));
+        }
+    }
+
+    /// Lays out a batch of steps' row copies (into the tower's rows before it, back into the slots after it; sequence
+    /// `i` of the batch starts at row `i · seq_len`) and writes their pairs to the GPU. The pairs buffer stays
+    /// locked while the copies live: keep them until the steps are submitted.
+    pub(crate) async fn copies(&self, steps: &[StepRows<'_, '_>], seq_len: usize) -> Result<StepCopies<'_>> {
+        let mut into = ByPage::default();
+        let mut back = ByPage::default();
+        for (i, step) in steps.iter().enumerate() {
+            let (slot, first) = (step.slot, i * seq_len);
+            for (r, source) in step.sources.iter().enumerate() {
+                let row = match *source {
+                    RowSource::Step(row) => slot.row(slot.current, row),
+                    RowSource::Silence => 0,
+                };
+                into.add(slot, row, first + r);
+            }
+            for r in step.keep.clone() {
+                back.add(slot, first + r, slot.row(1 - slot.current, r));
+            }
+        }
+        let mut pairs = Vec::new();
+        let into = into.lay_out(&mut pairs);
+        let back = back.lay_out(&mut pairs);
+        let mut guard = self.pairs.lock().await;
+        let words = pairs.len().max(1);
+        let buffer = crate::workspace::reuse_or_make(
+            &mut *guard,
+            |b| b.len_words() >= words,
+            || Ok(self.gpu.zeros("live sessions' row pairs", words.next_power_of_two())?),
+        )?
+        .clone();
+        self.gpu.write_u32(&buffer, 0, &pairs)?;
+        Ok(StepCopies { _guard: guard, pairs: buffer, width: self.width(), into, back })
+    }
+}
+
+/// Rows of a page of `slots` slots: the silence row, then two halves of `step_rows` per slot.
+fn page_rows(slots: usize, step_rows: usize) -> usize {
+    1 + 2 * slots * step_rows
+}
+
+impl Slot<'_> {
+    /// Page row of row `r` of `half`.
+    fn row(&self, half: usize, r: usize) -> usize {
+        1 + (2 * self.index + half) * self.step_rows + r
+    }
+
+    /// After a step that succeeded: the half it wrote becomes current.
+    pub(crate) fn flip(&mut self) {
+        self.current = 1 - self.current;
+    }
+
+    /// A new slot holding this one's rows (GPU copies, submitted at once: the queue runs them before any later step).
+    pub(crate) fn fork(&self) -> Result<Self> {
+        let mut copy = self.owner.lease(self.step_rows)?;
+        copy.current = self.current;
+        let width = self.owner.width();
+        let words = self.step_rows * width;
+        let (from, to) = (self.row(self.current, 0) * width, copy.row(copy.current, 0) * width);
+        // Through a buffer of its own: a copy within one buffer (both slots on one page) is not allowed.
+        let between = self.owner.gpu.zeros("a forked session's rows", words)?;
+        let mut rec = Recorder::new(&self.owner.gpu);
+        rec.copy(&self.buffer, from, &between, 0, words)?;
+        rec.copy(&between, 0, &copy.buffer, to, words)?;
+        rec.submit()?;
+        Ok(copy)
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.owner.release(self);
+    }
+}
+
+/// One step's rows, as [`ResidentRows::copies`] moves them.
+#[derive(Clone)]
+pub(crate) struct StepRows<'s, 'r> {
+    pub slot: &'s Slot<'r>,
+    /// Where each row of the step's `[cache ; FIFO]` comes from in the slot's current half.
+    pub sources: &'s [RowSource],
+    /// The step's rows kept for its next step (`[cache ; FIFO ; chunk]`; empty after the last chunk).
+    pub keep: Range<usize>,
+}
+
+/// Row pairs `(from, to)` grouped by page, each group one launch.
+#[derive(Default)]
+struct ByPage {
+    pages: Vec<((usize, usize), GpuBuffer, Vec<u32>)>,
+}
+
+impl ByPage {
+    fn add(&mut self, slot: &Slot<'_>, from: usize, to: usize) {
+        let key = (slot.step_rows, slot.page);
+        let p = match self.pages.iter().position(|(k, _, _)| *k == key) {
+            Some(p) => p,
+            None => {
+                self.pages.push((key, slot.buffer.clone(), Vec::new()));
+                self.pages.len() - 1
+            }
+        };
+        self.pages[p].2.extend([from as u32, to as u32]);
+    }
+
+    /// Appends the pairs to `pairs`, page after page: one launch each.
+    fn lay_out(self, pairs: &mut Vec<u32>) -> Vec<Launch> {
+        self.pages
+            .into_iter()
+            .map(|(_, page, page_pairs)| {
+                let first = pairs.len() / 2;
+                pairs.extend(&page_pairs);
+                Launch { page, first, count: page_pairs.len() / 2 }
+            })
+            .collect()
+    }
+}
+
+/// The copies of one page: pairs `first..first + count` of the pairs buffer.
+struct Launch {
+    page: GpuBuffer,
+    first: usize,
+    count: usize,
+}
+
+/// A batch of steps' row copies, their pairs on the GPU.
+pub(crate) struct StepCopies<'r> {
+    _guard: async_lock::MutexGuard<'r, Option<GpuBuffer>>,
+    pairs: GpuBuffer,
+    width: usize,
+    into: Vec<Launch>,
+    back: Vec<Launch>,
+}
+
+impl StepCopies<'_> {
+    /// Records the gathers of the steps' `[cache ; FIFO]` rows into the tower's rows `x` (`rows` of them).
+    pub(crate) fn record_into(&self, rec: &mut Recorder<'_>, x: &GpuBuffer, rows: usize) -> Result<()> {
+        for launch in &self.into {
+            let pairs = self.pairs(launch, self.page_rows(&launch.page), rows);
+            gather_rows(rec, &launch.page, x, pairs, self.width)?;
+        }
+        Ok(())
+    }
+
+    /// Records the writes of the steps' kept rows from the tower's rows `x` (`rows` of them) back to their slots.
+    pub(crate) fn record_back(&self, rec: &mut Recorder<'_>, x: &GpuBuffer, rows: usize) -> Result<()> {
+        for launch in &self.back {
+            let pairs = self.pairs(launch, rows, self.page_rows(&launch.page));
+            gather_rows(rec, x, &launch.page, pairs, self.width)?;
+        }
+        Ok(())
+    }
+
+    fn pairs<'a>(&'a self, launch: &Launch, src_rows: usize, dst_rows: usize) -> RowPairs<'a> {
+        RowPairs { pairs: &self.pairs, first: launch.first, count: launch.count, src_rows, dst_rows }
+    }
+
+    fn page_rows(&self, page: &GpuBuffer) -> usize {
+        page.len_words() / self.width
+    }
+}
