@@ -5,23 +5,44 @@ use std::path::Path;
 use clap::Args;
 use nemotron_engine::ModelConfig;
 use nemotron_engine::bench::stream::{LoadTrial, Spread, StreamBenchOptions, StreamLatency};
-use nemotron_engine::bench::{self, BenchEvent, BenchOptions, Measurement};
+use nemotron_engine::bench::{self, BenchEvent, BenchOptions, Corpus, Measurement};
 
 use crate::Settings;
 use crate::failure::Failure;
+
+/// The flags of `bench`'s corpus case.
+#[derive(Args)]
+pub struct CorpusBenchArgs {
+    /// Recordings of the corpus case (diarization side by side, and the whole module over each; 0: no corpus case).
+    #[arg(long, default_value_t = 32)]
+    pub corpus: u32,
+    /// Seconds of each recording of the corpus case.
+    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u32).range(1..))]
+    pub corpus_seconds: u32,
+    /// Recordings of the corpus case whose diarization steps share one submission.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..))]
+    pub corpus_batch: u32,
+}
 
 pub fn bench(
     settings: &Settings,
     seconds: &[u32],
     repeats: usize,
     profile: bool,
+    corpus: &CorpusBenchArgs,
     config: Option<&Path>,
 ) -> Result<(), Failure> {
     let config = config.map(ModelConfig::from_file).transpose()?;
     let gpu = settings.gpu()?;
     let info = gpu.adapter_info();
     println!("nemotron-audio bench on {} ({:?}, driver {} {})", info.name, info.backend, info.driver, info.driver_info);
-    let options = BenchOptions { seconds: seconds.to_vec(), repeats, profile, config, model: settings.engine.model };
+    let corpus = (corpus.corpus > 0).then_some(Corpus {
+        files: corpus.corpus as usize,
+        seconds: corpus.corpus_seconds,
+        batch: corpus.corpus_batch as usize,
+    });
+    let options =
+        BenchOptions { seconds: seconds.to_vec(), repeats, profile, config, model: settings.engine.model, corpus };
     bench::run(&gpu, &options, &mut |event| println!("{}", line(&event)))?;
     Ok(())
 }

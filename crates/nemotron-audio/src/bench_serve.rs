@@ -44,6 +44,11 @@ pub struct ServeBenchArgs {
     /// With --serve: the server's `--max-wait-ms`.
     #[arg(long, requires = "serve", default_value_t = ServerOptions::default().max_wait.as_millis() as u64)]
     pub serve_max_wait_ms: u64,
+    /// With --serve: trials per mode after the --clients ones that narrow down its admission (the most clients that
+    /// keep up), by halving the gap between the most that kept up and the fewest that fell behind (doubling while
+    /// all keep up).
+    #[arg(long, requires = "serve", default_value_t = 0)]
+    pub admission_trials: u32,
 }
 
 /// One trial: `clients` sessions of `latency` at once.
@@ -108,10 +113,16 @@ pub fn bench_serve(
         }));
         ready(address).await?;
         for &latency in &args.latencies {
-            for &clients in &args.clients {
-                let trial = trial(address, latency, clients as usize, &audio).await;
+            let mut tried: Vec<Outcome> = Vec::new();
+            let given = args.clients.iter().map(|&c| c as usize);
+            for clients in given.map(Some).chain((0..args.admission_trials).map(|_| None)) {
+                // The --clients counts, then the narrowing ones.
+                let Some(clients) = clients.or_else(|| next_count(&tried)) else { break };
+                let trial = trial(address, latency, clients, &audio).await;
                 println!("{}", report(&trial));
+                tried.push(Outcome::of(&trial));
             }
+            println!("{}", admission(latency, &tried));
         }
         let _ = stop.send(());
         match serving.await {
@@ -252,6 +263,73 @@ async fn next_json(messages: &mut Messages) -> Result<Value, String> {
     }
 }
 
+/// Whether a trial's clients kept up, and its steady p99.
+struct Outcome {
+    clients: usize,
+    keeps_up: bool,
+    p99_ms: Option<f64>,
+    chunk_ms: f64,
+}
+
+impl Outcome {
+    fn of(t: &Trial) -> Self {
+        let p99_ms = Spread::of(t.steady.clone()).map(|s| s.p99);
+        let chunk_ms = t.chunk_seconds * 1e3;
+        let keeps_up = t.failed.is_empty() && p99_ms.is_some_and(|p99| p99 < chunk_ms);
+        Self { clients: t.clients, keeps_up, p99_ms, chunk_ms }
+    }
+}
+
+/// The most clients that kept up and the fewest that fell behind, of the trials so far.
+fn bounds(tried: &[Outcome]) -> (Option<&Outcome>, Option<&Outcome>) {
+    let kept = tried.iter().filter(|o| o.keeps_up).max_by_key(|o| o.clients);
+    let behind = tried.iter().filter(|o| !o.keeps_up).min_by_key(|o| o.clients);
+    (kept, behind)
+}
+
+/// The next count to try toward the admission: twice the most that kept up while none fell behind, half the fewest
+/// that fell behind while none kept up, else the middle of the gap; `None` once the gap is within 3 % (or one client).
+fn next_count(tried: &[Outcome]) -> Option<usize> {
+    match bounds(tried) {
+        (Some(kept), None) => Some(kept.clients * 2),
+        (None, Some(behind)) => (behind.clients > 1).then_some(behind.clients / 2),
+        (Some(kept), Some(behind)) => {
+            let (low, high) = (kept.clients, behind.clients);
+            (high > low + (low / 32).max(1)).then_some(low + (high - low) / 2)
+        }
+        (None, None) => None,
+    }
+}
+
+/// The admission line of a mode: the most clients that kept up (the `--max-sessions` a deployment of this mode
+/// alone would set) and the fewest that fell behind.
+fn admission(latency: StreamingMode, tried: &[Outcome]) -> String {
+    let p99 = |o: &Outcome| o.p99_ms.map_or_else(|| "no chunk".into(), |p| format!("{p:.1} ms"));
+    match bounds(tried) {
+        (Some(kept), behind) => {
+            let chunk = kept.chunk_ms;
+            let mut line = format!(
+                "admission {latency}: {} clients keep up (p99 {} under the {chunk:.0} ms chunk)",
+                kept.clients,
+                p99(kept)
+            );
+            match behind {
+                Some(b) => line += &format!("; {} fall behind (p99 {})", b.clients, p99(b)),
+                None => line += "; no count tried fell behind",
+            }
+            line
+        }
+        (None, Some(behind)) => {
+            format!(
+                "admission {latency}: none of the counts tried keeps up (the fewest, {}: p99 {})",
+                behind.clients,
+                p99(behind)
+            )
+        }
+        (None, None) => format!("admission {latency}: no trial ran"),
+    }
+}
+
 fn report(t: &Trial) -> String {
     let spread = |values: &[f64]| {
         Spread::of(values.to_vec()).map_or_else(
@@ -259,7 +337,7 @@ fn report(t: &Trial) -> String {
             |s| format!("median {:.1} ms, p99 {:.1} ms, max {:.1} ms", s.median, s.p99, s.max),
         )
     };
-    let keeps_up = t.failed.is_empty() && Spread::of(t.steady.clone()).is_some_and(|s| s.p99 < t.chunk_seconds * 1e3);
+    let keeps_up = Outcome::of(t).keeps_up;
     let mut line = format!(
         "serve {} × {} clients: per-chunk latency (send → ack) in the streams' second half {} ({} chunks); all \
          chunks {}; {}",

@@ -149,6 +149,8 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
         #[command(flatten)]
+        corpus: bench_report::CorpusBenchArgs,
+        #[command(flatten)]
         stream: bench_report::StreamBenchArgs,
         #[command(flatten)]
         serve: bench_serve::ServeBenchArgs,
@@ -273,9 +275,9 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Bench { seconds, config, stream, .. } if stream.stream => {
             bench_report::bench_stream(&settings, seconds.as_deref(), stream, config.as_deref())
         }
-        Command::Bench { seconds, repeats, profile, config, .. } => {
+        Command::Bench { seconds, repeats, profile, config, corpus, .. } => {
             let seconds = seconds.as_deref().unwrap_or(&[60, 600]);
-            bench_report::bench(&settings, seconds, *repeats as usize, *profile, config.as_deref())
+            bench_report::bench(&settings, seconds, *repeats as usize, *profile, corpus, config.as_deref())
         }
     }
 }

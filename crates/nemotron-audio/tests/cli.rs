@@ -458,3 +458,21 @@ fn one_frame_recordings_encode_and_diarize() {
         parse_rttm(&std::fs::read_to_string(&rttm).unwrap(), "out.rttm").unwrap();
     }
 }
+
+#[test]
+fn bench_times_a_corpus_diarized_side_by_side_and_the_module_over_each_file() {
+    let config = testdata("reference/tiny-chunks/config.json");
+    let args = ["--seconds", "1", "--repeats", "1", "--corpus", "3", "--corpus-seconds", "2", "--corpus-batch", "2"];
+    let output = ok(&[&["bench", "--config", path_str(&config)][..], &args[..]].concat());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for case in ["corpus-3x2s-diarization-batch2", "corpus-3x2s-module"] {
+        let line = stdout.lines().find(|l| l.starts_with(case)).unwrap_or_else(|| panic!("no {case}: {stdout}"));
+        assert!(line.contains("x realtime"), "{line}");
+    }
+    let without = ok(&[
+        &["bench", "--config", path_str(&config)][..],
+        &["--seconds", "1", "--repeats", "1", "--corpus", "0"][..],
+    ]
+    .concat());
+    assert!(!String::from_utf8_lossy(&without.stdout).contains("corpus-"), "--corpus 0 runs no corpus case");
+}

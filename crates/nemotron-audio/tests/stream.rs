@@ -220,9 +220,29 @@ fn bench_stream_measures_every_mode() {
 #[test]
 fn bench_serve_loads_the_server_with_real_time_clients() {
     let config = testdata("reference/diar-tiny/config.json");
-    let args = ["--latencies", "ultra-low", "--clients", "1,3", "--seconds", "3"];
+    let args = ["--latencies", "ultra-low", "--clients", "1,3", "--seconds", "3", "--admission-trials", "1"];
     let output = ok(&[&["bench", "--serve", "--config", path_str(&config)][..], &args[..]].concat());
     let stdout = String::from_utf8_lossy(&output.stdout);
+    // One narrowing trial after the two asked for: 6 clients if both kept up, 2 if 3 fell behind, none if 1 did.
+    let trials: Vec<&str> = stdout.lines().filter(|l| l.starts_with("serve ultra-low × ")).collect();
+    let kept = |clients: usize| {
+        trials.iter().any(|l| l.starts_with(&format!("serve ultra-low × {clients} clients:")) && l.contains("keeps up"))
+    };
+    let narrowing = if kept(3) {
+        Some(6)
+    } else if kept(1) {
+        Some(2)
+    } else {
+        None
+    };
+    assert_eq!(trials.len(), 2 + narrowing.iter().len(), "{stdout}");
+    let admission =
+        stdout.lines().find(|l| l.starts_with("admission ultra-low: ")).unwrap_or_else(|| panic!("{stdout}"));
+    let most = [1, 3].into_iter().chain(narrowing).filter(|&c| kept(c)).max();
+    match most {
+        Some(most) => assert!(admission.contains(&format!(": {most} clients keep up (p99 ")), "{admission}"),
+        None => assert!(admission.contains("none of the counts tried keeps up"), "{admission}"),
+    }
     for clients in [1, 3] {
         let line = stdout
             .lines()

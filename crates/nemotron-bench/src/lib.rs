@@ -19,7 +19,7 @@ use nemotron_towers::config::{ChunkConfig, ConfigError, EncoderConfig, ModelConf
 use nemotron_towers::frontend::HOP_LENGTH;
 use nemotron_towers::streaming::StreamingMode;
 use nemotron_towers::tower::{InputKind, Sequence, Tower};
-use nemotron_towers::{AudioModel, Model, ModelOptions};
+use nemotron_towers::{AudioModel, BatchLimits, Model, ModelOptions};
 use nemotron_towers::{Error, Result};
 use stream::{LoadTrial, StreamLatency};
 
@@ -36,6 +36,20 @@ pub struct BenchOptions {
     pub config: Option<ModelConfig>,
     /// How the random model is set up.
     pub model: ModelOptions,
+    /// The corpus case: many files at once (`None`: not run).
+    pub corpus: Option<Corpus>,
+}
+
+/// The corpus case: `files` recordings of `seconds` each, diarized side by side (`batch` recordings per submission,
+/// [`nemotron_towers::Diarizer::diarize_many`]), and the whole module over each of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Corpus {
+    /// Recordings.
+    pub files: usize,
+    /// Seconds of each.
+    pub seconds: u32,
+    /// Recordings whose steps share one submission.
+    pub batch: usize,
 }
 
 /// What the bench reports as it goes.
@@ -154,6 +168,9 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, report: &mut dyn FnMut(BenchEvent<
     results.extend(transfer_case(gpu, options, report)?);
     for &seconds in &options.seconds {
         results.push(module_case(&model, seconds, &mut rng, options, report)?);
+    }
+    if let Some(corpus) = options.corpus {
+        results.extend(corpus_case(&model, corpus, &mut rng, options, report)?);
     }
     report(BenchEvent::PeakMemory { bytes: gpu.peak_memory() });
     Ok(results)
@@ -417,4 +434,69 @@ fn module_case(
         report(BenchEvent::Measured(&alone));
     }
     Ok(measurement)
+}
+
+/// Timed runs of the corpus case: the whole corpus is minutes of work at the module's speed, so fewer than the
+/// tower cases' repeats.
+const CORPUS_REPEATS: usize = 3;
+
+/// The corpus case: the features of `corpus.files` recordings (one synthetic recording's, copied: the GPU's work does
+/// not depend on the values), diarized with `corpus.batch` recordings side by side, then the whole module over each
+/// recording in turn (no batching across recordings there yet). Wall time from features to outputs, median of
+/// [`CORPUS_REPEATS`] runs after one warm-up.
+fn corpus_case(
+    model: &AudioModel,
+    corpus: Corpus,
+    rng: &mut Rng,
+    options: &BenchOptions,
+    report: &mut dyn FnMut(BenchEvent<'_>),
+) -> Result<Vec<Measurement>> {
+    let audio = synthetic_audio(corpus.seconds.into(), rng);
+    let features = model.diarizer().frontend().compute(&audio)?;
+    drop(audio);
+    let limits = BatchLimits { max_recordings: corpus.batch.max(1), max_rows: None };
+    let name = format!("corpus-{}x{}s", corpus.files, corpus.seconds);
+    let repeats = options.repeats.clamp(1, CORPUS_REPEATS);
+    let timed = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
+        let mut times = Vec::new();
+        for i in 0..=repeats {
+            let start = Instant::now();
+            f()?;
+            if i > 0 {
+                times.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        Ok(median(times))
+    };
+    let diarizer = model.diarizer();
+    let diarization_ms = timed(&mut || {
+        let inputs = vec![features.clone(); corpus.files];
+        for output in diarizer.diarize_many(inputs, &limits, &mut |_, _, _| {}).block() {
+            output?;
+        }
+        Ok(())
+    })?;
+    let module_ms = timed(&mut || {
+        for _ in 0..corpus.files {
+            model.encode_features(features.clone(), &mut |_, _, _| {}).block()?;
+        }
+        Ok(())
+    })?;
+    let audio_seconds = Some(corpus.files as f64 * f64::from(corpus.seconds));
+    let measured = |case: String, wall_ms: f64| Measurement {
+        name: case,
+        gpu_ms: None,
+        wall_ms,
+        flops: None,
+        audio_seconds,
+        from_waveform_ms: None,
+    };
+    let results = vec![
+        measured(format!("{name}-diarization-batch{}", limits.max_recordings), diarization_ms),
+        measured(format!("{name}-module"), module_ms),
+    ];
+    for measurement in &results {
+        report(BenchEvent::Measured(measurement));
+    }
+    Ok(results)
 }

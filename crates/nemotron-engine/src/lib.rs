@@ -149,7 +149,7 @@ pub mod audio {
 /// model's shapes.
 #[cfg(feature = "bench")]
 pub mod bench {
-    pub use nemotron_bench::{BenchEvent, BenchOptions, Measurement, run, seeded_audio};
+    pub use nemotron_bench::{BenchEvent, BenchOptions, Corpus, Measurement, run, seeded_audio};
 
     /// Streaming sessions timed (`bench --stream`): per-chunk latency and how many sessions keep up.
     pub mod stream {
