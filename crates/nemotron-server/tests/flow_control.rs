@@ -1,7 +1,8 @@
 //! Flow control on the WebSocket route (demo model): a client that sends a recording as fast as it can is slowed
 //! down by the server (which stops reading while a session's buffer is full), not dropped; its events are still
-//! `diarize --stream`'s, the audio a session holds stays within `--session-buffer` and one frame
-//! (`nemotron_stream_buffer_peak_seconds`), and only a client that reads none of its events gets `backpressure`.
+//! `diarize --stream`'s, each step takes at most one chunk of its audio (so it holds up no round for the others), the
+//! audio a session holds stays within `--session-buffer` and one frame (`nemotron_stream_buffer_peak_seconds`), and
+//! only a client that reads none of its events gets `backpressure`.
 
 mod common;
 
@@ -48,15 +49,21 @@ async fn at_once(server: &TestServer, samples: &[f32], frame_bytes: usize) -> (V
     (texts, close)
 }
 
-/// Checks that `texts` hold `diarize --stream`'s events for `samples` and a `session.done`, and no error.
+/// Checks that `texts` hold `diarize --stream`'s events for `samples` and a `session.done`, and no error, and that no
+/// step took more than one chunk of the session's audio (its `audio.ack`s advance by at most that much).
 fn check(texts: &[String], samples: &[f32], what: &str) {
     let mut events = Vec::new();
     let mut done = Value::Null;
+    let (mut processed, chunk) = (0.0, StreamingMode::LowLatency.chunk_samples() as f64 / 16_000.0);
     for text in texts {
         let value: Value = serde_json::from_str(text).unwrap();
         match value["type"].as_str() {
             None => events.push(text.clone()),
-            Some("audio.ack") => {}
+            Some("audio.ack") => {
+                let until = value["processed_until"].as_f64().unwrap();
+                assert!(until - processed <= chunk + 1e-9, "{what}: a step took {} s of audio", until - processed);
+                processed = until;
+            }
             Some("session.done") => done = value,
             Some(other) => panic!("{what}: unexpected {other}: {text}"),
         }

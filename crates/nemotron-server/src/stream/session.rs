@@ -118,7 +118,10 @@ struct Session {
 
 impl Session {
     async fn serve(&mut self) -> Result<(), Abort> {
-        let Some(format) = self.start().await? else { return Ok(()) };
+        let Some((format, mode)) = self.start().await? else { return Ok(()) };
+        // At most one chunk of a session's audio per step: a client that sent more (a recording, faster than real
+        // time) takes one chunk per round like the others, instead of holding up the round for all its chunks.
+        let per_step = mode.chunk_samples();
         let id = self.id.ok_or_else(|| Abort::new(ProtocolError::Internal, "the session did not open"))?;
         let max_frame_bytes = SAMPLE_RATE as usize * format.bytes();
         let mut decoder = RawDecoder::new(format);
@@ -131,7 +134,8 @@ impl Session {
         let mut was_reading = true;
         let close = loop {
             if running.is_none() && !pending.is_empty() {
-                let (scheduler, samples) = (self.context.scheduler.clone(), std::mem::take(&mut pending));
+                let samples: Vec<f32> = pending.drain(..pending.len().min(per_step)).collect();
+                let scheduler = self.context.scheduler.clone();
                 in_step = samples.len();
                 running = Some(Box::pin(async move { scheduler.push(id, samples).await }));
             }
@@ -194,16 +198,18 @@ impl Session {
         if let Some(step) = running.take() {
             self.send_step(step.await?).await?;
         }
-        if !pending.is_empty() {
-            let step = self.context.scheduler.push(id, std::mem::take(&mut pending)).await?;
+        while !pending.is_empty() {
+            let samples: Vec<f32> = pending.drain(..pending.len().min(per_step)).collect();
+            let step = self.context.scheduler.push(id, samples).await?;
             self.send_step(step).await?;
         }
         decoder.finish().map_err(|e| Abort::new(ProtocolError::PartialSample, e.to_string()))?;
         self.finish(id, close, received as f64 / f64::from(SAMPLE_RATE)).await
     }
 
-    /// Waits for `session.start`, opens the session and answers `session.ready`; `None` when the client left.
-    async fn start(&mut self) -> Result<Option<RawFormat>, Abort> {
+    /// Waits for `session.start`, opens the session and answers `session.ready`; its format and mode, `None` when the
+    /// client left.
+    async fn start(&mut self) -> Result<Option<(RawFormat, StreamingMode)>, Abort> {
         let expected = |detail: &str| {
             let message = format!(
                 "the first message must be {{\"type\":\"session.start\",\"sample_rate\":16000,\"encoding\":\
@@ -263,7 +269,7 @@ impl Session {
         let ready =
             ServerMessage::Ready { id: &public_id, latency: mode, sample_rate: SAMPLE_RATE, encoding, max_frame_bytes };
         self.send_message(&ready).await?;
-        Ok(Some(format))
+        Ok(Some((format, mode)))
     }
 
     /// The last chunk, its events, `session.done` and the close.

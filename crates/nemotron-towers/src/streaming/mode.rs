@@ -67,9 +67,18 @@ impl StreamingMode {
     /// Audio a frame waits for, at most, before it is final: chunk and look-ahead (`streaming_latency_ms`).
     pub fn latency_seconds(self) -> f64 {
         let (chunk, lookahead) = self.frames();
-        (chunk + lookahead) as f64 * 0.08
+        ((chunk + lookahead) * ENCODER_FRAME_SAMPLES) as f64 / 16_000.0
+    }
+
+    /// Samples at 16 kHz of one chunk: the audio each forward makes final.
+    pub fn chunk_samples(self) -> usize {
+        self.frames().0 * ENCODER_FRAME_SAMPLES
     }
 }
+
+/// Samples of one 80 ms encoder frame (8 mel hops of 160 samples: the subsampling of the released models, which the
+/// modes' latencies are stated in).
+const ENCODER_FRAME_SAMPLES: usize = 8 * HOP_LENGTH;
 
 /// The latency names of the named modes, the one written first (the order of [`StreamingMode::NAMED`]).
 const LATENCY_NAMES: [(StreamingMode, &[&str]); 3] = [
