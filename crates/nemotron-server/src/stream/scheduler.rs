@@ -3,7 +3,7 @@
 //! `max_batch`, then runs them.
 //!
 //! The round's audio goes to all its sessions in one call (`LiveSession::push_many`): the chunks due in several
-//! sessions of a mode run as one GPU submission (rows of all of them in each GEMM; attention, speaker cache and
+//! sessions, of any modes, run as one GPU submission (rows of all of them in each GEMM; attention, speaker cache and
 //! FIFO per session), so many sessions share each step's fixed costs instead of taking turns on the GPU. Each
 //! session's events are those of its solo run (its frames equal within float rounding, ≤ 1e-6 relative).
 //!

@@ -8,8 +8,8 @@ use crate::error::{Error, Result};
 use crate::streaming::session::{DiarizerSession, DueChunk, StreamOutput};
 
 /// Pushes `samples` into each session, as [`DiarizerSession::push`] does one by one, but runs the chunks that are
-/// due at the same time as batched steps: one submission (and one readback) per mode and diarizer, for as many
-/// sessions as one step's buffers hold. Each session's output is its own: every step of a batch is its own
+/// due at the same time as batched steps: one submission (and one readback) per diarizer, whatever the sessions'
+/// modes, for as many sessions as one step's buffers hold. Each session's output is its own: every step of a batch is its own
 /// sequence (padded to the longest, the padding masked), equal to the solo step within float rounding (≤ 1e-6
 /// relative, not the same bits: split products and the attention's key split follow the batch's size).
 ///
@@ -36,16 +36,14 @@ pub async fn push_many(pushes: &mut [(&mut DiarizerSession<'_>, &[f32])]) -> Vec
     outputs
 }
 
-/// The sessions of `due` in groups that can share a step (same diarizer and mode), each group cut into
-/// submissions of as many steps as the tower's buffers hold.
+/// The sessions of `due` in groups that can share a step (same diarizer; any modes, whose steps differ by a few rows
+/// of chunk and look-ahead, the shorter ones padded), each group cut into submissions of as many steps as the tower's
+/// buffers hold.
 fn batches(pushes: &[(&mut DiarizerSession<'_>, &[f32])], due: Vec<usize>) -> Vec<Vec<usize>> {
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for i in due {
         let session = &pushes[i].0;
-        let same = |g: &Vec<usize>| {
-            let other = &pushes[g[0]].0;
-            std::ptr::eq(other.diarizer(), session.diarizer()) && other.mode() == session.mode()
-        };
+        let same = |g: &Vec<usize>| std::ptr::eq(pushes[g[0]].0.diarizer(), session.diarizer());
         match groups.iter_mut().find(|g| same(g)) {
             Some(group) => group.push(i),
             None => groups.push(vec![i]),
@@ -54,9 +52,9 @@ fn batches(pushes: &[(&mut DiarizerSession<'_>, &[f32])], due: Vec<usize>) -> Ve
     groups
         .into_iter()
         .flat_map(|group| {
-            let session = &pushes[group[0]].0;
-            let sortformer = session.diarizer().sortformer();
-            let per_submission = sortformer.steps_per_submission(session.max_step_rows(), usize::MAX, None);
+            let sortformer = pushes[group[0]].0.diarizer().sortformer();
+            let step_rows = group.iter().map(|&i| pushes[i].0.max_step_rows()).max().unwrap_or(1);
+            let per_submission = sortformer.steps_per_submission(step_rows, usize::MAX, None);
             group.chunks(per_submission).map(<[usize]>::to_vec).collect::<Vec<_>>()
         })
         .collect()
