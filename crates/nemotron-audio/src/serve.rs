@@ -57,6 +57,10 @@ pub struct ServeArgs {
     /// How long the scheduler waits for more steps after a round's first, in milliseconds.
     #[arg(long, default_value_t = ServerOptions::default().max_wait.as_millis() as u64)]
     max_wait_ms: u64,
+    /// Most uploaded recordings whose diarization steps share one GPU submission (concurrent requests run side
+    /// by side, each answered as soon as its own recording is done).
+    #[arg(long, default_value_t = ServerOptions::default().offline_batch, value_parser = at_least_one)]
+    offline_batch: usize,
     /// How long a shutdown (SIGTERM, Ctrl-C) waits for requests and sessions in flight, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = ServerOptions::default().shutdown_grace.as_secs_f64(), value_parser = seconds)]
     shutdown_grace: f64,
@@ -80,6 +84,7 @@ pub fn serve(settings: &Settings, args: &ServeArgs) -> Result<(), Failure> {
         socket_send_buffer: args.socket_send_buffer,
         max_batch: args.max_batch,
         max_wait: Duration::from_millis(args.max_wait_ms),
+        offline_batch: args.offline_batch,
         shutdown_grace: Duration::from_secs_f64(args.shutdown_grace),
     };
     let (engine, quiet) = (settings.engine.clone(), settings.quiet);

@@ -10,7 +10,7 @@ use nemotron_postprocess::alignment::{
 };
 use nemotron_postprocess::diarization::{Segment, SegmentFormat, SegmentRule, SegmentSettings};
 use nemotron_towers::{
-    AudioModel, AudioOutputs, BatchLimits, Diarization, Diarizer, Error as TowersError, Model, Progress,
+    AudioModel, AudioOutputs, BatchLimits, Diarization, Diarizer, DiarizerBatch, Error as TowersError, Model, Progress,
     TranscribeConfig, tensor_file,
 };
 
@@ -87,41 +87,42 @@ impl Engine {
 
     /// [`Engine::diarize`] on many inputs, the steps of up to `limits` recordings side by side in one GPU
     /// submission, each result its input's alone (bit for bit where `nemotron_towers`' `Sortformer::diarize_many`
-    /// says). `progress(input, chunks done, chunks)` follows every
-    /// step. One result per input, in order: a refused or failed input does not stop the others.
+    /// says). `progress(input, chunks done, chunks)` follows every step. One result per input, in order: a refused
+    /// or failed input does not stop the others. (A [`DiarizeBatch`] whose inputs all come first.)
     pub fn diarize_many(
         &self,
         inputs: Vec<Input>,
         limits: &BatchLimits,
         progress: &mut dyn FnMut(usize, usize, usize),
     ) -> Vec<Result<Diarized, EngineError>> {
-        let diarizer = self.diarizer();
-        // The front end runs on each input as it comes; a refused one keeps its place for its error.
-        let (mut ready, mut runs, mut refused) = (Vec::new(), Vec::new(), Vec::new());
-        for (i, input) in inputs.into_iter().enumerate() {
-            let features = match input {
-                Input::Samples(samples) => diarizer.features(&samples),
-                Input::Features(features) => Ok(features),
-            };
-            match features {
-                Ok(features) => {
-                    ready.push(features);
-                    runs.push(i);
-                    refused.push(None);
-                }
-                Err(error) => refused.push(Some(EngineError::from(error))),
+        let mut batch = self.diarize_batch(limits);
+        let mut results: Vec<Option<Result<Diarized, EngineError>>> = inputs.iter().map(|_| None).collect();
+        for input in inputs {
+            batch.add(input);
+        }
+        while !batch.is_empty() {
+            for (i, result) in batch.step(progress) {
+                results[i] = Some(result);
             }
         }
-        let progress = &mut |run: usize, done, all| progress(runs[run], done, all);
-        let mut results = diarizer.diarize_many(ready, limits, progress).block().into_iter();
-        let missing = || TowersError::Internal("a recording's result is missing".into());
-        refused
-            .into_iter()
-            .map(|refused| match refused {
-                Some(error) => Err(error),
-                None => Ok(Diarized::offline(results.next().ok_or_else(missing)??, diarizer)),
-            })
-            .collect()
+        let missing = || Err(TowersError::Internal("a recording's result is missing".into()).into());
+        results.into_iter().map(|result| result.unwrap_or_else(missing)).collect()
+    }
+
+    /// `input` as the diarizer reads it: samples through its front end (features stay as they are), so that the
+    /// front end can run elsewhere than a [`DiarizeBatch`]'s steps.
+    pub fn diarizer_features(&self, input: Input) -> Result<Input, EngineError> {
+        match input {
+            Input::Samples(samples) => Ok(Input::Features(self.diarizer().features(&samples)?)),
+            features => Ok(features),
+        }
+    }
+
+    /// An empty [`DiarizeBatch`]: inputs diarized side by side as they come, the steps of up to `limits` of them in
+    /// one GPU submission.
+    pub fn diarize_batch(&self, limits: &BatchLimits) -> DiarizeBatch<'_> {
+        let diarizer = self.diarizer();
+        DiarizeBatch { diarizer, batch: diarizer.batch(limits) }
     }
 
     /// Speaker-attributed word timestamps of a transcript on `input` (a Transcribe checkpoint with the
@@ -310,6 +311,50 @@ pub struct Diarized {
     frames: usize,
     speakers: usize,
     subsampling: usize,
+}
+
+/// Inputs diarized side by side, added at any time ([`Engine::diarize_batch`]; continuous batching, as the server's
+/// concurrent requests need): each [`DiarizeBatch::step`] runs the next step of every running input as one GPU
+/// submission, and an input that ends leaves its place to the next one added. Each result is what
+/// [`Engine::diarize`] gives the input alone (within what [`Engine::diarize_many`] says).
+pub struct DiarizeBatch<'e> {
+    diarizer: &'e Diarizer,
+    batch: DiarizerBatch<'e>,
+}
+
+impl DiarizeBatch<'_> {
+    /// Adds an input (its front end runs now); returns its number, in the order added from 0. An input the
+    /// diarizer cannot take is refused by the next [`DiarizeBatch::step`].
+    pub fn add(&mut self, input: Input) -> usize {
+        let features = match input {
+            Input::Samples(samples) => self.diarizer.features(&samples),
+            Input::Features(features) => Ok(features),
+        };
+        match features {
+            Ok(features) => self.batch.add(features),
+            Err(error) => self.batch.refuse(error),
+        }
+    }
+
+    /// Whether every input added has been reported by a step.
+    pub fn is_empty(&self) -> bool {
+        self.batch.is_empty()
+    }
+
+    /// One GPU submission for the next step of every running input (blocking until its results are read): the
+    /// inputs done with it, by number, in no particular order. `progress(input, chunks done, chunks)` follows each
+    /// input's step.
+    pub fn step(
+        &mut self,
+        progress: &mut dyn FnMut(usize, usize, usize),
+    ) -> Vec<(usize, Result<Diarized, EngineError>)> {
+        let finished = self.batch.step(progress).block();
+        let diarizer = self.diarizer;
+        finished
+            .into_iter()
+            .map(|(i, result)| (i, result.map(|d| Diarized::offline(d, diarizer)).map_err(EngineError::from)))
+            .collect()
+    }
 }
 
 impl Diarized {

@@ -45,6 +45,7 @@ use tokio::net::TcpListener;
 
 pub use auth::ApiKeys;
 pub use error::ApiError;
+use http::diarize_queue::DiarizeQueue;
 pub use options::ServerOptions;
 pub use service::OPENAPI;
 use state::AppState;
@@ -181,7 +182,9 @@ fn start_scheduler(state: &AppState, engine: Arc<Engine>) -> Result<(), ServerEr
     let window = Window { max_batch: state.options.max_batch, max_wait: state.options.max_wait };
     let scheduler = SchedulerHandle::start(engine.clone(), window, state.metrics.clone())
         .map_err(|source| ServerError::Io { what: "starting the stream scheduler", source })?;
-    state.set_loaded(engine, scheduler);
+    let diarize_queue = DiarizeQueue::start(engine.clone(), state.options.offline_batch)
+        .map_err(|source| ServerError::Io { what: "starting the diarization queue", source })?;
+    state.set_loaded(engine, scheduler, diarize_queue);
     Ok(())
 }
 

@@ -34,6 +34,8 @@ pub struct ServerOptions {
     pub max_batch: usize,
     /// How long the scheduler waits for more steps after the first one of a round.
     pub max_wait: Duration,
+    /// Most uploaded recordings (`POST /v1/audio/diarizations`) whose diarization steps share one GPU submission.
+    pub offline_batch: usize,
     /// How long a shutdown waits for requests and sessions in flight before it drops them.
     pub shutdown_grace: Duration,
 }
@@ -51,6 +53,7 @@ impl Default for ServerOptions {
             socket_send_buffer: None,
             max_batch: 64,
             max_wait: Duration::from_millis(2),
+            offline_batch: 8,
             shutdown_grace: Duration::from_secs(30),
         }
     }

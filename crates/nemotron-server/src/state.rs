@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::error::ApiError;
+use crate::http::diarize_queue::DiarizeQueue;
 use crate::metrics::Metrics;
 use crate::options::ServerOptions;
 use crate::stream::scheduler::SchedulerHandle;
@@ -39,10 +40,11 @@ impl axum::extract::FromRef<AppState> for Arc<Metrics> {
     }
 }
 
-/// The model, loaded and warmed up, and the scheduler of its streams.
+/// The model, loaded and warmed up, the scheduler of its streams and the queue of its uploads' diarizations.
 struct Loaded {
     engine: Arc<Engine>,
     scheduler: SchedulerHandle,
+    diarize_queue: Arc<DiarizeQueue>,
 }
 
 impl AppState {
@@ -59,9 +61,9 @@ impl AppState {
     }
 
     /// The model is loaded and warm: requests may use it from now on.
-    pub fn set_loaded(&self, engine: Arc<Engine>, scheduler: SchedulerHandle) {
+    pub fn set_loaded(&self, engine: Arc<Engine>, scheduler: SchedulerHandle, diarize_queue: DiarizeQueue) {
         // Called once, after the one load.
-        let _ = self.loaded.set(Loaded { engine, scheduler });
+        let _ = self.loaded.set(Loaded { engine, scheduler, diarize_queue: Arc::new(diarize_queue) });
     }
 
     /// The model, when requests are taken: it is loaded and warm, and the server is not shutting down.
@@ -79,11 +81,17 @@ impl AppState {
         Ok(self.loaded()?.scheduler.clone())
     }
 
-    /// Stops the streaming scheduler's thread and waits for it (blocking; see [`SchedulerHandle::stop`]), when the
-    /// model was loaded.
+    /// The queue that diarizes uploads side by side.
+    pub fn diarize_queue(&self) -> Result<Arc<DiarizeQueue>, ApiError> {
+        Ok(self.loaded()?.diarize_queue.clone())
+    }
+
+    /// Stops the streaming scheduler's thread and the diarization queue's and waits for them (blocking; see
+    /// [`SchedulerHandle::stop`]), when the model was loaded.
     pub fn stop_scheduler(&self) {
         if let Some(loaded) = self.loaded.get() {
             loaded.scheduler.stop();
+            loaded.diarize_queue.stop();
         }
     }
 

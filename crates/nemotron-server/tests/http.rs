@@ -77,6 +77,30 @@ async fn diarizations_are_the_clis_segment_files() {
     server.stop().await.unwrap();
 }
 
+/// Concurrent uploads of different lengths are diarized side by side (`--offline-batch` of them per GPU submission,
+/// the others joining as places free up): each answer is still the CLI's file for that recording alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_diarizations_are_each_the_clis_file_alone() {
+    let server = start(ServerOptions { offline_batch: 3, ..ServerOptions::default() }).await;
+    let recordings: Vec<Vec<f32>> =
+        [(0.0, 1.0), (2.0, 31.0), (5.0, 3.0), (1.0, 12.0), (7.0, 0.5), (3.0, 20.0), (0.5, 6.0)]
+            .iter()
+            .map(|&(start, seconds)| audio(start, seconds))
+            .collect();
+    let requests = recordings.iter().map(|samples| {
+        let form = upload(&wav(samples), &[("response_format", "rttm")]);
+        client().post(server.url("/v1/audio/diarizations")).multipart(form).send()
+    });
+    let responses = futures_util::future::join_all(requests).await;
+    for (i, (response, samples)) in responses.into_iter().zip(&recordings).enumerate() {
+        let response = response.unwrap();
+        assert_eq!(response.status(), 200, "recording {i}");
+        let want = expected_segments(samples, &SegmentSettings::default(), SegmentFormat::Rttm, "meeting");
+        assert_eq!(response.text().await.unwrap(), want, "recording {i}");
+    }
+    server.stop().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn alignments_and_features_are_the_clis_files() {
     let server = start(ServerOptions::default()).await;

@@ -209,6 +209,13 @@ impl LogMel {
     }
 }
 
+/// The values, as the offline loop reads them ([`crate::OfflineBatch`] holds features of any owner).
+impl AsRef<[f32]> for Features {
+    fn as_ref(&self) -> &[f32] {
+        &self.data
+    }
+}
+
 impl Features {
     /// `true` on the `valid` frames, `false` on frame `V` and the padding.
     pub fn mask(&self) -> Vec<bool> {

@@ -1,7 +1,10 @@
 //! The offline speaker-cache loop over whole recordings (docs/model.md §6), one or many at a time. Each recording's
 //! steps depend on each other (the speaker cache and FIFO carry over), so a recording never runs two steps at
 //! once; several recordings instead run their next steps side by side, one submission for all of them, as the live
-//! sessions of `streaming::push_many` do.
+//! sessions of `streaming::push_many` do. [`OfflineBatch`] takes recordings at any time (a server's concurrent
+//! requests); [`Sortformer::diarize_many`] is a batch whose recordings all come first.
+
+use std::collections::VecDeque;
 
 use gpu_core::Timing;
 
@@ -33,8 +36,8 @@ impl Default for BatchLimits {
 
 /// One recording's place in the loop: its features, the embeddings of the chunks around the next one, the
 /// speaker cache and FIFO, and the logits so far.
-struct Recording<'f> {
-    features: &'f [f32],
+struct Recording<F> {
+    features: F,
     valid_frames: usize,
     chunks: Vec<Chunk>,
     next: usize,
@@ -54,19 +57,19 @@ struct Step {
     layout: StepLayout,
 }
 
-impl<'f> Recording<'f> {
+impl<F: AsRef<[f32]>> Recording<F> {
     /// Raw (un-normalised) log-mel `[frames, mel]` with `valid_frames` real frames (`frames` a multiple of the
     /// subsampling factor).
-    fn new(c: &DiarizationConfig, features: &'f [f32], valid_frames: usize) -> Result<Self> {
+    fn new(c: &DiarizationConfig, features: F, valid_frames: usize) -> Result<Self> {
         let (sub, width) = (c.encoder.subsampling, c.encoder.stacked_features());
-        if !features.len().is_multiple_of(width) {
+        let values = features.as_ref().len();
+        if !values.is_multiple_of(width) {
             return Err(Error::features(format!(
-                "diarization features: {} values are not whole groups of {sub} frames × {} mel bins",
-                features.len(),
+                "diarization features: {values} values are not whole groups of {sub} frames × {} mel bins",
                 c.encoder.mel_bins
             )));
         }
-        let frames = features.len() / width;
+        let frames = values / width;
         Ok(Self {
             features,
             valid_frames,
@@ -88,7 +91,8 @@ impl<'f> Recording<'f> {
     async fn prepare(&mut self, c: &DiarizationConfig, tower: &Tower) -> Result<Step> {
         let (d, width, sub) = (c.encoder.hidden, c.encoder.stacked_features(), c.encoder.subsampling);
         let chunk = self.chunks[self.next];
-        let frames = self.features.len() / width;
+        let features = self.features.as_ref();
+        let frames = features.len() / width;
         // The input projection runs over blocks of a fixed number of frames, kept in a window that slides along the
         // chunks: the embeddings of the whole recording would be as large as its features, and blocks of chunks
         // (with their overlapping contexts) would vary in size and grow the tower's workspace with the length of the
@@ -99,7 +103,7 @@ impl<'f> Recording<'f> {
             self.first = chunk.context_start;
             let from = self.first + self.embedded.len() / d;
             let to = (from + MAX_CHUNKS_PER_BATCH * c.chunks.length).max(chunk.context_end).min(frames);
-            self.embedded.extend(tower.embed(&self.features[from * width..to * width]).await?);
+            self.embedded.extend(tower.embed(&features[from * width..to * width]).await?);
         }
         let valid: Vec<bool> = (chunk.context_start..chunk.context_end).map(|t| t * sub < self.valid_frames).collect();
         let context = &self.embedded[(chunk.context_start - self.first) * d..(chunk.context_end - self.first) * d];
@@ -161,28 +165,18 @@ impl Sortformer {
         limits: &BatchLimits,
         progress: &mut dyn FnMut(usize, usize, usize),
     ) -> Vec<Result<Vec<f32>>> {
-        let c = self.config();
-        let mut states: Vec<Result<Recording<'_>>> =
-            recordings.iter().map(|&(features, valid)| Recording::new(c, features, valid)).collect();
-        let per_submission = self.recordings_per_submission(limits);
-        let mut waiting = 0..states.len();
-        let mut running: Vec<usize> = Vec::with_capacity(per_submission);
-        loop {
-            let going = |states: &[Result<Recording<'_>>], i: usize| matches!(&states[i], Ok(r) if !r.done());
-            running.retain(|&i| going(&states, i));
-            while running.len() < per_submission
-                && let Some(i) = waiting.next()
-            {
-                if going(&states, i) {
-                    running.push(i);
-                }
-            }
-            if running.is_empty() {
-                break;
-            }
-            self.run_steps(&mut states, &running, progress).await;
+        let mut batch = OfflineBatch::new(self, limits);
+        for &(features, valid) in recordings {
+            batch.add(features, valid);
         }
-        states.into_iter().map(|state| state.map(|r| r.logits)).collect()
+        let mut results: Vec<Option<Result<Vec<f32>>>> = recordings.iter().map(|_| None).collect();
+        while !batch.is_empty() {
+            for finished in batch.step(progress).await {
+                results[finished.recording] = Some(finished.result.map(|(_, logits)| logits));
+            }
+        }
+        let missing = || Err(Error::Internal("a recording's result is missing".into()));
+        results.into_iter().map(|result| result.unwrap_or_else(missing)).collect()
     }
 
     /// Steps per submission under `limits`, every step counted at the schedule's largest.
@@ -193,20 +187,19 @@ impl Sortformer {
         self.steps_per_submission(step_rows, limits.max_recordings, limits.max_rows)
     }
 
-    /// The next step of each recording of `running`, as one submission.
-    async fn run_steps(
+    /// The next step of each recording of `running` (its number and its state), as one submission.
+    async fn run_steps<F: AsRef<[f32]>>(
         &self,
-        states: &mut [Result<Recording<'_>>],
-        running: &[usize],
+        running: &mut [(usize, Result<Recording<F>>)],
         progress: &mut dyn FnMut(usize, usize, usize),
     ) {
         let c = self.config();
         let mut steps: Vec<(usize, Step)> = Vec::with_capacity(running.len());
-        for &i in running {
-            let Ok(recording) = &mut states[i] else { continue };
+        for (i, (_, state)) in running.iter_mut().enumerate() {
+            let Ok(recording) = state else { continue };
             match recording.prepare(c, self.tower()).await {
                 Ok(step) => steps.push((i, step)),
-                Err(error) => states[i] = Err(error),
+                Err(error) => *state = Err(error),
             }
         }
         if steps.is_empty() {
@@ -219,27 +212,122 @@ impl Sortformer {
                 Ok(outputs) if outputs.len() == steps.len() => outputs,
                 Ok(outputs) => {
                     let error = Error::Internal(format!("{} outputs for {} steps", outputs.len(), steps.len()));
-                    return fail(states, &steps, error);
+                    return fail(running, &steps, error);
                 }
-                Err(error) => return fail(states, &steps, error),
+                Err(error) => return fail(running, &steps, error),
             };
         drop(batch);
         for ((i, step), output) in steps.into_iter().zip(outputs) {
-            if let Ok(recording) = &mut states[i] {
+            let (number, state) = &mut running[i];
+            if let Ok(recording) = state {
                 recording.complete(c, step, &output.logits, self.silence());
-                progress(i, recording.next, recording.chunks.len());
+                progress(*number, recording.next, recording.chunks.len());
             }
         }
     }
 }
 
 /// Gives every recording of a failed step the failure: alone, the error itself; batched, [`Error::BatchedStep`].
-fn fail(states: &mut [Result<Recording<'_>>], steps: &[(usize, Step)], error: Error) {
+fn fail<F>(running: &mut [(usize, Result<Recording<F>>)], steps: &[(usize, Step)], error: Error) {
     if let [(i, _)] = steps {
-        states[*i] = Err(error);
+        running[*i].1 = Err(error);
         return;
     }
     for (i, _) in steps {
-        states[*i] = Err(Error::BatchedStep(error.to_string()));
+        running[*i].1 = Err(Error::BatchedStep(error.to_string()));
     }
+}
+
+/// Recordings diarized side by side, added at any time (continuous batching, as the live scheduler's rounds): each
+/// [`OfflineBatch::step`] runs the next step of every running recording, at most `limits` of them, as one submission,
+/// and a recording that ends leaves its place to the next one waiting, in the order they were added. Each recording's
+/// logits are those [`Sortformer::diarize_many`] gives it (which is such a batch).
+///
+/// `F` holds a recording's raw log-mel features `[frames, mel]` (`frames` a multiple of the subsampling factor): a
+/// slice, or a type that owns them, which the batch gives back with the logits.
+pub struct OfflineBatch<'s, F> {
+    sortformer: &'s Sortformer,
+    per_submission: usize,
+    added: usize,
+    waiting: VecDeque<(usize, Result<Recording<F>>)>,
+    running: Vec<(usize, Result<Recording<F>>)>,
+    /// Refused before they could wait.
+    refused: Vec<(usize, Error)>,
+}
+
+/// A recording an [`OfflineBatch`] is done with.
+pub struct Finished<F> {
+    /// Its number: the order it was added in, from 0.
+    pub recording: usize,
+    /// Its features and its logits `[frames, speakers]`, or why it failed.
+    pub result: Result<(F, Vec<f32>)>,
+}
+
+impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
+    /// An empty batch on `sortformer`, whose steps share submissions within `limits`.
+    pub fn new(sortformer: &'s Sortformer, limits: &BatchLimits) -> Self {
+        Self {
+            sortformer,
+            per_submission: sortformer.recordings_per_submission(limits),
+            added: 0,
+            waiting: VecDeque::new(),
+            running: Vec::new(),
+            refused: Vec::new(),
+        }
+    }
+
+    /// Adds a recording: its features with `valid_frames` real frames. Returns its number; features of the wrong shape
+    /// are refused by the next [`OfflineBatch::step`].
+    pub fn add(&mut self, features: F, valid_frames: usize) -> usize {
+        let recording = Recording::new(self.sortformer.config(), features, valid_frames);
+        self.waiting.push_back((self.added, recording));
+        self.added += 1;
+        self.added - 1
+    }
+
+    /// Counts a recording that was refused before it could be added (its features could not be made, say): the next
+    /// [`OfflineBatch::step`] reports `error` under its number, which this returns.
+    pub fn refuse(&mut self, error: Error) -> usize {
+        self.refused.push((self.added, error));
+        self.added += 1;
+        self.added - 1
+    }
+
+    /// Recordings added and not yet reported by a step.
+    pub fn len(&self) -> usize {
+        self.waiting.len() + self.running.len() + self.refused.len()
+    }
+
+    /// Whether every recording added has been reported.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The next step of each running recording (the first waiting ones take the free places) as one submission;
+    /// returns the recordings done with it, in no particular order: those whose last step it ran, those refused or
+    /// failed. `progress(recording, chunks done, chunks)` follows each recording's step. A failure of the shared
+    /// step is every recording's in it ([`Error::BatchedStep`]; alone, the error itself).
+    pub async fn step(&mut self, progress: &mut dyn FnMut(usize, usize, usize)) -> Vec<Finished<F>> {
+        let mut finished: Vec<Finished<F>> =
+            self.refused.drain(..).map(|(recording, error)| Finished { recording, result: Err(error) }).collect();
+        while self.running.len() < self.per_submission
+            && let Some(entry) = self.waiting.pop_front()
+        {
+            match entry {
+                (number, Ok(recording)) if !recording.done() => self.running.push((number, Ok(recording))),
+                other => finished.push(finish(other)),
+            }
+        }
+        self.sortformer.run_steps(&mut self.running, progress).await;
+        let (done, going): (Vec<_>, Vec<_>) =
+            self.running.drain(..).partition(|(_, state)| !matches!(state, Ok(recording) if !recording.done()));
+        self.running = going;
+        finished.extend(done.into_iter().map(finish));
+        finished
+    }
+}
+
+/// A recording's result, once it is done or failed.
+fn finish<F>((recording, state): (usize, Result<Recording<F>>)) -> Finished<F> {
+    Finished { recording, result: state.map(|r| (r.features, r.logits)) }
 }

@@ -456,5 +456,8 @@ fn check_features(features: &Features, mel_bins: usize, subsampling: usize) -> R
     Ok(())
 }
 
+mod diarizer_batch;
 #[cfg(test)]
 mod load_tests;
+
+pub use diarizer_batch::DiarizerBatch;

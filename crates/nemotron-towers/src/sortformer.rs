@@ -118,10 +118,10 @@ impl Sortformer {
     /// One step: embedded rows `[n, d]` (with their key mask) through the encoder and the head;
     /// returns logits `[n·subsampling, speakers]`.
     pub async fn logits(&self, rows: &[f32], valid: &[bool]) -> Result<Vec<f32>> {
-        let all = [0..valid.len()];
+        let every_row = 0..valid.len();
+        let all = std::slice::from_ref(&every_row);
         let batch = [Sequence { rows, valid }];
-        let mut steps =
-            self.steps(InputKind::Embeddings, &batch, &all, (no_prologue, no_prologue), Timing::Off).await?;
+        let mut steps = self.steps(InputKind::Embeddings, &batch, all, (no_prologue, no_prologue), Timing::Off).await?;
         Ok(steps.pop().ok_or_else(|| Error::Internal("a step's output is missing".into()))?.logits)
     }
 

@@ -100,3 +100,36 @@ fn a_refused_recording_is_reported_and_the_others_run_as_alone() {
         assert_same_bits(got, &alone(samples), &format!("recording {i} beside a refused one"));
     }
 }
+
+/// A batch that takes recordings while it runs (a server's concurrent requests): each is reported once, by the number
+/// `add` gave it, with the bits it gets alone; refused features are reported by the next step.
+#[test]
+fn recordings_added_while_the_batch_runs_get_the_bits_they_get_alone() {
+    let recordings = recordings();
+    let solo: Vec<Diarization> = recordings.iter().map(|r| alone(r)).collect();
+    let mut batch = model().diarizer().batch(&BatchLimits { max_recordings: 2, max_rows: None });
+    let mut numbers = vec![batch.add(features(&recordings[3])), batch.add(features(&recordings[0]))];
+    let mut broken = features(&recordings[1]);
+    broken.data.pop();
+    let refused = batch.add(broken);
+    let mut reported: Vec<Option<Result<Diarization, Error>>> = (0..=recordings.len()).map(|_| None).collect();
+    let mut steps = 0;
+    while !batch.is_empty() {
+        // The others join after the first steps, while the long recording runs.
+        if steps == 2 {
+            numbers.extend([batch.add(features(&recordings[2])), batch.add(features(&recordings[1]))]);
+        }
+        for (number, result) in batch.step(&mut |_, _, _| {}).block() {
+            assert!(reported[number].is_none(), "recording {number} reported twice");
+            reported[number] = Some(result);
+        }
+        steps += 1;
+    }
+    assert_eq!((numbers, refused), (vec![0, 1, 3, 4], 2), "numbers in the order added");
+    let Some(Err(Error::Features { problem, .. })) = &reported[2] else { panic!("the broken features are refused") };
+    assert!(problem.contains("values"), "{problem}");
+    for (number, want) in [(0, &solo[3]), (1, &solo[0]), (3, &solo[2]), (4, &solo[1])] {
+        let got = reported[number].as_ref().expect("reported").as_ref().expect("diarized");
+        assert_same_bits(got, want, &format!("recording {number}"));
+    }
+}

@@ -16,7 +16,7 @@ use crate::state::AppState;
 
 /// `POST /v1/audio/diarizations`: the segments, as `diarize --segments FILE` writes them.
 pub async fn diarize(State(state): State<AppState>, request: Request) -> Result<Response, ApiError> {
-    let engine = state.engine()?;
+    let (engine, queue) = (state.engine()?, state.diarize_queue()?);
     let mut upload = Upload::read(request).await?;
     let format: DiarizationFormat = upload.take_format()?;
     let uri = upload.take_uri()?;
@@ -28,7 +28,8 @@ pub async fn diarize(State(state): State<AppState>, request: Request) -> Result<
     let text = run(&state, "diarize", move || {
         let input = decode(audio, &name, &options)?;
         let seconds = input.seconds();
-        let diarized = engine.diarize(input, &mut |_, _, _| {})?;
+        // The front end here, on this request's thread; the steps beside the other requests' on the queue's.
+        let diarized = queue.diarize(engine.diarizer_features(input)?)?;
         let segments = diarized.segments(&settings)?;
         Ok((write_segments(&segments, format.segments(), &uri), seconds))
     })
