@@ -46,6 +46,18 @@ pub struct BatchArgs {
     /// Process only every N-th entry, starting at entry I (0-based): `--shard I/N`.
     #[arg(long, requires = "out_dir", value_name = "I/N")]
     pub shard: Option<Shard>,
+    /// Recordings `diarize` runs side by side, their steps sharing each GPU submission (default 8; more take more
+    /// GPU memory and may run faster on a large GPU). Each one's outputs are those of its run alone.
+    #[arg(long, requires = "out_dir", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub batch_size: Option<u32>,
+}
+
+impl BatchArgs {
+    /// How many recordings `diarize` runs side by side.
+    fn limits(&self) -> BatchLimits {
+        let defaults = BatchLimits::default();
+        BatchLimits { max_recordings: self.batch_size.map_or(defaults.max_recordings, |n| n as usize), ..defaults }
+    }
 }
 
 /// `I/N`: entries I, I+N, I+2N, … (0-based).
@@ -86,12 +98,12 @@ pub enum Job {
 }
 
 impl Job {
-    /// Entries read ahead and run together: `diarize` runs the recordings of a default [`BatchLimits`] side by side;
-    /// `encode` runs one at a time.
-    fn entries_per_run(self) -> usize {
+    /// Entries read ahead and run together: `diarize` runs the recordings of `limits` side by side; `encode` runs
+    /// one at a time.
+    fn entries_per_run(self, limits: &BatchLimits) -> usize {
         match self {
             Job::Encode => 1,
-            Job::Diarize { .. } => BatchLimits::default().max_recordings,
+            Job::Diarize { .. } => limits.max_recordings,
         }
     }
 
@@ -134,7 +146,8 @@ pub fn run(settings: &Settings, input: &Input, batch: &BatchArgs, job: Job) -> R
     }
     let mut bar = Bar::new(settings.quiet, 0.0);
     let (mut failed, mut skipped, mut seconds, mut n) = (0usize, 0usize, 0.0f64, 0usize);
-    for group in mine.chunks(job.entries_per_run()) {
+    let limits = batch.limits();
+    for group in mine.chunks(job.entries_per_run(&limits)) {
         bar.update_batch(n, mine.len(), seconds, done.elapsed());
         let skips: Vec<bool> = group
             .iter()
@@ -142,7 +155,7 @@ pub fn run(settings: &Settings, input: &Input, batch: &BatchArgs, job: Job) -> R
             .collect();
         let runs: Vec<&ManifestEntry> = group.iter().zip(&skips).filter(|(_, skip)| !**skip).map(|(e, _)| e).collect();
         let group_done = Done::start();
-        let mut results = process(&engine, job, &runs, input, dir).into_iter();
+        let mut results = process(&engine, job, &runs, (input, &limits), dir).into_iter();
         for (entry, skip) in group.iter().zip(skips) {
             n += 1;
             let outputs = job.outputs(dir, &entry.id);
@@ -256,7 +269,7 @@ fn process(
     engine: &Engine,
     job: Job,
     entries: &[&ManifestEntry],
-    input: &Input,
+    (input, limits): (&Input, &BatchLimits),
     dir: &Path,
 ) -> Vec<Result<f64, Failure>> {
     let read = |entry: &ManifestEntry| -> Result<nemotron_engine::Input, Failure> {
@@ -287,8 +300,7 @@ fn process(
                     Err(failure) => read_failures.push(Some(failure)),
                 }
             }
-            let limits = BatchLimits::default();
-            let mut results = engine.diarize_many(inputs, &limits, &mut |_, _, _| {}).into_iter();
+            let mut results = engine.diarize_many(inputs, limits, &mut |_, _, _| {}).into_iter();
             entries
                 .iter()
                 .zip(read_failures)

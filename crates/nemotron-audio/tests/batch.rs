@@ -1,5 +1,5 @@
-//! Batch runs: a manifest of good, corrupt and missing entries; a diarized manifest against single runs; resuming
-//! with `--skip-existing`; `--shard`; folders; duplicate ids refused before any work.
+//! Batch runs: a manifest of good, corrupt and missing entries; a diarized manifest against single runs, whatever
+//! `--batch-size`; resuming with `--skip-existing`; `--shard`; folders; duplicate ids refused before any work.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -209,4 +209,17 @@ fn a_diarized_manifest_matches_single_runs_around_a_bad_entry() {
         let read = |p: &Path| std::fs::read_to_string(p).unwrap();
         assert_eq!(read(&out.join(format!("{id}.rttm"))), read(&rttm), "{id}: segments");
     }
+    // Two recordings side by side instead of the default eight: the same files.
+    let two = dir.path().join("two");
+    let args = ["-q", "diarize", "--model", model, "--manifest", manifest.to_str().unwrap(), "--batch-size", "2"];
+    let output = run(&[&args[..], &["--out-dir", two.to_str().unwrap()]].concat());
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    for (name, _) in &files {
+        let id = name.split('.').next().unwrap();
+        for file in [format!("{id}.safetensors"), format!("{id}.rttm")] {
+            assert_eq!(std::fs::read(two.join(&file)).unwrap(), std::fs::read(out.join(&file)).unwrap(), "{file}");
+        }
+    }
+    let output = run(&[&args[..6], &["--batch-size", "0", "--out-dir", "o"]].concat());
+    assert_eq!(output.status.code(), Some(2), "--batch-size 0 is a usage error");
 }
