@@ -134,6 +134,25 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
+/// The median of `repeats` values of `f` (at least one) after `warmups` whose values are dropped.
+fn median_of(warmups: usize, repeats: usize, f: &mut dyn FnMut() -> Result<f64>) -> Result<f64> {
+    let mut values = Vec::with_capacity(repeats);
+    for i in 0..warmups + repeats.max(1) {
+        let value = f()?;
+        if i >= warmups {
+            values.push(value);
+        }
+    }
+    Ok(median(values))
+}
+
+/// Milliseconds of wall time `f` takes.
+fn wall_ms(f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+    let start = Instant::now();
+    f()?;
+    Ok(start.elapsed().as_secs_f64() * 1e3)
+}
+
 /// Runs every case, handing each result to `report` as it completes.
 pub fn run(gpu: &Gpu, options: &BenchOptions, report: &mut dyn FnMut(BenchEvent<'_>)) -> Result<Vec<Measurement>> {
     let config = match &options.config {
@@ -261,26 +280,10 @@ fn head_case(
     let states = rng.f32s(frames * c.asr.hidden, 1.0);
     let mut classes: Vec<u32> = (0..HEAD_CLASSES.min(vocab)).map(|i| (i * vocab / HEAD_CLASSES) as u32).collect();
     classes.dedup();
-    let median_of = |f: &mut dyn FnMut() -> Result<f64>| -> Result<f64> {
-        let mut values = Vec::new();
-        for i in 0..options.repeats + 2 {
-            let value = f()?;
-            if i >= 2 {
-                values.push(value);
-            }
-        }
-        Ok(median(values))
-    };
-    let gpu_ms = median_of(&mut || {
+    let gpu_ms = median_of(2, options.repeats, &mut || {
         Ok(head.timed(&states, frames, Timing::Span).block()?.iter().map(Profile::total_ns).sum::<f64>() / 1e6)
     })?;
-    let wall_ms = |f: &mut dyn FnMut() -> Result<()>| {
-        median_of(&mut || {
-            let start = Instant::now();
-            f()?;
-            Ok(start.elapsed().as_secs_f64() * 1e3)
-        })
-    };
+    let wall_ms = |f: &mut dyn FnMut() -> Result<()>| median_of(2, options.repeats, &mut || wall_ms(f));
     let name = format!("wts-head-{seconds}s");
     // Profiled while the GPU is busy from the runs above (after the wall-time runs, which leave it idle while the
     // host reads, its clocks would be down).
@@ -457,17 +460,7 @@ fn corpus_case(
     let limits = BatchLimits { max_recordings: corpus.batch.max(1), max_rows: None };
     let name = format!("corpus-{}x{}s", corpus.files, corpus.seconds);
     let repeats = options.repeats.clamp(1, CORPUS_REPEATS);
-    let timed = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
-        let mut times = Vec::new();
-        for i in 0..=repeats {
-            let start = Instant::now();
-            f()?;
-            if i > 0 {
-                times.push(start.elapsed().as_secs_f64() * 1e3);
-            }
-        }
-        Ok(median(times))
-    };
+    let timed = |f: &mut dyn FnMut() -> Result<()>| median_of(1, repeats, &mut || wall_ms(f));
     let diarizer = model.diarizer();
     let diarization_ms = timed(&mut || {
         let inputs = vec![features.clone(); corpus.files];
