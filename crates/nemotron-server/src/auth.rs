@@ -56,7 +56,7 @@ impl ApiKeys {
 
 /// Routes anyone may call: the load balancer's probes and the page (the metrics are not among them).
 fn is_public(path: &str) -> bool {
-    matches!(path, "/" | "/page.js" | "/health/live" | "/health/ready")
+    matches!(path, "/" | "/page.js" | "/timeline.js" | "/health/live" | "/health/ready")
 }
 
 /// The middleware: refuses requests to non-public routes without an accepted key with 401 and

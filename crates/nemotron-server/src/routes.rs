@@ -24,6 +24,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/", get(service::page))
         .route("/page.js", get(service::page_script))
+        .route("/timeline.js", get(service::timeline_script))
         .route("/health/live", get(service::live))
         .route("/health/ready", get(service::ready))
         .route("/metrics", get(metrics::metrics))

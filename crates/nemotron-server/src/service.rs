@@ -14,6 +14,8 @@ use crate::state::AppState;
 const PAGE: &str = include_str!("page/index.html");
 /// The page's script.
 const PAGE_SCRIPT: &str = include_str!("page/page.js");
+/// The speaker timeline it draws: the browser package's page's module, one file for both pages.
+const TIMELINE_SCRIPT: &str = include_str!("../../nemotron-web/page/timeline.js");
 /// The OpenAPI 3.1 document (written by hand; `tests/openapi.rs` checks it against the routes).
 pub const OPENAPI: &str = include_str!("openapi.json");
 
@@ -25,6 +27,11 @@ pub async fn page() -> Response {
 /// `GET /page.js`.
 pub async fn page_script() -> Response {
     ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], PAGE_SCRIPT).into_response()
+}
+
+/// `GET /timeline.js`.
+pub async fn timeline_script() -> Response {
+    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], TIMELINE_SCRIPT).into_response()
 }
 
 /// `GET /openapi.json`.

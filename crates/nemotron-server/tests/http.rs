@@ -253,7 +253,7 @@ async fn api_keys_guard_every_route_but_the_health_checks_and_the_page() {
     let keys = ApiKeys::parse("# the team\nsecret-one\nsecret-two\n").unwrap();
     let server = start(ServerOptions { api_keys: Some(keys), ..ServerOptions::default() }).await;
     let c = client();
-    for open in ["/health/live", "/health/ready", "/", "/page.js"] {
+    for open in ["/health/live", "/health/ready", "/", "/page.js", "/timeline.js"] {
         assert_eq!(c.get(server.url(open)).send().await.unwrap().status(), 200, "{open}");
     }
     for guarded in ["/v1/models", "/metrics", "/openapi.json"] {
@@ -326,6 +326,7 @@ async fn readiness_waits_for_the_model_and_the_openapi_document_names_every_rout
     let mut known = [
         "/",
         "/page.js",
+        "/timeline.js",
         "/health/live",
         "/health/ready",
         "/metrics",

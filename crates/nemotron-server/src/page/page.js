@@ -1,11 +1,11 @@
 // The page's script: a WebSocket session fed from a file (decoded at 16 kHz by the browser) or the microphone (an
-// AudioContext at 16 kHz resamples it), and the timeline of the segment events that come back. Plain JS, no build.
-"use strict";
+// AudioContext at 16 kHz resamples it), and the timeline of the segment events that come back. Plain JS modules, no
+// build: the timeline is the browser package's (`/timeline.js`).
+import { COLORS, drawTimeline } from "./timeline.js";
 
 const SAMPLE_RATE = 16000;
 // Samples per frame sent (0.1 s).
 const FRAME = 1600;
-const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 
 const $ = (id) => document.getElementById(id);
 let session = null;
@@ -93,34 +93,7 @@ function end(s) {
 
 // The speaker rows, the segments made final (solid) and those still open (light), up to the audio processed.
 function draw(s) {
-  const canvas = $("timeline");
-  const g = canvas.getContext("2d");
-  const speakers = new Set([...s.segments.map((x) => x.speaker), ...s.open.keys()]);
-  const rows = Math.max(1, ...[...speakers].map((k) => k + 1));
-  const seconds = Math.max(10, s.processed, ...s.segments.map((x) => x.end));
-  const [width, height, left] = [canvas.width, canvas.height, 50];
-  const rowHeight = (height - 20) / rows;
-  const x = (t) => left + ((width - left - 10) * t) / seconds;
-  g.clearRect(0, 0, width, height);
-  g.font = "12px sans-serif";
-  g.fillStyle = "#555";
-  for (let k = 0; k < rows; k++) g.fillText(`spk${k}`, 4, rowHeight * k + rowHeight / 2 + 4);
-  const bar = (speaker, start, stop, alpha) => {
-    g.globalAlpha = alpha;
-    g.fillStyle = COLORS[speaker % COLORS.length];
-    g.fillRect(x(start), rowHeight * speaker + 3, Math.max(1, x(stop) - x(start)), rowHeight - 6);
-    g.globalAlpha = 1;
-  };
-  s.segments.forEach((seg) => bar(seg.speaker, seg.start, seg.end, 1));
-  s.open.forEach((start, speaker) => bar(speaker, start, Math.max(start, s.processed), 0.4));
-  g.fillStyle = "#888";
-  g.fillRect(x(s.processed), 0, 1, height - 20);
-  g.fillText(`${s.processed.toFixed(2)} s`, Math.min(x(s.processed) + 3, width - 50), height - 5);
-  $("legend").replaceChildren(...[...speakers].sort().map((k) => {
-    const item = document.createElement("span");
-    item.style.background = COLORS[k % COLORS.length];
-    return [item, `spk${k}`];
-  }).flat());
+  drawTimeline($("timeline"), $("legend"), s);
 }
 
 // A file: decoded and resampled to 16 kHz by the browser, channels mixed, and handed to the socket all at once. No

@@ -1,0 +1,38 @@
+// The speaker timeline both pages draw (this package's page and the server's, which serves this file too): one row
+// per speaker, the segments made final solid and those still open light, up to the audio processed; and its legend.
+
+export const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+
+// `view`: `segments` ({speaker, start, end}, final), `open` (a Map speaker → start of the segment it is in) and
+// `processed` (seconds of audio the diarizer has been given).
+export function drawTimeline(canvas, legend, { segments, open, processed }) {
+  const g = canvas.getContext("2d");
+  const speakers = [...new Set([...segments.map((s) => s.speaker), ...open.keys()])].sort((a, b) => a - b);
+  const rows = Math.max(1, ...speakers.map((k) => k + 1));
+  const seconds = Math.max(10, processed, ...segments.map((s) => s.end));
+  const [width, height, left] = [canvas.width, canvas.height, 50];
+  const rowHeight = (height - 20) / rows;
+  const x = (t) => left + ((width - left - 10) * t) / seconds;
+  g.clearRect(0, 0, width, height);
+  g.font = "12px sans-serif";
+  g.fillStyle = "#555";
+  for (let k = 0; k < rows; k++) g.fillText(`spk${k}`, 4, rowHeight * k + rowHeight / 2 + 4);
+  const bar = (speaker, start, stop, alpha) => {
+    g.globalAlpha = alpha;
+    g.fillStyle = COLORS[speaker % COLORS.length];
+    g.fillRect(x(start), rowHeight * speaker + 3, Math.max(1, x(stop) - x(start)), rowHeight - 6);
+    g.globalAlpha = 1;
+  };
+  segments.forEach((s) => bar(s.speaker, s.start, s.end, 1));
+  open.forEach((start, speaker) => bar(speaker, start, Math.max(start, processed), 0.4));
+  g.fillStyle = "#888";
+  g.fillRect(x(processed), 0, 1, height - 20);
+  g.fillText(`${processed.toFixed(2)} s`, Math.min(x(processed) + 3, width - 50), height - 5);
+  legend.replaceChildren(
+    ...speakers.flatMap((k) => {
+      const swatch = document.createElement("span");
+      swatch.style.background = COLORS[k % COLORS.length];
+      return [swatch, `spk${k}`];
+    }),
+  );
+}
