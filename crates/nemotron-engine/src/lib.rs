@@ -135,7 +135,7 @@ pub use nemotron_towers::{
 // The I/O crate: audio input, NeMo manifests, raw PCM streams.
 pub use nemotron_io::manifest::{ManifestEntry, ManifestError, read_manifest};
 pub use nemotron_io::raw_pcm::{PartialSample, RawDecoder, RawFormat};
-pub use nemotron_io::{AudioError, AudioOptions, Channel};
+pub use nemotron_io::{AudioError, AudioOptions, Channel, SampleError};
 // The Hub client: ids of `download`.
 #[cfg(feature = "hub")]
 pub use nemotron_hub::{HubError, RepoId};

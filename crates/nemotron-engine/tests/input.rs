@@ -1,7 +1,7 @@
 //! PCM handed over in memory: resampled and mixed like decoded files, and every unusable buffer refused with a
 //! typed error of the right kind.
 
-use nemotron_engine::{AudioError, Channel, EngineError, ErrorKind, Input};
+use nemotron_engine::{AudioError, Channel, EngineError, ErrorKind, Input, SampleError};
 
 fn samples(input: Input) -> Vec<f32> {
     match input {
@@ -65,7 +65,7 @@ fn unusable_buffers_are_refused_by_kind() {
         }
     }
     match Input::from_pcm(&[&poisoned], 16_000, Channel::Mix) {
-        Err(EngineError::Audio(AudioError::NonFinite { index: 777, .. })) => {}
+        Err(EngineError::Audio(AudioError::Samples(SampleError::NonFinite { index: 777, .. }))) => {}
         other => panic!("{:?}", other.map(|input| input.seconds())),
     }
 }

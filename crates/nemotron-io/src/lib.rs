@@ -21,6 +21,6 @@ pub mod audio;
 pub mod manifest;
 pub mod raw_pcm;
 
-pub use audio::{AudioError, AudioOptions, Channel, read_audio};
+pub use audio::{AudioError, AudioOptions, Channel, SampleError, read_audio};
 pub use manifest::{ManifestEntry, ManifestError, read_manifest};
 pub use raw_pcm::{PartialSample, RawDecoder, RawFormat};

@@ -4,7 +4,7 @@ use std::f64::consts::PI;
 use std::path::Path;
 
 use hound::{SampleFormat, WavSpec, WavWriter};
-use nemotron_io::audio::{AudioError, MIN_SAMPLES, SAMPLE_RATE, read_audio, to_16k_mono};
+use nemotron_io::audio::{AudioError, MIN_SAMPLES, SAMPLE_RATE, SampleError, read_audio, to_16k_mono};
 
 fn spec(channels: u16, sample_rate: u32, bits_per_sample: u16, sample_format: SampleFormat) -> WavSpec {
     WavSpec { channels, sample_rate, bits_per_sample, sample_format }
@@ -157,20 +157,20 @@ fn message(error: &AudioError) -> String {
 #[test]
 fn empty_short_and_non_finite_audio_are_rejected() {
     let empty = to_16k_mono(&[], 1, SAMPLE_RATE).expect_err("empty accepted");
-    assert!(matches!(empty, AudioError::Empty { .. }), "{empty}");
+    assert!(matches!(empty, AudioError::Samples(SampleError::Empty { .. })), "{empty}");
     assert!(message(&empty).contains("in-memory audio"));
 
     let one = to_16k_mono(&[0.5], 1, SAMPLE_RATE).expect_err("1 sample accepted");
-    assert!(matches!(one, AudioError::TooShort { samples: 1, .. }), "{one}");
+    assert!(matches!(one, AudioError::Samples(SampleError::TooShort { samples: 1, .. })), "{one}");
     let short = to_16k_mono(&[0.1; MIN_SAMPLES - 1], 1, SAMPLE_RATE).expect_err("159 samples accepted");
-    assert!(matches!(short, AudioError::TooShort { .. }), "{short}");
+    assert!(matches!(short, AudioError::Samples(SampleError::TooShort { .. })), "{short}");
     assert_eq!(to_16k_mono(&[0.1; MIN_SAMPLES], 1, SAMPLE_RATE).expect("160 samples").len(), MIN_SAMPLES);
 
     for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
         let mut samples = vec![0.0f32; 1000];
         samples[321] = bad;
         let error = to_16k_mono(&samples, 1, SAMPLE_RATE).expect_err("non-finite accepted");
-        assert!(matches!(error, AudioError::NonFinite { index: 321, .. }), "{error}");
+        assert!(matches!(error, AudioError::Samples(SampleError::NonFinite { index: 321, .. })), "{error}");
     }
 
     let ragged = to_16k_mono(&[0.0; 401], 2, SAMPLE_RATE).expect_err("partial stereo frame accepted");
@@ -195,10 +195,17 @@ fn bad_files_are_rejected_with_their_path() {
     let empty = dir.path().join("empty.wav");
     write_float_wav(&empty, spec(1, SAMPLE_RATE, 32, SampleFormat::Float), &[]);
     let error = read_audio(&empty).expect_err("empty WAV accepted");
-    assert!(matches!(error, AudioError::Empty { .. }) && message(&error).contains("empty.wav"), "{error}");
+    assert!(
+        matches!(error, AudioError::Samples(SampleError::Empty { .. })) && message(&error).contains("empty.wav"),
+        "{error}"
+    );
 
     let nan = dir.path().join("nan.wav");
     write_float_wav(&nan, spec(1, SAMPLE_RATE, 32, SampleFormat::Float), &[0.0, 0.1, f32::NAN, 0.2]);
     let error = read_audio(&nan).expect_err("NaN WAV accepted");
-    assert!(matches!(error, AudioError::NonFinite { index: 2, .. }) && message(&error).contains("nan.wav"), "{error}");
+    assert!(
+        matches!(error, AudioError::Samples(SampleError::NonFinite { index: 2, .. }))
+            && message(&error).contains("nan.wav"),
+        "{error}"
+    );
 }

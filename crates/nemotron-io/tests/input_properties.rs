@@ -8,7 +8,7 @@ use std::path::Path;
 
 use hound::{SampleFormat, WavSpec, WavWriter};
 use nemotron_io::audio::{
-    AudioError, AudioOptions, MAX_SAMPLE_RATE, MIN_SAMPLE_RATE, MIN_SAMPLES, SAMPLE_RATE, read_audio_bytes,
+    AudioError, AudioOptions, MAX_SAMPLE_RATE, MIN_SAMPLE_RATE, MIN_SAMPLES, SAMPLE_RATE, SampleError, read_audio_bytes,
 };
 use nemotron_io::manifest::{ManifestError, parse_manifest};
 use nemotron_io::raw_pcm::{RawDecoder, RawFormat};
@@ -102,8 +102,8 @@ proptest! {
                 prop_assert!(samples.iter().all(|x| x.is_finite() && x.abs() <= peak));
             }
             Err(AudioError::SampleRate { rate: r, .. }) => prop_assert!(!supported && r == rate),
-            Err(AudioError::Empty { .. }) => prop_assert!(supported && frames == 0),
-            Err(AudioError::TooShort { samples, .. }) => {
+            Err(AudioError::Samples(SampleError::Empty { .. })) => prop_assert!(supported && frames == 0),
+            Err(AudioError::Samples(SampleError::TooShort { samples, .. })) => {
                 prop_assert!(supported && samples == expected && samples < MIN_SAMPLES)
             }
             Err(e) => prop_assert!(false, "{rate} Hz, {channels} channels, {format:?}: {e}"),

@@ -57,4 +57,5 @@
 pub mod alignment;
 pub mod diarization;
 pub mod math;
+pub mod samples;
 pub mod time;

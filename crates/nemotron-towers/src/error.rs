@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use crate::checkpoint::CheckpointError;
 use crate::config::ConfigError;
 use crate::frontend::FrontendError;
-use nemotron_postprocess::time::MIN_SAMPLES;
 
 /// Errors of `nemotron-towers`.
 #[derive(Debug, thiserror::Error)]
@@ -129,35 +128,8 @@ impl Error {
     }
 }
 
-/// 16 kHz samples the model cannot take: what `nemotron-io`'s audio readers guarantee, checked again for samples
-/// that come from elsewhere.
-#[derive(Debug, thiserror::Error)]
-pub enum SampleError {
-    /// No samples at all.
-    #[error("{input}: the audio is empty")]
-    Empty {
-        /// `in-memory audio` or `audio stream`.
-        input: String,
-    },
-    /// Fewer than [`MIN_SAMPLES`] samples.
-    #[error("{input}: {samples} samples at 16 kHz, at least {MIN_SAMPLES} (10 ms) are needed")]
-    TooShort {
-        /// `in-memory audio` or `audio stream`.
-        input: String,
-        /// Samples given.
-        samples: usize,
-    },
-    /// A NaN or infinite sample.
-    #[error("{input}: sample {index} is {value}, not a finite number")]
-    NonFinite {
-        /// `in-memory audio` or `audio stream`.
-        input: String,
-        /// Position of the first non-finite sample (in a stream: since its start).
-        index: usize,
-        /// The sample itself (NaN or ±infinity).
-        value: f32,
-    },
-}
+/// 16 kHz samples the model cannot take (`nemotron-postprocess`'s, which `nemotron-io`'s audio readers refuse too).
+pub use nemotron_postprocess::samples::SampleError;
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -9,7 +9,6 @@ use crate::asr::AsrEncoder;
 use crate::beside::beside;
 use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::config::{DiarizationConfig, ModelConfig, TranscribeConfig, check_word_timestamp_width};
-use crate::error::SampleError;
 use crate::error::{Error, Result};
 use crate::frontend::{Features, LogMel};
 use crate::fusion::Fusion;
@@ -21,7 +20,6 @@ use crate::weights::{self, Expectations, GpuStore, GpuWeights, RandomStore};
 use crate::word_timestamps::{WordTimestampHead, WordTimestampOutputs};
 use audio_kernels::MatmulOptions;
 use audio_kernels::random::Rng;
-use nemotron_postprocess::time::MIN_SAMPLES;
 
 /// Reports progress: (stage, steps done, steps in all).
 pub type Progress<'a> = &'a mut dyn FnMut(&str, usize, usize);
@@ -76,12 +74,12 @@ impl Diarizer {
         &self.sortformer
     }
 
-    /// 16 kHz mono samples (at least [`MIN_SAMPLES`], all finite) → speaker activity.
+    /// 16 kHz mono samples (at least [`MIN_SAMPLES`](nemotron_postprocess::time::MIN_SAMPLES), all finite) → speaker activity.
     pub async fn diarize_audio(&self, samples: &[f32], progress: Progress<'_>) -> Result<Diarization> {
         self.diarize_features(self.features(samples)?, progress).await
     }
 
-    /// 16 kHz mono samples (at least [`MIN_SAMPLES`], all finite) → the log-mel features the diarizer reads.
+    /// 16 kHz mono samples (at least [`MIN_SAMPLES`](nemotron_postprocess::time::MIN_SAMPLES), all finite) → the log-mel features the diarizer reads.
     pub fn features(&self, samples: &[f32]) -> Result<Features> {
         check_samples(samples)?;
         Ok(self.frontend.compute(samples)?)
@@ -238,7 +236,7 @@ impl AudioModel {
         features.valid.div_ceil(self.config.asr.subsampling)
     }
 
-    /// 16 kHz mono samples (at least [`MIN_SAMPLES`], all finite) → all outputs.
+    /// 16 kHz mono samples (at least [`MIN_SAMPLES`](nemotron_postprocess::time::MIN_SAMPLES), all finite) → all outputs.
     pub async fn encode_audio(&self, samples: &[f32], progress: Progress<'_>) -> Result<AudioOutputs> {
         check_samples(samples)?;
         let features = self.diarizer.frontend.compute(samples)?;
@@ -423,17 +421,7 @@ fn frontend(checkpoint: &Checkpoint, names: &ModelNames) -> Result<LogMel> {
 
 /// What `nemotron-io`'s audio readers guarantee, for samples that did not come through them.
 fn check_samples(samples: &[f32]) -> Result<()> {
-    let input = "in-memory audio".to_string();
-    if samples.is_empty() {
-        return Err(SampleError::Empty { input }.into());
-    }
-    if let Some((index, &value)) = samples.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-        return Err(SampleError::NonFinite { input, index, value }.into());
-    }
-    if samples.len() < MIN_SAMPLES {
-        return Err(SampleError::TooShort { input, samples: samples.len() }.into());
-    }
-    Ok(())
+    Ok(nemotron_postprocess::samples::check_samples("in-memory audio", samples)?)
 }
 
 fn check_features(features: &Features, mel_bins: usize, subsampling: usize) -> Result<()> {

@@ -11,7 +11,7 @@ use symphonia::core::formats::{FormatOptions, TrackType};
 use symphonia::core::io::{MediaSource, MediaSourceStream};
 use symphonia::core::meta::MetadataOptions;
 
-use super::{AudioError, AudioOptions, Channel, MAX_SAMPLE_RATE, MIN_SAMPLE_RATE, riff, select};
+use super::{AudioError, AudioOptions, Channel, MAX_SAMPLE_RATE, MIN_SAMPLE_RATE, SampleError, riff, select};
 
 /// The heard channel at the source rate.
 pub(super) struct Decoded {
@@ -94,7 +94,8 @@ pub(super) fn decode(
         }
         buffer.copy_to_vec_interleaved(&mut interleaved);
         if let Some(index) = interleaved.iter().position(|v| !v.is_finite()) {
-            return Err(AudioError::NonFinite { input: owned(), index: samples + index, value: interleaved[index] });
+            let value = interleaved[index];
+            return Err(SampleError::NonFinite { input: owned(), index: samples + index, value }.into());
         }
         samples += interleaved.len();
         let done = cut.keep(&interleaved, channels.max(1), frames, rate, options.channel);

@@ -14,6 +14,7 @@ use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 
+pub use nemotron_postprocess::samples::SampleError;
 pub use nemotron_postprocess::time::{MIN_SAMPLES, SAMPLE_RATE};
 /// Input rates accepted. The resampler's FFT sizes grow with the rate's ratio to 16 kHz (1 Hz audio
 /// would need a 16-million-point FFT per sample), so absurd rates are refused, not resampled.
@@ -126,32 +127,10 @@ pub enum AudioError {
         rate: u32,
     },
 
-    /// No samples at all.
-    #[error("{input}: the audio is empty")]
-    Empty {
-        /// The file path, or "in-memory audio".
-        input: String,
-    },
-
-    /// Fewer than [`MIN_SAMPLES`] samples once at 16 kHz.
-    #[error("{input}: {samples} samples at 16 kHz, at least {MIN_SAMPLES} (10 ms) are needed")]
-    TooShort {
-        /// The file path, or "in-memory audio".
-        input: String,
-        /// Mono samples left after conversion to 16 kHz.
-        samples: usize,
-    },
-
-    /// A NaN or infinite sample (index counts interleaved samples of the input).
-    #[error("{input}: sample {index} is {value}, not a finite number")]
-    NonFinite {
-        /// The file path, or "in-memory audio".
-        input: String,
-        /// Position of the first non-finite sample among the interleaved input samples.
-        index: usize,
-        /// The sample itself (NaN or ±infinity).
-        value: f32,
-    },
+    /// No samples, fewer than [`MIN_SAMPLES`] once at 16 kHz, or a NaN or infinite sample (its index counts the
+    /// interleaved samples of the input).
+    #[error(transparent)]
+    Samples(#[from] SampleError),
 
     /// rubato refused the conversion.
     #[error("{input}: resampling from {rate} Hz to 16 kHz failed: {message}")]
@@ -250,7 +229,7 @@ pub fn to_16k_mono(samples: &[f32], channels: usize, rate: u32) -> Result<Vec<f3
         return Err(AudioError::Channels { input: IN_MEMORY.to_owned(), samples: samples.len(), channels });
     }
     if let Some((index, &value)) = samples.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-        return Err(AudioError::NonFinite { input: IN_MEMORY.to_owned(), index, value });
+        return Err(SampleError::NonFinite { input: IN_MEMORY.to_owned(), index, value }.into());
     }
     let mut mono = Vec::with_capacity(samples.len() / channels);
     for frame in samples.chunks_exact(channels) {
@@ -275,11 +254,11 @@ fn finish(decoded: decode::Decoded, input: &str) -> Result<Vec<f32>, AudioError>
         return Err(AudioError::SampleRate { input: input.to_owned(), rate });
     }
     if mono.is_empty() {
-        return Err(AudioError::Empty { input: input.to_owned() });
+        return Err(SampleError::Empty { input: input.to_owned() }.into());
     }
     let pcm = if rate == SAMPLE_RATE { mono } else { resample::resample(&mono, rate, input)? };
     if pcm.len() < MIN_SAMPLES {
-        return Err(AudioError::TooShort { input: input.to_owned(), samples: pcm.len() });
+        return Err(SampleError::TooShort { input: input.to_owned(), samples: pcm.len() }.into());
     }
     Ok(pcm)
 }

@@ -5,7 +5,6 @@ use std::ops::Range;
 
 use gpu_core::Timing;
 
-use crate::error::SampleError;
 use crate::error::{Error, Result};
 use crate::frontend::{HOP_LENGTH, N_MELS, first_sample_needed};
 use crate::pipeline::Diarizer;
@@ -192,13 +191,7 @@ impl<'m> DiarizerSession<'m> {
 
     /// Checks that every sample is finite (a stream with a NaN or an infinity is refused, nothing appended).
     pub(super) fn check_samples(&self, samples: &[f32]) -> Result<()> {
-        match samples.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            Some((i, &value)) => {
-                let input = "audio stream".to_string();
-                Err(SampleError::NonFinite { input, index: self.received + i, value }.into())
-            }
-            None => Ok(()),
-        }
+        Ok(nemotron_postprocess::samples::non_finite("audio stream", samples, self.received)?)
     }
 
     /// Appends checked samples; the output their chunks will fill.
