@@ -7,7 +7,7 @@ use crate::frontend::Features;
 use crate::offline::{BatchLimits, Finished, OfflineBatch};
 
 /// Recordings' features diarized side by side, any number added at any time ([`Diarizer::batch`]); each one's speaker
-/// activity is what [`Diarizer::diarize_features`] gives it, within what [`crate::Sortformer::diarize_many`] says.
+/// activity is what [`Diarizer::diarize_features`] gives it, within what [`crate::sortformer::Sortformer::diarize_many`] says.
 pub struct DiarizerBatch<'d> {
     diarizer: &'d Diarizer,
     batch: OfflineBatch<'d, Features>,
