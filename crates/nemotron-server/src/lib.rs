@@ -182,7 +182,7 @@ fn start_scheduler(state: &AppState, engine: Arc<Engine>) -> Result<(), ServerEr
     let window = Window { max_batch: state.options.max_batch, max_wait: state.options.max_wait };
     let scheduler = SchedulerHandle::start(engine.clone(), window, state.metrics.clone())
         .map_err(|source| ServerError::Io { what: "starting the stream scheduler", source })?;
-    let diarize_queue = DiarizeQueue::start(engine.clone(), state.options.offline_batch)
+    let diarize_queue = DiarizeQueue::start(engine.clone(), state.options.offline_batch, state.metrics.clone())
         .map_err(|source| ServerError::Io { what: "starting the diarization queue", source })?;
     state.set_loaded(engine, scheduler, diarize_queue);
     Ok(())

@@ -67,6 +67,8 @@ pub struct Metrics {
     pub queue_depth: Gauge,
     /// Steps the scheduler gathered per round.
     pub round_size: Histogram,
+    /// Uploaded recordings in the diarization queue at each of its steps.
+    pub diarize_queue: Histogram,
     /// Wall time of one streaming step or one offline request's engine call (GPU work and the host work around it).
     pub gpu_seconds: Family<TaskLabels, Histogram>,
     /// Seconds of audio processed.
@@ -86,6 +88,7 @@ impl Default for Metrics {
             buffer_peak: Gauge::default(),
             queue_depth: Gauge::default(),
             round_size: Histogram::new(exponential_buckets(1.0, 2.0, 10)),
+            diarize_queue: Histogram::new(exponential_buckets(1.0, 2.0, 10)),
             gpu_seconds: Family::new_with_constructor(seconds),
             audio_seconds: Family::default(),
         };
@@ -99,6 +102,9 @@ impl Default for Metrics {
         r.register_with_unit("stream_buffer_peak", peak, Unit::Seconds, metrics.buffer_peak.clone());
         r.register("scheduler_queue_depth", "Streaming steps waiting for the scheduler", metrics.queue_depth.clone());
         r.register("scheduler_round_steps", "Streaming steps gathered per scheduler round", metrics.round_size.clone());
+        let queue =
+            "Uploaded recordings in the diarization queue at each of its steps (up to --offline-batch share one)";
+        r.register("diarize_queue_recordings", queue, metrics.diarize_queue.clone());
         r.register("gpu_step_duration_seconds", "Time of one engine call, by task", metrics.gpu_seconds.clone());
         r.register("audio_processed_seconds", "Seconds of audio processed, by task", metrics.audio_seconds.clone());
         metrics

@@ -98,6 +98,13 @@ async fn concurrent_diarizations_are_each_the_clis_file_alone() {
         let want = expected_segments(samples, &SegmentSettings::default(), SegmentFormat::Rttm, "meeting");
         assert_eq!(response.text().await.unwrap(), want, "recording {i}");
     }
+    // Every recording was in the queue at one of its steps at least.
+    let metrics = client().get(server.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    let sum: f64 = metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("nemotron_diarize_queue_recordings_sum "))
+        .map_or(0.0, |value| value.parse().unwrap());
+    assert!(sum >= recordings.len() as f64, "queue sizes at the steps sum to {sum}: {metrics}");
     server.stop().await.unwrap();
 }
 

@@ -12,6 +12,7 @@ use axum::http::StatusCode;
 use nemotron_engine::{BatchLimits, DiarizeBatch, Diarized, Engine, EngineError, Input};
 
 use crate::error::ApiError;
+use crate::metrics::Metrics;
 
 /// A recording's features and where its result goes.
 struct Job {
@@ -26,12 +27,12 @@ pub struct DiarizeQueue {
 }
 
 impl DiarizeQueue {
-    /// Starts the thread: up to `batch` recordings' steps per submission.
-    pub fn start(engine: Arc<Engine>, batch: usize) -> std::io::Result<Self> {
+    /// Starts the thread: up to `batch` recordings' steps per submission; the queue's sizes go to `metrics`.
+    pub fn start(engine: Arc<Engine>, batch: usize, metrics: Arc<Metrics>) -> std::io::Result<Self> {
         let (jobs, queue) = mpsc::channel();
         let limits = BatchLimits { max_recordings: batch, ..BatchLimits::default() };
-        let thread =
-            std::thread::Builder::new().name("diarize-queue".into()).spawn(move || serve(&engine, &limits, &queue))?;
+        let run = move || serve(&engine, &limits, &queue, &metrics);
+        let thread = std::thread::Builder::new().name("diarize-queue".into()).spawn(run)?;
         Ok(Self { jobs: Mutex::new(Some(jobs)), thread: Mutex::new(Some(thread)) })
     }
 
@@ -66,7 +67,7 @@ impl DiarizeQueue {
 
 /// The thread: waits for a recording while none runs, takes every one that arrived before each step, answers each as
 /// its recording is done; ends when the queue is closed and its recordings are done.
-fn serve(engine: &Engine, limits: &BatchLimits, queue: &Receiver<Job>) {
+fn serve(engine: &Engine, limits: &BatchLimits, queue: &Receiver<Job>, metrics: &Metrics) {
     let mut batch = engine.diarize_batch(limits);
     let mut replies = Replies::new();
     loop {
@@ -79,6 +80,7 @@ fn serve(engine: &Engine, limits: &BatchLimits, queue: &Receiver<Job>) {
         while let Ok(job) = queue.try_recv() {
             add(job, &mut batch, &mut replies);
         }
+        metrics.diarize_queue.observe(replies.len() as f64);
         for (number, result) in batch.step(&mut |_, _, _| {}) {
             if let Some(reply) = replies.remove(&number) {
                 // The request may have timed out and left: its result is dropped.
