@@ -46,14 +46,19 @@ fn uri(audio: &Audio) -> String {
 
 /// Decodes and diarizes one input (no GIL): its diarization by `segmenter`.
 fn diarize_one(engine: &Engine, name: &str, audio: Audio, segmenter: &SegmentRule) -> PyResult<Diarization> {
-    diarize_batch(engine, vec![(name.to_string(), audio)], segmenter)?
+    diarize_batch(engine, vec![(name.to_string(), audio)], &BatchLimits::default(), segmenter)?
         .pop()
         .ok_or_else(|| PyValueError::new_err(format!("{name}: no diarization came back")))
 }
 
 /// Decodes `inputs` (`(name, audio)`), then diarizes them side by side on the GPU (no GIL): each one's diarization
 /// by `segmenter`, as each gets it alone; the first failure, in order, is raised.
-fn diarize_batch(engine: &Engine, inputs: Vec<(String, Audio)>, segmenter: &SegmentRule) -> PyResult<Vec<Diarization>> {
+fn diarize_batch(
+    engine: &Engine,
+    inputs: Vec<(String, Audio)>,
+    limits: &BatchLimits,
+    segmenter: &SegmentRule,
+) -> PyResult<Vec<Diarization>> {
     let mut files = Vec::with_capacity(inputs.len());
     let mut decoded = Vec::with_capacity(inputs.len());
     for (name, audio) in inputs {
@@ -62,7 +67,7 @@ fn diarize_batch(engine: &Engine, inputs: Vec<(String, Audio)>, segmenter: &Segm
         files.push((uri, input.seconds()));
         decoded.push(input);
     }
-    let results = engine.diarize_many(decoded, &BatchLimits::default(), &mut |_, _, _| {});
+    let results = engine.diarize_many(decoded, limits, &mut |_, _, _| {});
     files
         .into_iter()
         .zip(results)
@@ -190,30 +195,37 @@ impl Model {
         detached(py, || diarize_one(engine, "audio", audio, &segmenter))
     }
 
-    /// `diarize` of each input, in order (one sample rate for the arrays among them), several side by side on the
-    /// GPU: each result is the one `diarize` gives it alone.
-    #[pyo3(signature = (audios, sample_rate=None, **segment_settings))]
+    /// `diarize` of each input, in order (one sample rate for the arrays among them), `batch_size` of them (default
+    /// 8) side by side on the GPU: each result is the one `diarize` gives it alone.
+    #[pyo3(signature = (audios, sample_rate=None, batch_size=None, **segment_settings))]
     fn diarize_many(
         &self,
         py: Python<'_>,
         audios: &Bound<'_, PyAny>,
         sample_rate: Option<i64>,
+        batch_size: Option<i64>,
         segment_settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Vec<Diarization>> {
         let (_, segmenter) = settings::from_kwargs(segment_settings)?;
         let sample_rate = rate(sample_rate)?;
+        let defaults = BatchLimits::default();
+        let limits = match batch_size {
+            None => defaults,
+            Some(n) if n >= 1 => BatchLimits { max_recordings: n as usize, ..defaults },
+            Some(n) => return Err(bad_argument("batch_size", format!("{n}: at least 1"))),
+        };
         let mut inputs = Vec::new();
         for (i, audio) in audios.try_iter()?.enumerate() {
             inputs.push(Audio::extract(&format!("audios[{i}]"), &audio?, sample_rate)?);
         }
         let engine = &self.engine;
-        // A batch's recordings are decoded at once: a default batch at a time bounds the samples held.
-        let per_batch = BatchLimits::default().max_recordings;
+        // A batch's recordings are decoded at once: a batch at a time bounds the samples held.
         detached(py, || {
             let mut each = inputs.into_iter().enumerate().map(|(i, audio)| (format!("audios[{i}]"), audio)).peekable();
             let mut diarized = Vec::new();
             while each.peek().is_some() {
-                diarized.extend(diarize_batch(engine, each.by_ref().take(per_batch).collect(), &segmenter)?);
+                let batch = each.by_ref().take(limits.max_recordings).collect();
+                diarized.extend(diarize_batch(engine, batch, &limits, &segmenter)?);
             }
             Ok(diarized)
         })

@@ -87,3 +87,7 @@ def test_diarize_many_keeps_the_order(demo, short):
     results = demo.diarize_many([STEREO, SHORT, STEREO.read_bytes()])
     assert len(results) == 3
     same(results[0], stereo), same(results[1], short), same(results[2], stereo)
+    one_by_one = demo.diarize_many([SHORT, STEREO, SHORT], batch_size=1)
+    same(one_by_one[0], short), same(one_by_one[1], stereo), same(one_by_one[2], short)
+    with pytest.raises(ValueError, match="batch_size: 0: at least 1"):
+        demo.diarize_many([SHORT], batch_size=0)

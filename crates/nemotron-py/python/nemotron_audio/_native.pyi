@@ -162,6 +162,7 @@ class Model:
         self,
         audios: Iterable[AudioInput],
         sample_rate: Optional[int] = None,
+        batch_size: Optional[int] = None,
         *,
         threshold: Optional[float] = None,
         onset: Optional[float] = None,
