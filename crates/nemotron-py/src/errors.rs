@@ -3,7 +3,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use nemotron_engine::{EngineError, ErrorKind};
+use nemotron_engine::{EngineError, ErrorKind, error_sentence};
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::{PyErr, Python, create_exception};
@@ -31,28 +31,16 @@ create_exception!(
 /// Hub repository; `ValueError` for bad audio, settings or models; `OSError` for reading and writing;
 /// [`GpuError`] and [`InternalError`] (both `RuntimeError`s) for the GPU and for bugs.
 pub fn to_python(error: &EngineError) -> PyErr {
-    exception(error.kind(), message(error))
-}
-
-/// The error's message followed by each cause it does not already say, as the CLI prints it (so the Ray example's
-/// output manifest carries the CLI's error text).
-fn message(error: &EngineError) -> String {
-    let mut text = error.to_string();
-    let mut cause = std::error::Error::source(error);
-    while let Some(source) = cause {
-        let said = source.to_string();
-        if !text.contains(&said) {
-            text = format!("{text}: {said}");
-        }
-        cause = source.source();
-    }
-    text
+    // The CLI's sentence, so the Ray example's output manifest carries its error text.
+    exception(error.kind(), error_sentence(error))
 }
 
 /// [`to_python`] of an error about one argument: a `ValueError` names it first (`audio: …`).
 pub fn argument_error(argument: &str, error: &EngineError) -> PyErr {
     match error.kind() {
-        kind @ (ErrorKind::Usage | ErrorKind::BadInput) => exception(kind, format!("{argument}: {}", message(error))),
+        kind @ (ErrorKind::Usage | ErrorKind::BadInput) => {
+            exception(kind, format!("{argument}: {}", error_sentence(error)))
+        }
         _ => to_python(error),
     }
 }
