@@ -1,7 +1,7 @@
 // What the page shows of a diarization: the timeline (one row per speaker; final segments solid, a speaker's open
 // segment light, up to the audio processed), its legend and the segments table.
 
-import { COLORS, drawTimeline } from "./timeline.js";
+import { drawTimeline, segmentRow } from "./timeline.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -29,18 +29,8 @@ export class Results {
 
   // Final segments: table rows and timeline bars.
   add(segments) {
-    const rows = segments.map(({ speaker, start, end }) => {
-      const row = document.createElement("tr");
-      for (const text of [`spk${speaker}`, start.toFixed(2), end.toFixed(2)]) {
-        const cell = document.createElement("td");
-        cell.textContent = text;
-        row.append(cell);
-      }
-      row.style.color = COLORS[speaker % COLORS.length];
-      return row;
-    });
     this.segments.push(...segments);
-    $("segments").append(...rows);
+    $("segments").append(...segments.map(segmentRow));
     this.draw();
   }
 

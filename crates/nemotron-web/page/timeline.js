@@ -1,7 +1,8 @@
-// The speaker timeline both pages draw (this package's page and the server's, which serves this file too): one row
-// per speaker, the segments made final solid and those still open light, up to the audio processed; and its legend.
+// What both pages draw of a diarization (this package's page and the server's, which serves this file too): the
+// speaker timeline (one row per speaker, the segments made final solid and those still open light, up to the audio
+// processed) with its legend, and a row of the segments table.
 
-export const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 
 // `view`: `segments` ({speaker, start, end}, final), `open` (a Map speaker → start of the segment it is in) and
 // `processed` (seconds of audio the diarizer has been given).
@@ -35,4 +36,16 @@ export function drawTimeline(canvas, legend, { segments, open, processed }) {
       return [swatch, `spk${k}`];
     }),
   );
+}
+
+// A segments table row: the speaker, start and end in seconds, in the speaker's color.
+export function segmentRow({ speaker, start, end }) {
+  const row = document.createElement("tr");
+  for (const text of [`spk${speaker}`, start.toFixed(2), end.toFixed(2)]) {
+    const cell = document.createElement("td");
+    cell.textContent = text;
+    row.append(cell);
+  }
+  row.style.color = COLORS[speaker % COLORS.length];
+  return row;
 }

@@ -1,7 +1,7 @@
 // The page's script: a WebSocket session fed from a file (decoded at 16 kHz by the browser) or the microphone (an
 // AudioContext at 16 kHz resamples it), and the timeline of the segment events that come back. Plain JS modules, no
 // build: the timeline is the browser package's (`/timeline.js`).
-import { COLORS, drawTimeline } from "./timeline.js";
+import { drawTimeline, segmentRow } from "./timeline.js";
 
 const SAMPLE_RATE = 16000;
 // Samples per frame sent (0.1 s).
@@ -70,14 +70,7 @@ function receive(s, message, onReady) {
 }
 
 function addRow(speaker, start, end) {
-  const row = document.createElement("tr");
-  for (const text of [`spk${speaker}`, start.toFixed(2), end.toFixed(2)]) {
-    const cell = document.createElement("td");
-    cell.textContent = text;
-    row.append(cell);
-  }
-  row.style.color = COLORS[speaker % COLORS.length];
-  $("segments").append(row);
+  $("segments").append(segmentRow({ speaker, start, end }));
 }
 
 function send(s, samples) {
