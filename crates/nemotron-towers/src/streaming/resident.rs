@@ -125,15 +125,17 @@ impl ResidentRows {
         let mut back = ByPage::default();
         for (i, step) in steps.iter().enumerate() {
             let (slot, first) = (step.slot, i * seq_len);
+            let pairs = into.of(slot);
             for (r, source) in step.sources.iter().enumerate() {
                 let row = match *source {
                     RowSource::Step(row) => slot.row(slot.current, row),
                     RowSource::Silence => 0,
                 };
-                into.add(slot, row, first + r);
+                pairs.extend([row as u32, (first + r) as u32]);
             }
+            let pairs = back.of(slot);
             for r in step.keep.clone() {
-                back.add(slot, first + r, slot.row(1 - slot.current, r));
+                pairs.extend([(first + r) as u32, slot.row(1 - slot.current, r) as u32]);
             }
         }
         let mut pairs = Vec::new();
@@ -208,7 +210,8 @@ struct ByPage {
 }
 
 impl ByPage {
-    fn add(&mut self, slot: &Slot<'_>, from: usize, to: usize) {
+    /// The pairs of `slot`'s page, to extend with `(from, to)` rows (looked up once per step, not per row).
+    fn of(&mut self, slot: &Slot<'_>) -> &mut Vec<u32> {
         let key = (slot.step_rows, slot.page);
         let p = match self.pages.iter().position(|(k, _, _)| *k == key) {
             Some(p) => p,
@@ -217,7 +220,7 @@ impl ByPage {
                 self.pages.len() - 1
             }
         };
-        self.pages[p].2.extend([from as u32, to as u32]);
+        &mut self.pages[p].2
     }
 
     /// Appends the pairs to `pairs`, page after page: one launch each.
