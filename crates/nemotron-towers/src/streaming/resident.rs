@@ -78,7 +78,8 @@ impl ResidentRows {
         };
         let pool = &mut pools[p];
         if pool.free.is_empty() {
-            let slots = (1usize << pool.pages.len().min(6)).min(self.slots_per_page(step_rows)?);
+            // 1, 2, 4, … slots, up to what `slots_per_page` allows.
+            let slots = (1usize << pool.pages.len().min(16)).min(self.slots_per_page(step_rows)?);
             let page =
                 self.gpu.zeros("live sessions' speaker cache and FIFO", page_rows(slots, step_rows) * self.width())?;
             self.gpu.write_f32(&page, 0, &self.silence)?;
