@@ -13,8 +13,8 @@
 //! `WGPU_ADAPTER_NAME`, `WGPU_BACKEND`, as the tests read them). On an adapter without f16 16×16×16 cooperative
 //! matrices only the rows that apply run.
 
+use audio_kernels::attention::tensor_core;
 use audio_kernels::attention::{KeySplits, attention_split};
-use audio_kernels::attention_coop;
 use audio_kernels::gemm::{auto_slices, gemm_partials, tensor_cores_available, wave_slices};
 use audio_kernels::random::Rng;
 use audio_kernels::{
@@ -338,7 +338,7 @@ fn attention_sweep(gpu: &Gpu) -> Fallible<()> {
         let valid = gpu.upload_u32("valid", &vec![1; rows])?;
         let out = gpu.zeros("out", rows * width)?;
         let flops = 4.0 * (seqs * seq_len * seq_len * width) as f64;
-        let coop = attention_coop::available(gpu, head_dim);
+        let coop = tensor_core::available(gpu, head_dim);
         let kernels = [
             Kernel::F32(KeySplits::Auto),
             Kernel::F32(KeySplits::Fixed(1)),
@@ -360,13 +360,9 @@ fn attention_sweep(gpu: &Gpu) -> Fallible<()> {
                 for _ in 0..REPEATS {
                     match kernel {
                         Kernel::F32(splits) => attention_split(&mut rec, [&qkv, &valid, &out], dims, splits)?,
-                        Kernel::TensorCores(n, splits) => attention_coop::attention_coop(
-                            &mut rec,
-                            [&qkv, &valid, &out],
-                            dims,
-                            None,
-                            (Some(n), splits),
-                        )?,
+                        Kernel::TensorCores(n, splits) => {
+                            tensor_core::attention_coop(&mut rec, [&qkv, &valid, &out], dims, None, (Some(n), splits))?
+                        }
                     }
                 }
                 let ns = rec.submit_profiled().block()?.total_ns() / REPEATS as f64;

@@ -7,7 +7,6 @@
 #![warn(missing_docs)]
 
 pub mod attention;
-pub mod attention_coop;
 pub mod conv_im2col;
 mod coop;
 pub mod gather_rows;

@@ -11,8 +11,8 @@ use gpu_core::blocking::Block;
 use std::sync::OnceLock;
 use std::time::Instant;
 
+use audio_kernels::attention::tensor_core::{SUBGROUP_CANDIDATES, attention_coop, available};
 use audio_kernels::attention::{Exchange, KeySplits, attention_split};
-use audio_kernels::attention_coop::{SUBGROUP_CANDIDATES, attention_coop, available};
 use audio_kernels::reference;
 use audio_kernels::{Precision, QkNorm, QkPrologue, RopeTable, attention, rotary_attention};
 use gpu_core::{Capability, Gpu, GpuOptions, Recorder};

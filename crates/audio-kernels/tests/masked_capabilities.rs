@@ -8,8 +8,8 @@
 use gpu_core::blocking::Block;
 use std::sync::OnceLock;
 
+use audio_kernels::attention::tensor_core::attention_coop;
 use audio_kernels::attention::{KeySplits, attention_split};
-use audio_kernels::attention_coop::attention_coop;
 use audio_kernels::{
     Activation, ConvBatch, Epilogue, LAYER_NORM_EPS, MatmulOptions, MatmulPath, Precision, QkNorm, QkPrologue,
     RopeTable, RowPairs, Weight, attention, conv_im2col, gather_rows, gemm, layer_norm, log_softmax_gather,
