@@ -21,6 +21,10 @@ pub mod shaders;
 pub mod speaker_fusion;
 pub mod variants;
 
+/// The GPU layer the launchers record onto (its context, buffers and `Recorder`), for a crate that takes this one
+/// alone.
+pub use gpu_core;
+
 pub use attention::{attention, rotary_attention, rotary_attention_on_tensor_cores};
 pub use conv_im2col::{ConvBatch, conv_im2col};
 pub use gather_rows::{RowPairs, gather_rows};
