@@ -4,7 +4,7 @@
 use audio_kernels::gpu_core::blocking::Block;
 use audio_kernels::gpu_core::{Gpu, GpuOptions, Recorder};
 use audio_kernels::random::Rng;
-use audio_kernels::{Epilogue, MatmulOptions, Weight, gemm};
+use audio_kernels::{Epilogue, GemmShape, MatmulOptions, Weight, gemm};
 
 /// f32 accumulation over k = 96 lands near 1e-7 of the product's size; a wrong element or a missed k step is far
 /// above this.
@@ -39,7 +39,7 @@ fn one_gemm_matches_an_f64_reference() {
     let weight = Weight::upload(&gpu, "w", &w, m, k, &MatmulOptions::default()).expect("uploading w");
     let y = gpu.upload_f32("y", &vec![f32::NAN; n * m]).expect("uploading the poisoned y");
     let mut rec = Recorder::new(&gpu);
-    gemm(&mut rec, &xb, &weight, &y, n, m, k, &Epilogue::default()).expect("recording the product");
+    gemm(&mut rec, &xb, &weight, &y, GemmShape { n, m, k }, &Epilogue::default()).expect("recording the product");
     rec.submit().expect("submitting the product");
     let got = gpu.read_f32(&y).block().expect("reading y back");
 

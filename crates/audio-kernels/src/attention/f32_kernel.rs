@@ -9,6 +9,7 @@ use gpu_core::{
 use super::key_splits::{F32_GRID, KeySplits};
 use crate::launch::{grid, require};
 use crate::shaders::{ATTENTION_SUBGROUP_EXCHANGE, ATTENTION_WORKGROUP_EXCHANGE};
+use crate::shapes::AttentionShape;
 
 /// Largest head dimension the kernel handles.
 pub const MAX_HEAD_DIM: usize = 128;
@@ -161,15 +162,15 @@ pub(super) fn variants() -> Vec<KernelVariant> {
 
 /// [`attention`](super::attention) on the f32 kernel, the keys of each query block split among `splits` workgroups
 /// (their partial outputs merged in order by a second pass): for measuring the split; [`attention`](super::attention)
-/// chooses it. Buffers: `[qkv, key_valid, out]`; shape: `(seqs, seq_len, heads, head_dim)`.
+/// chooses it. Buffers: `[qkv, key_valid, out]`.
 pub fn attention_split(
     rec: &mut Recorder<'_>,
     [qkv, key_valid, out]: [&GpuBuffer; 3],
-    (seqs, seq_len, heads, head_dim): (usize, usize, usize, usize),
+    shape: AttentionShape,
     splits: KeySplits,
 ) -> Result<()> {
-    let rows = seqs * seq_len;
-    let width = heads * head_dim;
+    let AttentionShape { seqs, seq_len, heads, head_dim } = shape;
+    let (rows, width) = (shape.rows(), shape.width());
     require(qkv, rows * 3 * width, "attention qkv")?;
     require(key_valid, rows, "attention key_valid")?;
     require(out, rows * width, "attention output")?;

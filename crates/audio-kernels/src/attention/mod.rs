@@ -18,6 +18,7 @@ use gpu_core::{GpuBuffer, GpuError, KernelVariant, Recorder, Result};
 
 use crate::gemm::Precision;
 use crate::qk_norm_rope::{QkPrologue, qk_norm_rope};
+use crate::shapes::{AttentionShape, QkShape};
 use tensor_core::attention_coop;
 
 /// Every pipeline either kernel can build.
@@ -25,12 +26,12 @@ pub(crate) fn variants() -> Vec<KernelVariant> {
     [f32_kernel::variants(), tensor_core::variants()].concat()
 }
 
-/// `out[r, head h] = softmax(q·kᵀ/√head_dim + mask)·v` over the keys of row r's sequence, for
-/// `seqs` independent sequences of `seq_len` rows (row `r = s·seq_len + i`).
+/// `out[r, head h] = softmax(q·kᵀ/√head_dim + mask)·v` over the keys of row r's sequence, for the `shape.seqs`
+/// independent sequences of `shape.seq_len` rows (row `r = s·seq_len + i`).
 ///
-/// `qkv` is f32 `[seqs·seq_len, 3·d]` (q, k, v column blocks, head h at columns
+/// Buffers `[qkv, key_valid, out]`: `qkv` is f32 `[rows, 3·d]` (q, k, v column blocks, head h at columns
 /// `[h·head_dim, (h+1)·head_dim)` of each), `d = heads·head_dim`; `key_valid` one u32 per row
-/// (0 = padding key, excluded); `out` f32 `[seqs·seq_len, d]`. A sequence without any valid key
+/// (0 = padding key, excluded); `out` f32 `[rows, d]`. A sequence without any valid key
 /// attends uniformly to all its keys, as Transformers' eager attention does. `head_dim` ≤ 128;
 /// `seq_len` has no limit. Runs with or without subgroup operations ([`Exchange::of`] picks the variant); fails
 /// with [`GpuError::LimitExceeded`] naming `max_compute_workgroup_storage_size` where the device's workgroup memory
@@ -38,20 +39,12 @@ pub(crate) fn variants() -> Vec<KernelVariant> {
 /// [`Precision::Auto`] it
 /// runs on tensor cores where the device has them and they were measured faster ([`tensor_core::chosen`]), else
 /// on the f32 kernel.
-#[allow(clippy::too_many_arguments)]
 pub fn attention(
     rec: &mut Recorder<'_>,
-    qkv: &GpuBuffer,
-    key_valid: &GpuBuffer,
-    out: &GpuBuffer,
-    seqs: usize,
-    seq_len: usize,
-    heads: usize,
-    head_dim: usize,
+    buffers: [&GpuBuffer; 3],
+    shape: AttentionShape,
     precision: Precision,
 ) -> Result<()> {
-    let buffers = [qkv, key_valid, out];
-    let shape = (seqs, seq_len, heads, head_dim);
     if rotary_attention_on_tensor_cores(rec.gpu(), shape, precision) {
         return attention_coop(rec, buffers, shape, None, (None, KeySplits::Auto));
     }
@@ -59,7 +52,7 @@ pub fn attention(
 }
 
 /// [`qk_norm_rope`] then [`attention`], as the towers run them, over `qkv` as the q/k/v product wrote it: buffers
-/// `[qkv, key_valid, out]`, shape `(seqs, seq_len, heads, head_dim)` (every sequence's positions start at 0). Where
+/// `[qkv, key_valid, out]` (every sequence's positions start at 0). Where
 /// the attention runs on tensor cores ([`rotary_attention_on_tensor_cores`]), its operand pass adds the product's
 /// slices (`prologue.slices`), applies the norm and the rotation as it splits q, k and v, and qkv is left as it was;
 /// on the f32 kernel, `qk_norm_rope` rewrites q and k in place first, and qkv must hold one slice.
@@ -67,10 +60,9 @@ pub fn rotary_attention(
     rec: &mut Recorder<'_>,
     [qkv, key_valid, out]: [&GpuBuffer; 3],
     prologue: &QkPrologue<'_>,
-    (seqs, seq_len, heads, head_dim): (usize, usize, usize, usize),
+    shape: AttentionShape,
     precision: Precision,
 ) -> Result<()> {
-    let shape = (seqs, seq_len, heads, head_dim);
     if rotary_attention_on_tensor_cores(rec.gpu(), shape, precision) {
         return attention_coop(rec, [qkv, key_valid, out], shape, Some(prologue), (None, KeySplits::Auto));
     }
@@ -80,16 +72,12 @@ pub fn rotary_attention(
             prologue.slices
         )));
     }
-    qk_norm_rope(rec, qkv, prologue.rope, prologue.norm, seqs * seq_len, seq_len, heads, head_dim)?;
+    qk_norm_rope(rec, qkv, prologue.rope, prologue.norm, QkShape::from(shape))?;
     attention_split(rec, [qkv, key_valid, out], shape, KeySplits::Auto)
 }
 
 /// Whether [`rotary_attention`] (and [`attention`]) take the tensor-core kernel for this shape and precision: then
 /// the q/k/v product may come in slices.
-pub fn rotary_attention_on_tensor_cores(
-    gpu: &gpu_core::Gpu,
-    shape: (usize, usize, usize, usize),
-    precision: Precision,
-) -> bool {
+pub fn rotary_attention_on_tensor_cores(gpu: &gpu_core::Gpu, shape: AttentionShape, precision: Precision) -> bool {
     precision == Precision::Auto && tensor_core::chosen(gpu, shape)
 }

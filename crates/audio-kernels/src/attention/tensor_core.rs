@@ -18,6 +18,7 @@ use crate::coop::Matrices;
 use crate::launch::{grid, require};
 use crate::qk_norm_rope::QkPrologue;
 use crate::shaders::{ATTENTION_COOP8, ATTENTION_COOP16, ATTENTION_OPERANDS};
+use crate::shapes::AttentionShape;
 
 /// Key tiles per block (`KEY_TILES` in the shader): blocks of 2·T keys.
 const KEY_TILES: usize = 2;
@@ -222,10 +223,10 @@ pub fn available(gpu: &Gpu, head_dim: usize) -> bool {
     head_dim <= MAX_HEAD_DIM && tiling(gpu.profile(), head_dim, None).is_some()
 }
 
-/// Whether [`attention`](super::attention) takes the tensor-core kernel for this shape `(seqs, seq_len,
-/// heads, head_dim)`: the device has it, the head dim is at least [`MIN_HEAD_DIM`] and the operand planes fit one
-/// storage binding.
-pub fn chosen(gpu: &Gpu, (seqs, seq_len, heads, head_dim): (usize, usize, usize, usize)) -> bool {
+/// Whether [`attention`](super::attention) takes the tensor-core kernel for `shape`: the device has it, the head dim
+/// is at least [`MIN_HEAD_DIM`] and the operand planes fit one storage binding.
+pub fn chosen(gpu: &Gpu, shape: AttentionShape) -> bool {
+    let AttentionShape { seqs, seq_len, heads, head_dim } = shape;
     let max_words = gpu.limits().max_storage_buffer_binding_size as usize / 4;
     head_dim >= MIN_HEAD_DIM
         && tiling(gpu.profile(), head_dim, None).is_some_and(|t| t.plane_words(seqs * heads, seq_len) <= max_words)
@@ -234,19 +235,18 @@ pub fn chosen(gpu: &Gpu, (seqs, seq_len, heads, head_dim): (usize, usize, usize,
 /// [`attention`](super::attention) on tensor cores; `subgroups` per workgroup (one of
 /// [`SUBGROUP_CANDIDATES`], for sweeps) or the most that fit, the keys split among `splits` workgroups per query
 /// block (merged in order); with a `prologue`, q and k get its norm and RoPE on the way in (as
-/// [`crate::rotary_attention`]; qkv is not written). Buffers: `[qkv, key_valid, out]`; shape: `(seqs, seq_len, heads,
-/// head_dim)`. Fails on a device without subgroups, f16 shaders or cooperative matrices
+/// [`crate::rotary_attention`]; qkv is not written). Buffers: `[qkv, key_valid, out]`. Fails on a device without subgroups, f16 shaders or cooperative matrices
 /// ([`GpuError::MissingCapability`] naming `attention_coop`), or where the head dim is over 8 of the matrices' sides
 /// or the workgroup does not fit (see [`available`]).
 pub fn attention_coop(
     rec: &mut Recorder<'_>,
     [qkv, key_valid, out]: [&GpuBuffer; 3],
-    (seqs, seq_len, heads, head_dim): (usize, usize, usize, usize),
+    shape: AttentionShape,
     prologue: Option<&QkPrologue<'_>>,
     (subgroups, splits): (Option<usize>, KeySplits),
 ) -> Result<()> {
-    let rows = seqs * seq_len;
-    let width = heads * head_dim;
+    let AttentionShape { seqs, seq_len, heads, head_dim } = shape;
+    let (rows, width) = (shape.rows(), shape.width());
     let slices = prologue.map_or(1, |p| p.slices.max(1));
     require(qkv, slices * rows * 3 * width, "attention qkv")?;
     require(key_valid, rows, "attention key_valid")?;
