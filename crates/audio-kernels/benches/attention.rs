@@ -3,21 +3,24 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use gpu_core::blocking::Block;
 
-use audio_kernels::attention;
+use audio_kernels::{AttentionShape, attention};
 use gpu_core::Recorder;
 use nemotron_testkit::test_matmul;
 use nemotron_testkit::{Rng, test_gpu};
 
-/// (seqs, seq_len, heads, head_dim).
-const SHAPES: [(usize, usize, usize, usize); 3] = [(1, 128, 2, 64), (1, 128, 2, 128), (2, 96, 4, 64)];
+const SHAPES: [AttentionShape; 3] = [
+    AttentionShape { seqs: 1, seq_len: 128, heads: 2, head_dim: 64 },
+    AttentionShape { seqs: 1, seq_len: 128, heads: 2, head_dim: 128 },
+    AttentionShape { seqs: 2, seq_len: 96, heads: 4, head_dim: 64 },
+];
 
 fn bench(c: &mut Criterion) {
     let gpu = test_gpu();
     let mut group = c.benchmark_group("attention");
     group.sample_size(10);
-    for (seqs, seq_len, heads, head_dim) in SHAPES {
-        let rows = seqs * seq_len;
-        let width = heads * head_dim;
+    for shape in SHAPES {
+        let AttentionShape { seqs, seq_len, heads, head_dim } = shape;
+        let (rows, width) = (shape.rows(), shape.width());
         let mut rng = Rng::new(7);
         let qkv = gpu.upload_f32("qkv", &rng.f32s(rows * 3 * width, 2.0)).unwrap();
         let key_valid = gpu.upload_u32("key_valid", &vec![1; rows]).unwrap();
@@ -29,7 +32,7 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 let mut rec = Recorder::new(gpu);
                 let precision = test_matmul().precision;
-                attention(&mut rec, &qkv, &key_valid, &out, seqs, seq_len, heads, head_dim, precision).unwrap();
+                attention(&mut rec, [&qkv, &key_valid, &out], shape, precision).unwrap();
                 rec.submit().unwrap();
                 gpu.wait().block().unwrap();
             })

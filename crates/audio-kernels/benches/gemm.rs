@@ -1,7 +1,7 @@
 //! Wall time of one `gemm` submission (record, submit, wait) at small shapes, with bias and GELU as in the MLP.
 //! Throughput is in FLOPs (2·n·m·k). Shapes stay small so the bench also runs on a software adapter.
 
-use audio_kernels::{Activation, Epilogue, Weight, gemm};
+use audio_kernels::{Activation, Epilogue, GemmShape, Weight, gemm};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use gpu_core::Recorder;
 use gpu_core::blocking::Block;
@@ -24,7 +24,7 @@ fn bench_gemm(c: &mut Criterion) {
         group.bench_function(BenchmarkId::from_parameter(format!("{n}x{m}x{k}")), |b| {
             b.iter(|| {
                 let mut rec = Recorder::new(gpu);
-                gemm(&mut rec, &x, &w, &y, n, m, k, &epilogue).expect("record gemm");
+                gemm(&mut rec, &x, &w, &y, GemmShape { n, m, k }, &epilogue).expect("record gemm");
                 rec.submit().expect("submit");
                 gpu.wait().block().expect("wait");
             })

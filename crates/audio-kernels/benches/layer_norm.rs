@@ -1,6 +1,6 @@
 //! Wall time of one `layer_norm` submission (record, submit, wait) at the towers' widths.
 
-use audio_kernels::{LAYER_NORM_EPS, layer_norm};
+use audio_kernels::{LAYER_NORM_EPS, LayerNormParams, layer_norm};
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpu_core::Recorder;
 use gpu_core::blocking::Block;
@@ -14,10 +14,11 @@ fn benches(c: &mut Criterion) {
         let weight = gpu.upload_f32("weight", &rng.f32s(width, 1.0)).expect("upload weight");
         let bias = gpu.upload_f32("bias", &rng.f32s(width, 0.5)).expect("upload bias");
         let y = gpu.zeros("y", rows * width).expect("allocate y");
+        let norm = LayerNormParams { weight: &weight, bias: &bias, eps: LAYER_NORM_EPS };
         c.bench_function(&format!("layer_norm {rows}x{width}"), |b| {
             b.iter(|| {
                 let mut rec = Recorder::new(gpu);
-                layer_norm(&mut rec, &x, &weight, &bias, &y, rows, width, LAYER_NORM_EPS, None).expect("record");
+                layer_norm(&mut rec, &x, &norm, &y, rows, width, None).expect("record");
                 rec.submit_profiled().block().expect("submit");
             })
         });

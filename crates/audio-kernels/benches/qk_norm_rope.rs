@@ -2,7 +2,7 @@
 //! and a Sortformer step (828 rows, 8 heads of 64, rot 64, no norm). Each iteration submits one dispatch and
 //! waits for it.
 
-use audio_kernels::{QkNorm, RopeTable, qk_norm_rope};
+use audio_kernels::{QkNorm, QkShape, RopeTable, qk_norm_rope};
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpu_core::Recorder;
 use gpu_core::blocking::Block;
@@ -15,10 +15,11 @@ fn bench_shape(c: &mut Criterion, name: &str, rows: usize, heads: usize, head_di
     let table = RopeTable::new(gpu, rows, 64, 10000.0).unwrap();
     let params: Vec<_> = (0..4).map(|_| gpu.upload_f32("norm", &rng.f32s(head_dim, 1.0)).unwrap()).collect();
     let norm = QkNorm { q_weight: &params[0], q_bias: &params[1], k_weight: &params[2], k_bias: &params[3] };
+    let shape = QkShape { rows, seq_len: rows, heads, head_dim };
     c.bench_function(name, |b| {
         b.iter(|| {
             let mut rec = Recorder::new(gpu);
-            qk_norm_rope(&mut rec, &qkv, &table, with_norm.then_some(&norm), rows, rows, heads, head_dim).unwrap();
+            qk_norm_rope(&mut rec, &qkv, &table, with_norm.then_some(&norm), shape).unwrap();
             rec.submit_profiled().block().unwrap();
         })
     });

@@ -13,12 +13,13 @@
 //! `WGPU_ADAPTER_NAME`, `WGPU_BACKEND`, as the tests read them). On an adapter without f16 16×16×16 cooperative
 //! matrices only the rows that apply run.
 
+use audio_kernels::attention::tensor_core;
 use audio_kernels::attention::{KeySplits, attention_split};
-use audio_kernels::attention_coop;
 use audio_kernels::gemm::{auto_slices, gemm_partials, tensor_cores_available, wave_slices};
 use audio_kernels::random::Rng;
 use audio_kernels::{
-    Epilogue, LAYER_NORM_EPS, MatmulOptions, Precision, TensorCoreKernel, Tiles, Weight, gemm, residual_layer_norm,
+    AttentionShape, Epilogue, GemmShape, LAYER_NORM_EPS, LayerNormParams, MatmulOptions, Precision, Residual,
+    TensorCoreKernel, Tiles, Weight, gemm, residual_layer_norm,
 };
 use gpu_core::blocking::Block;
 use gpu_core::{Access, Gpu, KernelSpec, ParamsLayout, Recorder, Shader, Timing, params_layout};
@@ -202,7 +203,7 @@ fn gemm_sweep(gpu: &Gpu) -> Fallible<()> {
         };
         let f32_weight =
             Weight::upload(gpu, "w", &bits, m, k, &MatmulOptions { precision: Precision::F32, ..Default::default() })?;
-        report("f32".into(), time_gemm(gpu, &x, &f32_weight, &y, (n, m, k), 1)?);
+        report("f32".into(), time_gemm(gpu, &x, &f32_weight, &y, GemmShape { n, m, k }, 1)?);
         let mut kernels = vec![TensorCoreKernel::Auto];
         kernels.extend(TILES.iter().map(|&(subgroups_m, subgroups_n, stage_steps, producers)| {
             TensorCoreKernel::Tiles(Tiles { subgroups_m, subgroups_n, stage_steps, producers })
@@ -217,10 +218,13 @@ fn gemm_sweep(gpu: &Gpu) -> Fallible<()> {
                 TensorCoreKernel::Auto => "tc auto".to_string(),
                 TensorCoreKernel::Tiles(t) => format!("tc {t}"),
             };
-            report(label.clone(), time_gemm(gpu, &x, &weight, &y, (n, m, k), 1)?);
+            report(label.clone(), time_gemm(gpu, &x, &weight, &y, GemmShape { n, m, k }, 1)?);
             for slices in [2, 4, 8] {
                 if k / slices >= 256 {
-                    report(format!("{label} /{slices}"), time_gemm(gpu, &x, &weight, &y, (n, m, k), slices)?);
+                    report(
+                        format!("{label} /{slices}"),
+                        time_gemm(gpu, &x, &weight, &y, GemmShape { n, m, k }, slices)?,
+                    );
                 }
             }
         }
@@ -243,7 +247,7 @@ fn slice_sweep(gpu: &Gpu) -> Fallible<()> {
         let y = gpu.zeros("y", 8 * n * m)?;
         let picks = format!("auto {} wave {}", auto_slices(gpu, &weight, n), wave_slices(gpu, &weight, n, 8));
         for slices in (1..=8).filter(|&s| s == 1 || k / s >= 256) {
-            let ms = time_gemm(gpu, &x, &weight, &y, (n, m, k), slices)? / 1e6;
+            let ms = time_gemm(gpu, &x, &weight, &y, GemmShape { n, m, k }, slices)? / 1e6;
             println!("{case:<10} {n:>5} {m:>5} {k:>5}  {slices:>6} {ms:>9.4}  {picks}");
         }
     }
@@ -252,24 +256,14 @@ fn slice_sweep(gpu: &Gpu) -> Fallible<()> {
     let (x, weight, bias, add_bias) = (upload(rows * width)?, upload(width)?, upload(width)?, upload(width)?);
     let partials = upload(8 * rows * width)?;
     let (y, scales) = (gpu.zeros("y", rows * width)?, gpu.zeros("s", 2 * rows)?);
+    let norm = LayerNormParams { weight: &weight, bias: &bias, eps: LAYER_NORM_EPS };
     for slices in 1..=8 {
         let mut times = Vec::new();
         for round in 0..4 {
             let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
             for _ in 0..REPEATS {
-                let terms = (&partials, slices, &add_bias);
-                residual_layer_norm(
-                    &mut rec,
-                    terms,
-                    &x,
-                    &weight,
-                    &bias,
-                    &y,
-                    rows,
-                    width,
-                    LAYER_NORM_EPS,
-                    Some(&scales),
-                )?;
+                let residual = Residual { stream: &x, partials: &partials, slices, bias: &add_bias };
+                residual_layer_norm(&mut rec, &residual, &norm, &y, rows, width, Some(&scales))?;
             }
             let ns = rec.submit_profiled().block()?.total_ns() / REPEATS as f64;
             if round > 0 {
@@ -287,7 +281,7 @@ fn time_gemm(
     x: &gpu_core::GpuBuffer,
     w: &Weight,
     y: &gpu_core::GpuBuffer,
-    (n, m, k): (usize, usize, usize),
+    shape: GemmShape,
     slices: usize,
 ) -> Fallible<f64> {
     let mut times = Vec::new();
@@ -295,9 +289,9 @@ fn time_gemm(
         let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
         for _ in 0..REPEATS {
             if slices > 1 {
-                gemm_partials(&mut rec, x, w, y, n, m, k, slices)?;
+                gemm_partials(&mut rec, x, w, y, shape, slices)?;
             } else {
-                gemm(&mut rec, x, w, y, n, m, k, &Epilogue::default())?;
+                gemm(&mut rec, x, w, y, shape, &Epilogue::default())?;
             }
         }
         let ns = rec.submit_profiled().block()?.total_ns() / REPEATS as f64;
@@ -332,13 +326,13 @@ fn attention_sweep(gpu: &Gpu) -> Fallible<()> {
         "case", "seqs", "rows", "heads", "dim", "kernel", "ms", "TFLOP/s"
     );
     for &(case, seqs, seq_len, heads, head_dim) in ATTENTION_SHAPES {
-        let rows = seqs * seq_len;
-        let width = heads * head_dim;
+        let shape = AttentionShape { seqs, seq_len, heads, head_dim };
+        let (rows, width) = (shape.rows(), shape.width());
         let qkv = gpu.upload_f32("qkv", &rng.f32s(rows * 3 * width, 2.0))?;
         let valid = gpu.upload_u32("valid", &vec![1; rows])?;
         let out = gpu.zeros("out", rows * width)?;
         let flops = 4.0 * (seqs * seq_len * seq_len * width) as f64;
-        let coop = attention_coop::available(gpu, head_dim);
+        let coop = tensor_core::available(gpu, head_dim);
         let kernels = [
             Kernel::F32(KeySplits::Auto),
             Kernel::F32(KeySplits::Fixed(1)),
@@ -356,17 +350,12 @@ fn attention_sweep(gpu: &Gpu) -> Fallible<()> {
             let mut times = Vec::new();
             for round in 0..4 {
                 let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
-                let dims = (seqs, seq_len, heads, head_dim);
                 for _ in 0..REPEATS {
                     match kernel {
-                        Kernel::F32(splits) => attention_split(&mut rec, [&qkv, &valid, &out], dims, splits)?,
-                        Kernel::TensorCores(n, splits) => attention_coop::attention_coop(
-                            &mut rec,
-                            [&qkv, &valid, &out],
-                            dims,
-                            None,
-                            (Some(n), splits),
-                        )?,
+                        Kernel::F32(splits) => attention_split(&mut rec, [&qkv, &valid, &out], shape, splits)?,
+                        Kernel::TensorCores(n, splits) => {
+                            tensor_core::attention_coop(&mut rec, [&qkv, &valid, &out], shape, None, (Some(n), splits))?
+                        }
                     }
                 }
                 let ns = rec.submit_profiled().block()?.total_ns() / REPEATS as f64;

@@ -9,6 +9,32 @@ use crate::shaders::LAYER_NORM;
 /// Epsilon used by every LayerNorm of the model.
 pub const LAYER_NORM_EPS: f32 = 1e-5;
 
+/// A LayerNorm's parameters: γ (`weight`) and β (`bias`), `[width]` f32 each, and ε.
+#[derive(Clone, Copy)]
+pub struct LayerNormParams<'a> {
+    /// γ.
+    pub weight: &'a GpuBuffer,
+    /// β.
+    pub bias: &'a GpuBuffer,
+    /// ε, added to the variance.
+    pub eps: f32,
+}
+
+/// The residual stream of a pre-norm block and what [`residual_layer_norm`] adds to it in place: the `slices` slices
+/// of a split product in `partials` (`[slices, rows, width]`, [`crate::gemm::gemm_partials`]), added in order, and
+/// `bias` (`[width]`).
+#[derive(Clone, Copy)]
+pub struct Residual<'a> {
+    /// The stream, `[rows, width]`, updated in place.
+    pub stream: &'a GpuBuffer,
+    /// The product's slices.
+    pub partials: &'a GpuBuffer,
+    /// How many slices `partials` holds (0 counts as 1).
+    pub slices: usize,
+    /// The product's bias.
+    pub bias: &'a GpuBuffer,
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct Params {
@@ -47,21 +73,19 @@ pub fn variants() -> Vec<KernelVariant> {
     entries.iter().flat_map(|&entry| [false, true].map(|scales| KernelVariant::from(&spec(entry, scales)))).collect()
 }
 
-/// `y[r, :] = LayerNorm(x[r, :]) · weight + bias` for `rows` rows of `width` f32 values; with `scales`, also each
-/// output row's tensor-core scale (`[rows]` pairs 2^r, 2^-r: [`crate::gemm_scaled`] reads them). `x` and `y` may
-/// not alias.
-#[allow(clippy::too_many_arguments)]
+/// `y[r, :] = LayerNorm(x[r, :]) · weight + bias` (`norm`) for `rows` rows of `width` f32 values; with `scales`,
+/// also each output row's tensor-core scale (`[rows]` pairs 2^r, 2^-r: [`crate::gemm_scaled`] reads them). `x` and
+/// `y` may not alias.
 pub fn layer_norm(
     rec: &mut Recorder<'_>,
     x: &GpuBuffer,
-    weight: &GpuBuffer,
-    bias: &GpuBuffer,
+    norm: &LayerNormParams<'_>,
     y: &GpuBuffer,
     rows: usize,
     width: usize,
-    eps: f32,
     scales: Option<&GpuBuffer>,
 ) -> Result<()> {
+    let LayerNormParams { weight, bias, eps } = *norm;
     require(x, rows * width, "layer_norm input")?;
     require(y, rows * width, "layer_norm output")?;
     require(weight, width, "layer_norm weight")?;
@@ -74,23 +98,20 @@ pub fn layer_norm(
     rec.dispatch(&kernel, &[x, weight, bias, y, weight, bias, &scales], &params, workgroups)
 }
 
-/// The residual step of a pre-norm block fused with the next LayerNorm: `x += Σ_s partials[s] + add_bias` in place
-/// (the `slices` slices of a split product, [`crate::gemm::gemm_partials`], added in order), then
-/// `y = LayerNorm(x) · weight + bias`, for `rows` rows of `width`, and with `scales` each row's tensor-core scale
-/// (as [`layer_norm`]). `x` and `y` may not alias.
-#[allow(clippy::too_many_arguments)]
+/// The residual step of a pre-norm block fused with the next LayerNorm: `x += Σ_s partials[s] + bias` in place
+/// (`residual`: x is its stream), then `y = LayerNorm(x)` (`norm`), for `rows` rows of `width`, and with `scales`
+/// each row's tensor-core scale (as [`layer_norm`]). `x` and `y` may not alias.
 pub fn residual_layer_norm(
     rec: &mut Recorder<'_>,
-    (partials, slices, add_bias): (&GpuBuffer, usize, &GpuBuffer),
-    x: &GpuBuffer,
-    weight: &GpuBuffer,
-    bias: &GpuBuffer,
+    residual: &Residual<'_>,
+    norm: &LayerNormParams<'_>,
     y: &GpuBuffer,
     rows: usize,
     width: usize,
-    eps: f32,
     scales: Option<&GpuBuffer>,
 ) -> Result<()> {
+    let Residual { stream: x, partials, slices, bias: add_bias } = *residual;
+    let LayerNormParams { weight, bias, eps } = *norm;
     require(partials, slices.max(1) * rows * width, "residual_layer_norm partial products")?;
     require(add_bias, width, "residual_layer_norm bias")?;
     require(x, rows * width, "residual_layer_norm residual")?;

@@ -8,6 +8,7 @@ use gpu_core::{
 use crate::LAYER_NORM_EPS;
 use crate::launch::{grid, require};
 use crate::shaders::QK_NORM_ROPE;
+use crate::shapes::QkShape;
 
 /// Largest head_dim the kernel handles (one thread per dim of a head).
 pub const QK_NORM_ROPE_MAX_HEAD_DIM: usize = 128;
@@ -154,20 +155,17 @@ pub fn variants() -> Vec<KernelVariant> {
     [false, true].map(|has_norm| KernelVariant::from(&spec(has_norm))).to_vec()
 }
 
-/// In place on `qkv` `[rows, 3·heads·head_dim]`: q and k heads are LayerNormed (when `norm` is given, eps
-/// [`LAYER_NORM_EPS`]) and then rotated by RoPE on their first `table.rot()` dims at position `row % seq_len`;
+/// In place on `qkv` `[rows, 3·heads·head_dim]` (`shape`): q and k heads are LayerNormed (when `norm` is given,
+/// eps [`LAYER_NORM_EPS`]) and then rotated by RoPE on their first `table.rot()` dims at position `row % seq_len`;
 /// v is untouched.
-#[allow(clippy::too_many_arguments)]
 pub fn qk_norm_rope(
     rec: &mut Recorder<'_>,
     qkv: &GpuBuffer,
     table: &RopeTable,
     norm: Option<&QkNorm<'_>>,
-    rows: usize,
-    seq_len: usize,
-    heads: usize,
-    head_dim: usize,
+    shape: QkShape,
 ) -> Result<()> {
+    let QkShape { rows, seq_len, heads, head_dim } = shape;
     let buffers = QkPrologue { rope: table, norm, slices: 1 }.buffers(seq_len, head_dim, "qk_norm_rope")?;
     if rows > 0 && seq_len == 0 {
         return Err(GpuError::Validation("qk_norm_rope: rows need a positive seq_len to get positions".into()));

@@ -6,7 +6,6 @@ use gpu_core::KernelVariant;
 pub fn all_variants() -> Vec<KernelVariant> {
     [
         crate::attention::variants(),
-        crate::attention_coop::variants(),
         crate::conv_im2col::variants(),
         crate::gather_rows::variants(),
         crate::gemm::variants(),

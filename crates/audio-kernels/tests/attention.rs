@@ -11,10 +11,10 @@ use gpu_core::blocking::Block;
 use std::sync::OnceLock;
 use std::time::Instant;
 
+use audio_kernels::attention::tensor_core::{SUBGROUP_CANDIDATES, attention_coop, available};
 use audio_kernels::attention::{Exchange, KeySplits, attention_split};
-use audio_kernels::attention_coop::{SUBGROUP_CANDIDATES, attention_coop, available};
 use audio_kernels::reference;
-use audio_kernels::{Precision, QkNorm, QkPrologue, RopeTable, attention, rotary_attention};
+use audio_kernels::{AttentionShape, Precision, QkNorm, QkPrologue, QkShape, RopeTable, attention, rotary_attention};
 use gpu_core::{Capability, Gpu, GpuOptions, Recorder};
 use nemotron_testkit::{Rng, assert_close, f32_to_f64, fresh_seed, poisoned, test_gpu, test_gpu_options};
 
@@ -37,26 +37,9 @@ enum Keys {
     Scattered,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Shape {
-    seqs: usize,
-    seq_len: usize,
-    heads: usize,
-    head_dim: usize,
-}
-
-impl Shape {
-    const fn new(seqs: usize, seq_len: usize, heads: usize, head_dim: usize) -> Self {
-        Self { seqs, seq_len, heads, head_dim }
-    }
-
-    fn rows(self) -> usize {
-        self.seqs * self.seq_len
-    }
-
-    fn width(self) -> usize {
-        self.heads * self.head_dim
-    }
+/// An attention shape from its four counts, for the case lists.
+const fn shape_of(seqs: usize, seq_len: usize, heads: usize, head_dim: usize) -> AttentionShape {
+    AttentionShape { seqs, seq_len, heads, head_dim }
 }
 
 struct Inputs {
@@ -65,7 +48,7 @@ struct Inputs {
 }
 
 /// Random q, k, v and, for sequence s, the mask `keys[s % keys.len()]`.
-fn inputs(shape: Shape, keys: &[Keys], rng: &mut Rng) -> Inputs {
+fn inputs(shape: AttentionShape, keys: &[Keys], rng: &mut Rng) -> Inputs {
     let width = shape.width();
     let qkv = (0..shape.rows() * 3 * width)
         .map(|i| {
@@ -111,7 +94,7 @@ enum Kernel {
 
 /// The kernels `attention` may take on this device at this shape: the f32 one in both variants, and the tensor-core
 /// one where it runs.
-fn kernels(gpu: &Gpu, shape: Shape) -> Vec<Kernel> {
+fn kernels(gpu: &Gpu, shape: AttentionShape) -> Vec<Kernel> {
     let mut kernels = vec![Kernel::F32(KeySplits::Auto), Kernel::F32WithoutSubgroups(KeySplits::Auto)];
     if available(gpu, shape.head_dim) {
         kernels.push(Kernel::TensorCores(None, KeySplits::Auto));
@@ -120,7 +103,7 @@ fn kernels(gpu: &Gpu, shape: Shape) -> Vec<Kernel> {
 }
 
 /// Runs a kernel on poisoned output and returns it with the GPU wall time (submit to readback).
-fn run(shape: Shape, inputs: &Inputs, kernel: Kernel) -> (Vec<f32>, f64) {
+fn run(shape: AttentionShape, inputs: &Inputs, kernel: Kernel) -> (Vec<f32>, f64) {
     let gpu = match kernel {
         Kernel::F32WithoutSubgroups(_) => without_subgroups(),
         _ => test_gpu(),
@@ -130,13 +113,12 @@ fn run(shape: Shape, inputs: &Inputs, kernel: Kernel) -> (Vec<f32>, f64) {
     let key_valid = gpu.upload_u32("key_valid", &valid).unwrap();
     let out = poisoned(gpu, "out", shape.rows() * shape.width());
     let mut rec = Recorder::new(gpu);
-    let dims = (shape.seqs, shape.seq_len, shape.heads, shape.head_dim);
     match kernel {
         Kernel::F32(splits) | Kernel::F32WithoutSubgroups(splits) => {
-            attention_split(&mut rec, [&qkv, &key_valid, &out], dims, splits).unwrap()
+            attention_split(&mut rec, [&qkv, &key_valid, &out], shape, splits).unwrap()
         }
         Kernel::TensorCores(subgroups, splits) => {
-            attention_coop(&mut rec, [&qkv, &key_valid, &out], dims, None, (subgroups, splits)).unwrap()
+            attention_coop(&mut rec, [&qkv, &key_valid, &out], shape, None, (subgroups, splits)).unwrap()
         }
     }
     let start = Instant::now();
@@ -145,13 +127,12 @@ fn run(shape: Shape, inputs: &Inputs, kernel: Kernel) -> (Vec<f32>, f64) {
     (got, start.elapsed().as_secs_f64())
 }
 
-fn want(shape: Shape, inputs: &Inputs) -> Vec<f64> {
-    let Shape { seqs, seq_len, heads, head_dim } = shape;
-    reference::attention(&f32_to_f64(&inputs.qkv), &inputs.key_valid, seqs, seq_len, heads, head_dim)
+fn want(shape: AttentionShape, inputs: &Inputs) -> Vec<f64> {
+    reference::attention(&f32_to_f64(&inputs.qkv), &inputs.key_valid, shape)
 }
 
 /// Checks one case against the reference on every kernel and returns its inputs and each kernel's output.
-fn check(shape: Shape, keys: &[Keys], seed: u64) -> (Inputs, Vec<Vec<f32>>) {
+fn check(shape: AttentionShape, keys: &[Keys], seed: u64) -> (Inputs, Vec<Vec<f32>>) {
     let inputs = inputs(shape, keys, &mut Rng::new(seed));
     let want = want(shape, &inputs);
     let mut outputs = Vec::new();
@@ -173,19 +154,19 @@ fn bits(values: &[f32]) -> Vec<u32> {
 #[test]
 fn matches_reference_on_odd_and_tile_sizes() {
     let seed = fresh_seed();
-    let cases: &[(Shape, &[Keys])] = &[
-        (Shape::new(1, 1, 1, 64), &[Keys::All]),
-        (Shape::new(1, 5, 2, 32), &[Keys::Prefix]),
-        (Shape::new(3, 37, 2, 24), &[Keys::All, Keys::One, Keys::Prefix]),
-        (Shape::new(2, 70, 4, 64), &[Keys::Prefix, Keys::Scattered]),
-        (Shape::new(1, 129, 10, 128), &[Keys::Prefix]),
-        (Shape::new(2, 100, 3, 20), &[Keys::One, Keys::All]),
-        (Shape::new(2, 33, 3, 1), &[Keys::Prefix, Keys::All]),
-        (Shape::new(1, 40, 3, 33), &[Keys::Scattered]),
-        (Shape::new(2, 48, 2, 100), &[Keys::All, Keys::Prefix]),
+    let cases: &[(AttentionShape, &[Keys])] = &[
+        (shape_of(1, 1, 1, 64), &[Keys::All]),
+        (shape_of(1, 5, 2, 32), &[Keys::Prefix]),
+        (shape_of(3, 37, 2, 24), &[Keys::All, Keys::One, Keys::Prefix]),
+        (shape_of(2, 70, 4, 64), &[Keys::Prefix, Keys::Scattered]),
+        (shape_of(1, 129, 10, 128), &[Keys::Prefix]),
+        (shape_of(2, 100, 3, 20), &[Keys::One, Keys::All]),
+        (shape_of(2, 33, 3, 1), &[Keys::Prefix, Keys::All]),
+        (shape_of(1, 40, 3, 33), &[Keys::Scattered]),
+        (shape_of(2, 48, 2, 100), &[Keys::All, Keys::Prefix]),
         // The word-timestamp head's 16 heads of 80 (padded to 128), and an odd sequence of its doubled frames.
-        (Shape::new(2, 67, 16, 80), &[Keys::Prefix, Keys::All]),
-        (Shape::new(3, 41, 3, 80), &[Keys::Scattered, Keys::One, Keys::None]),
+        (shape_of(2, 67, 16, 80), &[Keys::Prefix, Keys::All]),
+        (shape_of(3, 41, 3, 80), &[Keys::Scattered, Keys::One, Keys::None]),
     ];
     for (i, &(shape, keys)) in cases.iter().enumerate() {
         check(shape, keys, seed + i as u64);
@@ -195,7 +176,7 @@ fn matches_reference_on_odd_and_tile_sizes() {
 #[test]
 fn sequence_without_valid_keys_averages_its_values() {
     let seed = fresh_seed();
-    for (i, shape) in [Shape::new(2, 45, 2, 64), Shape::new(3, 17, 1, 128)].into_iter().enumerate() {
+    for (i, shape) in [shape_of(2, 45, 2, 64), shape_of(3, 17, 1, 128)].into_iter().enumerate() {
         let (inputs, outputs) = check(shape, &[Keys::None, Keys::Prefix], seed + i as u64);
         // Independently of the reference: each query of sequence 0 gets the mean of its v rows.
         let width = shape.width();
@@ -221,7 +202,7 @@ fn sequence_without_valid_keys_averages_its_values() {
 fn split_keys_match_the_reference_and_repeat_bit_for_bit() {
     let seed = fresh_seed();
     // 6 key tiles, the last partial; masks with a prefix (later slices all masked) and none valid (all slices).
-    let shape = Shape::new(2, 171, 3, 64);
+    let shape = shape_of(2, 171, 3, 64);
     for (i, keys) in [[Keys::Prefix, Keys::Scattered], [Keys::None, Keys::One]].into_iter().enumerate() {
         let seed = seed + i as u64;
         let inputs = inputs(shape, &keys, &mut Rng::new(seed));
@@ -249,13 +230,12 @@ fn split_keys_match_the_reference_and_repeat_bit_for_bit() {
 fn tensor_core_workgroup_sizes_and_splits_match_the_reference_and_repeat_bit_for_bit() {
     let gpu = test_gpu();
     let seed = fresh_seed();
-    let shape = Shape::new(2, 75, 3, 40);
+    let shape = shape_of(2, 75, 3, 40);
     let inputs = inputs(shape, &[Keys::Prefix, Keys::Scattered], &mut Rng::new(seed));
     if !available(gpu, shape.head_dim) {
         let qkv = gpu.upload_f32("qkv", &inputs.qkv).unwrap();
         let mut rec = Recorder::new(gpu);
-        let dims = (shape.seqs, shape.seq_len, shape.heads, shape.head_dim);
-        let err = attention_coop(&mut rec, [&qkv, &qkv, &qkv], dims, None, (None, KeySplits::Auto)).unwrap_err();
+        let err = attention_coop(&mut rec, [&qkv, &qkv, &qkv], shape, None, (None, KeySplits::Auto)).unwrap_err();
         assert!(err.to_string().contains("cooperative matrices"), "{err}");
         return;
     }
@@ -277,7 +257,7 @@ fn tensor_core_workgroup_sizes_and_splits_match_the_reference_and_repeat_bit_for
 #[test]
 fn rows_at_very_different_scales_keep_their_precision() {
     let seed = fresh_seed();
-    let shape = Shape::new(1, 70, 2, 64);
+    let shape = shape_of(1, 70, 2, 64);
     let mut inputs = inputs(shape, &[Keys::All], &mut Rng::new(seed));
     let width = shape.width();
     for row in 0..shape.seq_len {
@@ -307,11 +287,11 @@ fn scores_beyond_the_cheap_maximum_take_the_exact_one() {
     let seed = fresh_seed();
     let hi = |x: f32| f32::from_bits((x.to_bits() + 0x1000) & 0xffff_e000) as f64;
     let shapes = [
-        Shape::new(1, 150, 2, 128),
-        Shape::new(2, 70, 3, 80),
-        Shape::new(1, 150, 2, 64),
-        Shape::new(2, 70, 3, 40),
-        Shape::new(1, 1100, 1, 64),
+        shape_of(1, 150, 2, 128),
+        shape_of(2, 70, 3, 80),
+        shape_of(1, 150, 2, 64),
+        shape_of(2, 70, 3, 40),
+        shape_of(1, 1100, 1, 64),
     ];
     for (i, shape) in shapes.into_iter().enumerate() {
         let mut rng = Rng::new(seed + i as u64);
@@ -350,8 +330,8 @@ fn scores_beyond_the_cheap_maximum_take_the_exact_one() {
 #[test]
 fn long_sequences_have_no_length_cap() {
     let seed = fresh_seed();
-    check(Shape::new(1, 2000, 2, 64), &[Keys::Prefix], seed);
-    check(Shape::new(1, 2001, 1, 128), &[Keys::Scattered], seed + 1);
+    check(shape_of(1, 2000, 2, 64), &[Keys::Prefix], seed);
+    check(shape_of(1, 2001, 1, 128), &[Keys::Scattered], seed + 1);
 }
 
 #[test]
@@ -360,13 +340,13 @@ fn rejects_short_buffers_and_wide_heads() {
     let small = gpu.zeros("small", 10).unwrap();
     let big = gpu.zeros("big", 4096).unwrap();
     let mut rec = Recorder::new(gpu);
-    let err = attention(&mut rec, &small, &big, &big, 1, 4, 2, 8, Precision::Auto).unwrap_err();
+    let err = attention(&mut rec, [&small, &big, &big], shape_of(1, 4, 2, 8), Precision::Auto).unwrap_err();
     assert!(err.to_string().contains("attention qkv"), "{err}");
-    let err = attention(&mut rec, &big, &small, &big, 1, 16, 1, 8, Precision::Auto).unwrap_err();
+    let err = attention(&mut rec, [&big, &small, &big], shape_of(1, 16, 1, 8), Precision::Auto).unwrap_err();
     assert!(err.to_string().contains("attention key_valid"), "{err}");
-    let err = attention(&mut rec, &big, &big, &small, 1, 4, 2, 8, Precision::Auto).unwrap_err();
+    let err = attention(&mut rec, [&big, &big, &small], shape_of(1, 4, 2, 8), Precision::Auto).unwrap_err();
     assert!(err.to_string().contains("attention output"), "{err}");
-    let err = attention(&mut rec, &big, &big, &big, 1, 2, 1, 129, Precision::Auto).unwrap_err();
+    let err = attention(&mut rec, [&big, &big, &big], shape_of(1, 2, 1, 129), Precision::Auto).unwrap_err();
     assert!(err.to_string().contains("head_dim"), "{err}");
 }
 
@@ -380,17 +360,17 @@ fn rotary_attention_matches_norm_rope_then_attention() {
     let gpu = test_gpu();
     let seed = fresh_seed();
     let cases = [
-        (Shape::new(2, 75, 3, 40), 20, true),
-        (Shape::new(1, 130, 2, 128), 64, true),
-        (Shape::new(3, 41, 2, 64), 64, false),
-        (Shape::new(2, 111, 3, 80), 40, true),
-        (Shape::new(1, 33, 1, 24), 24, true),
+        (shape_of(2, 75, 3, 40), 20, true),
+        (shape_of(1, 130, 2, 128), 64, true),
+        (shape_of(3, 41, 2, 64), 64, false),
+        (shape_of(2, 111, 3, 80), 40, true),
+        (shape_of(1, 33, 1, 24), 24, true),
     ];
     for (i, &(shape, rot, with_norm)) in cases.iter().enumerate() {
         let case_seed = seed + i as u64;
         let mut rng = Rng::new(case_seed);
         let inputs = inputs(shape, &[Keys::Prefix, Keys::Scattered, Keys::All], &mut rng);
-        let Shape { seqs, seq_len, heads, head_dim } = shape;
+        let AttentionShape { seq_len, head_dim, .. } = shape;
         let params: Vec<Vec<f32>> = [1.0, 0.5, 1.0, 0.5].iter().map(|&scale| rng.f32s(head_dim, scale)).collect();
         // The same q/k/v as two slices of a product: a random part and the rest.
         let first = rng.f32s(inputs.qkv.len(), 1.0);
@@ -405,7 +385,6 @@ fn rotary_attention_matches_norm_rope_then_attention() {
         };
         let valid: Vec<u32> = inputs.key_valid.iter().map(|&v| v as u32).collect();
         let key_valid = gpu.upload_u32("key_valid", &valid).unwrap();
-        let dims = (seqs, seq_len, heads, head_dim);
         let tensor_cores = available(gpu, head_dim);
         let runs = [(false, 1), (true, 1), (true, 2)];
         for (on_tensor_cores, slices) in runs.into_iter().filter(|&(tc, _)| !tc || tensor_cores) {
@@ -415,8 +394,8 @@ fn rotary_attention_matches_norm_rope_then_attention() {
             let mut rotated = summed;
             let params64: Vec<Vec<f64>> = params.iter().map(|p| f32_to_f64(p)).collect();
             let norm64 = with_norm.then(|| (&params64[0][..], &params64[1][..], &params64[2][..], &params64[3][..]));
-            reference::qk_norm_rope(&mut rotated, norm64, shape.rows(), seq_len, heads, head_dim, rot, 10_000.0);
-            let want = reference::attention(&rotated, &inputs.key_valid, seqs, seq_len, heads, head_dim);
+            reference::qk_norm_rope(&mut rotated, norm64, QkShape::from(shape), rot, 10_000.0);
+            let want = reference::attention(&rotated, &inputs.key_valid, shape);
 
             let prologue = QkPrologue { rope: &table, norm: with_norm.then_some(&norm), slices };
             let qkv = gpu.upload_f32("qkv", values).unwrap();
@@ -424,11 +403,12 @@ fn rotary_attention_matches_norm_rope_then_attention() {
             let mut rec = Recorder::new(gpu);
             if on_tensor_cores {
                 let splits = (None, KeySplits::Auto);
-                attention_coop(&mut rec, [&qkv, &key_valid, &out], dims, Some(&prologue), splits).unwrap();
+                attention_coop(&mut rec, [&qkv, &key_valid, &out], shape, Some(&prologue), splits).unwrap();
             } else {
-                rotary_attention(&mut rec, [&qkv, &key_valid, &out], &prologue, dims, Precision::F32).unwrap();
+                rotary_attention(&mut rec, [&qkv, &key_valid, &out], &prologue, shape, Precision::F32).unwrap();
                 let two = QkPrologue { slices: 2, ..prologue };
-                let err = rotary_attention(&mut rec, [&qkv, &key_valid, &out], &two, dims, Precision::F32).unwrap_err();
+                let err =
+                    rotary_attention(&mut rec, [&qkv, &key_valid, &out], &two, shape, Precision::F32).unwrap_err();
                 assert!(err.to_string().contains("not in 2 slices"), "{err}");
             }
             rec.submit().unwrap();

@@ -5,8 +5,8 @@
 use audio_kernels::gemm::{TILE_CANDIDATES, gemm_partials, tensor_cores_available};
 use audio_kernels::reference;
 use audio_kernels::{
-    Activation, Epilogue, LAYER_NORM_EPS, MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Weight, gemm,
-    gemm_scaled, layer_norm,
+    Activation, Epilogue, GemmShape, LAYER_NORM_EPS, LayerNormParams, MatmulOptions, MatmulPath, Precision,
+    TensorCoreKernel, Weight, gemm, gemm_scaled, layer_norm,
 };
 use gpu_core::blocking::Block;
 use gpu_core::{Gpu, GpuError, GpuOptions, Recorder};
@@ -81,7 +81,7 @@ fn check_on(gpu: &Gpu, options: &MatmulOptions, case: Case, n: usize, m: usize, 
     let epilogue =
         Epilogue { bias: case.bias.then_some(&bb), activation: case.activation, accumulate: case.accumulate };
     let mut rec = Recorder::new(gpu);
-    gemm(&mut rec, &xb, &wb, &yb, n, m, k, &epilogue).unwrap();
+    gemm(&mut rec, &xb, &wb, &yb, GemmShape { n, m, k }, &epilogue).unwrap();
     rec.submit().unwrap();
     let got = gpu.read_f32(&yb).block().unwrap();
     assert_close_to_scale(
@@ -150,7 +150,7 @@ fn gelu_matches_exact_erf_form() {
     let yb = poisoned(gpu, "y", n);
     let epilogue = Epilogue { activation: Activation::Gelu, ..Epilogue::default() };
     let mut rec = Recorder::new(gpu);
-    gemm(&mut rec, &xb, &wb, &yb, n, 1, 1, &epilogue).unwrap();
+    gemm(&mut rec, &xb, &wb, &yb, GemmShape { n, m: 1, k: 1 }, &epilogue).unwrap();
     rec.submit().unwrap();
     let got = gpu.read_f32(&yb).block().unwrap();
 
@@ -180,7 +180,7 @@ fn short_buffers_are_named() {
         let epilogue = Epilogue { bias: Some(&buffers[2]), ..Epilogue::default() };
         let mut rec = Recorder::new(gpu);
         let w = Weight::from_buffer(buffers[1].clone(), m, k);
-        let err = gemm(&mut rec, &buffers[0], &w, &buffers[3], n, m, k, &epilogue).unwrap_err();
+        let err = gemm(&mut rec, &buffers[0], &w, &buffers[3], GemmShape { n, m, k }, &epilogue).unwrap_err();
         assert!(
             matches!(&err, GpuError::SizeMismatch { what, .. } if what.contains(&format!("`{short}`"))),
             "short `{short}` gave: {err}"
@@ -261,7 +261,7 @@ fn partial_products_sum_to_the_product() {
         let xb = gpu.upload_f32("x", &x).unwrap();
         let partials = poisoned(gpu, "partials", splits * n * m);
         let mut rec = Recorder::new(gpu);
-        let slices = gemm_partials(&mut rec, &xb, &wb, &partials, n, m, k, splits).unwrap();
+        let slices = gemm_partials(&mut rec, &xb, &wb, &partials, GemmShape { n, m, k }, splits).unwrap();
         rec.submit().unwrap();
         let got = gpu.read_f32(&partials).block().unwrap();
         let sum: Vec<f32> = (0..n * m).map(|e| (0..slices).map(|s| got[s * n * m + e]).sum()).collect();
@@ -279,7 +279,8 @@ fn mismatched_weight_shape_is_an_error() {
     let gpu = test_gpu();
     let w = Weight::upload(gpu, "w", &[0; 12], 3, 4, &test_matmul()).unwrap();
     let (x, y) = (gpu.zeros("x", 8).unwrap(), gpu.zeros("y", 8).unwrap());
-    let err = gemm(&mut Recorder::new(gpu), &x, &w, &y, 2, 4, 3, &Epilogue::default()).unwrap_err();
+    let shape = GemmShape { n: 2, m: 4, k: 3 };
+    let err = gemm(&mut Recorder::new(gpu), &x, &w, &y, shape, &Epilogue::default()).unwrap_err();
     assert!(err.to_string().contains("is [3, 4], the product needs [4, 3]"), "{err}");
 }
 
@@ -297,10 +298,12 @@ fn a_product_given_its_layer_norms_row_scales_gives_the_same_bits() {
         let (a, scales) = (poisoned(gpu, "a", n * k), poisoned(gpu, "scales", 2 * n));
         let (given, own) = (poisoned(gpu, "given", n * m), poisoned(gpu, "own", n * m));
         let mut rec = Recorder::new(gpu);
-        layer_norm(&mut rec, &xb, &gamma, &beta, &a, n, k, LAYER_NORM_EPS, Some(&scales)).unwrap();
+        let norm = LayerNormParams { weight: &gamma, bias: &beta, eps: LAYER_NORM_EPS };
+        layer_norm(&mut rec, &xb, &norm, &a, n, k, Some(&scales)).unwrap();
         let epilogue = Epilogue { bias: None, activation: Activation::Gelu, accumulate: false };
-        gemm_scaled(&mut rec, (&a, Some(&scales)), &w, &given, n, m, k, &epilogue).unwrap();
-        gemm(&mut rec, &a, &w, &own, n, m, k, &epilogue).unwrap();
+        let shape = GemmShape { n, m, k };
+        gemm_scaled(&mut rec, (&a, Some(&scales)), &w, &given, shape, &epilogue).unwrap();
+        gemm(&mut rec, &a, &w, &own, shape, &epilogue).unwrap();
         rec.submit().unwrap();
         let (given, own) = (gpu.read_f32(&given).block().unwrap(), gpu.read_f32(&own).block().unwrap());
         let what = format!("n={n} m={m} k={k} ({}) seed={}", w.path(), seed + i as u64);

@@ -2,7 +2,7 @@
 //! workgroup size, odd widths, one row, and a row with a large mean.
 
 use audio_kernels::reference;
-use audio_kernels::{LAYER_NORM_EPS, layer_norm, residual_layer_norm};
+use audio_kernels::{LAYER_NORM_EPS, LayerNormParams, Residual, layer_norm, residual_layer_norm};
 use gpu_core::Recorder;
 use gpu_core::blocking::Block;
 use nemotron_testkit::{
@@ -23,7 +23,8 @@ fn check(rows: usize, width: usize, offset: f64, seed: u64) {
     let bb = gpu.upload_f32("bias", &bias).unwrap();
     let yb = poisoned(gpu, "y", rows * width);
     let mut rec = Recorder::new(gpu);
-    layer_norm(&mut rec, &xb, &wb, &bb, &yb, rows, width, LAYER_NORM_EPS, None).unwrap();
+    let norm = LayerNormParams { weight: &wb, bias: &bb, eps: LAYER_NORM_EPS };
+    layer_norm(&mut rec, &xb, &norm, &yb, rows, width, None).unwrap();
     rec.submit().unwrap();
     let got = gpu.read_f32(&yb).block().unwrap();
     assert_close(&format!("layer_norm rows={rows} width={width} offset={offset} seed={seed}"), &got, &want, 1e-6);
@@ -64,8 +65,9 @@ fn check_residual(rows: usize, width: usize, slices: usize, offset: f64, seed: u
     let [xb, pb, ab, wb, bb] = [&x, &partials, &add_bias, &weight, &bias].map(|v| gpu.upload_f32("input", v).unwrap());
     let yb = poisoned(gpu, "y", rows * width);
     let mut rec = Recorder::new(gpu);
-    let summed = (&pb, slices, &ab);
-    residual_layer_norm(&mut rec, summed, &xb, &wb, &bb, &yb, rows, width, LAYER_NORM_EPS, None).unwrap();
+    let residual = Residual { stream: &xb, partials: &pb, slices, bias: &ab };
+    let norm = LayerNormParams { weight: &wb, bias: &bb, eps: LAYER_NORM_EPS };
+    residual_layer_norm(&mut rec, &residual, &norm, &yb, rows, width, None).unwrap();
     rec.submit().unwrap();
     let what = format!("residual_layer_norm rows={rows} width={width} slices={slices} offset={offset} seed={seed}");
     let got_x = gpu.read_f32(&xb).block().unwrap();
@@ -97,7 +99,8 @@ fn rejects_short_buffers() {
     let x = gpu.zeros("x", 10).unwrap();
     let w = gpu.zeros("w", 5).unwrap();
     let mut rec = Recorder::new(gpu);
-    let err = layer_norm(&mut rec, &x, &w, &w, &x, 3, 5, LAYER_NORM_EPS, None).unwrap_err();
+    let norm = LayerNormParams { weight: &w, bias: &w, eps: LAYER_NORM_EPS };
+    let err = layer_norm(&mut rec, &x, &norm, &x, 3, 5, None).unwrap_err();
     assert!(err.to_string().contains("layer_norm input"), "{err}");
 }
 
@@ -120,15 +123,16 @@ fn row_scales_written_with_the_output_bring_each_row_into_range() {
         let bias = vec![0.0; width];
         let partials = vec![0.0; slices * rows * width];
         let [wb, bb, pb] = [&weight, &bias, &partials].map(|v| gpu.upload_f32("input", v).unwrap());
+        let norm = LayerNormParams { weight: &wb, bias: &bb, eps: LAYER_NORM_EPS };
         for residual in [false, true] {
             let run = |scales: Option<&gpu_core::GpuBuffer>| {
                 let (xb, yb) = (gpu.upload_f32("x", &x).unwrap(), poisoned(gpu, "y", rows * width));
                 let mut rec = Recorder::new(gpu);
                 if residual {
-                    let terms = (&pb, slices, &bb);
-                    residual_layer_norm(&mut rec, terms, &xb, &wb, &bb, &yb, rows, width, LAYER_NORM_EPS, scales)
+                    let terms = Residual { stream: &xb, partials: &pb, slices, bias: &bb };
+                    residual_layer_norm(&mut rec, &terms, &norm, &yb, rows, width, scales)
                 } else {
-                    layer_norm(&mut rec, &xb, &wb, &bb, &yb, rows, width, LAYER_NORM_EPS, scales)
+                    layer_norm(&mut rec, &xb, &norm, &yb, rows, width, scales)
                 }
                 .unwrap();
                 rec.submit().unwrap();

@@ -8,12 +8,13 @@
 use gpu_core::blocking::Block;
 use std::sync::OnceLock;
 
+use audio_kernels::attention::tensor_core::attention_coop;
 use audio_kernels::attention::{KeySplits, attention_split};
-use audio_kernels::attention_coop::attention_coop;
 use audio_kernels::{
-    Activation, ConvBatch, Epilogue, LAYER_NORM_EPS, MatmulOptions, MatmulPath, Precision, QkNorm, QkPrologue,
-    RopeTable, RowPairs, Weight, attention, conv_im2col, gather_rows, gemm, layer_norm, log_softmax_gather,
-    qk_norm_rope, reference, rotary_attention, speaker_fusion, speaker_table,
+    Activation, AttentionShape, ConvBatch, Epilogue, GemmShape, LAYER_NORM_EPS, LayerNormParams, MatmulOptions,
+    MatmulPath, Precision, QkNorm, QkPrologue, QkShape, RopeTable, RowPairs, Weight, attention, conv_im2col,
+    gather_rows, gemm, layer_norm, log_softmax_gather, qk_norm_rope, reference, rotary_attention, speaker_fusion,
+    speaker_table,
 };
 use gpu_core::{Capability, Gpu, GpuError, GpuOptions, Recorder};
 use nemotron_testkit::{
@@ -69,7 +70,8 @@ fn layer_norm_runs_and_matches() {
     let [xb, wb, bb] = [&x, &weight, &bias].map(|v| gpu.upload_f32("input", v).unwrap());
     let yb = poisoned(gpu, "y", rows * width);
     let mut rec = Recorder::new(gpu);
-    ran(layer_norm(&mut rec, &xb, &wb, &bb, &yb, rows, width, LAYER_NORM_EPS, None), "layer_norm");
+    let norm = LayerNormParams { weight: &wb, bias: &bb, eps: LAYER_NORM_EPS };
+    ran(layer_norm(&mut rec, &xb, &norm, &yb, rows, width, None), "layer_norm");
     rec.submit().unwrap();
     assert_close("masked layer_norm", &gpu.read_f32(&yb).block().unwrap(), &want, 1e-6);
 }
@@ -96,7 +98,7 @@ fn gemm_takes_the_f32_path_and_matches() {
     let yb = poisoned(gpu, "y", n * m);
     let epilogue = Epilogue { bias: Some(&bb), activation: Activation::Gelu, accumulate: false };
     let mut rec = Recorder::new(gpu);
-    ran(gemm(&mut rec, &xb, &wb, &yb, n, m, k, &epilogue), "gemm");
+    ran(gemm(&mut rec, &xb, &wb, &yb, GemmShape { n, m, k }, &epilogue), "gemm");
     rec.submit().unwrap();
     assert_close_to_scale("masked gemm", &gpu.read_f32(&yb).block().unwrap(), &want, scale, 1e-5);
 }
@@ -107,32 +109,27 @@ fn gemm_takes_the_f32_path_and_matches() {
 fn f32_attention_runs_and_matches_and_the_tensor_core_one_names_the_capability() {
     let gpu = masked_gpu();
     // seq_len off the tiles, head_dim off the 16-byte groups.
-    let (seqs, seq_len, heads, head_dim) = (2, 40, 2, 62);
-    let rows = seqs * seq_len;
-    let width = heads * head_dim;
+    let shape = AttentionShape { seqs: 2, seq_len: 40, heads: 2, head_dim: 62 };
+    let AttentionShape { seq_len, head_dim, .. } = shape;
+    let (rows, width) = (shape.rows(), shape.width());
     let mut rng = Rng::new(fresh_seed());
     let qkv = rng.f32s(rows * 3 * width, 2.2);
     let valid: Vec<bool> = (0..rows).map(|r| r % seq_len < 30).collect();
-    let want = reference::attention(&f32_to_f64(&qkv), &valid, seqs, seq_len, heads, head_dim);
+    let want = reference::attention(&f32_to_f64(&qkv), &valid, shape);
     // rotary_attention rotates q and k (all of each head) first.
     let mut rotated = f32_to_f64(&qkv);
-    reference::qk_norm_rope(&mut rotated, None, rows, seq_len, heads, head_dim, head_dim, THETA);
-    let want_rotary = reference::attention(&rotated, &valid, seqs, seq_len, heads, head_dim);
+    reference::qk_norm_rope(&mut rotated, None, QkShape::from(shape), head_dim, THETA);
+    let want_rotary = reference::attention(&rotated, &valid, shape);
     let qkv_buffer = gpu.upload_f32("qkv", &qkv).unwrap();
     let key_valid = gpu.upload_u32("key_valid", &valid.iter().map(|&v| v as u32).collect::<Vec<_>>()).unwrap();
     let table = RopeTable::new(gpu, seq_len, head_dim, THETA).unwrap();
     let prologue = QkPrologue { rope: &table, norm: None, slices: 1 };
-    let shape = (seqs, seq_len, heads, head_dim);
     for entry in 0..4 {
         let out = poisoned(gpu, "out", rows * width);
         let buffers = [&qkv_buffer, &key_valid, &out];
         let mut rec = Recorder::new(gpu);
         let (kernel, result, want) = match entry {
-            0 => (
-                "attention",
-                attention(&mut rec, buffers[0], buffers[1], &out, seqs, seq_len, heads, head_dim, Precision::Auto),
-                &want,
-            ),
+            0 => ("attention", attention(&mut rec, buffers, shape, Precision::Auto), &want),
             1 => ("attention", attention_split(&mut rec, buffers, shape, KeySplits::Fixed(2)), &want),
             2 => ("attention_coop", attention_coop(&mut rec, buffers, shape, None, (None, KeySplits::Auto)), &want),
             _ => ("attention", rotary_attention(&mut rec, buffers, &prologue, shape, Precision::Auto), &want_rotary),
@@ -150,20 +147,22 @@ fn f32_attention_runs_and_matches_and_the_tensor_core_one_names_the_capability()
 #[test]
 fn qk_norm_rope_runs_and_matches() {
     let gpu = masked_gpu();
-    let (rows, seq_len, heads, head_dim, rot) = (45, 20, 2, 128, 64);
+    let shape = QkShape { rows: 45, seq_len: 20, heads: 2, head_dim: 128 };
+    let QkShape { rows, seq_len, heads, head_dim } = shape;
+    let rot = 64;
     let mut rng = Rng::new(fresh_seed());
     let qkv = rng.f32s(rows * 3 * heads * head_dim, 2.0);
     let params: Vec<Vec<f32>> = [1.0, 0.5, 1.0, 0.5].iter().map(|&scale| rng.f32s(head_dim, scale)).collect();
     let mut want = f32_to_f64(&qkv);
     let params64: Vec<Vec<f64>> = params.iter().map(|p| f32_to_f64(p)).collect();
     let norm64 = (&params64[0][..], &params64[1][..], &params64[2][..], &params64[3][..]);
-    reference::qk_norm_rope(&mut want, Some(norm64), rows, seq_len, heads, head_dim, rot, THETA);
+    reference::qk_norm_rope(&mut want, Some(norm64), shape, rot, THETA);
     let table = RopeTable::new(gpu, seq_len, rot, THETA).unwrap();
     let buffer = gpu.upload_f32("qkv", &qkv).unwrap();
     let p: Vec<_> = params.iter().map(|p| gpu.upload_f32("norm", p).unwrap()).collect();
     let norm = QkNorm { q_weight: &p[0], q_bias: &p[1], k_weight: &p[2], k_bias: &p[3] };
     let mut rec = Recorder::new(gpu);
-    let result = qk_norm_rope(&mut rec, &buffer, &table, Some(&norm), rows, seq_len, heads, head_dim);
+    let result = qk_norm_rope(&mut rec, &buffer, &table, Some(&norm), shape);
     ran(result, "qk_norm_rope");
     rec.submit().unwrap();
     assert_close("masked qk_norm_rope", &gpu.read_f32(&buffer).block().unwrap(), &want, 1e-5);

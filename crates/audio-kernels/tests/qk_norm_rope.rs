@@ -4,7 +4,7 @@
 //! poisoning an output every element of q, k and v is compared.
 
 use audio_kernels::reference;
-use audio_kernels::{QkNorm, RopeTable, qk_norm_rope};
+use audio_kernels::{QkNorm, QkShape, RopeTable, qk_norm_rope};
 use gpu_core::Recorder;
 use gpu_core::blocking::Block;
 use nemotron_testkit::{Rng, assert_close, f32_to_f64, fresh_seed, test_gpu};
@@ -41,7 +41,8 @@ fn check(shape: Shape, with_norm: bool, seed: u64) {
     let mut want = f32_to_f64(&qkv);
     let params64: Vec<Vec<f64>> = params.iter().map(|p| f32_to_f64(p)).collect();
     let norm64 = with_norm.then(|| (&params64[0][..], &params64[1][..], &params64[2][..], &params64[3][..]));
-    reference::qk_norm_rope(&mut want, norm64, rows, seq_len, heads, head_dim, rot, THETA);
+    let qk = QkShape { rows, seq_len, heads, head_dim };
+    reference::qk_norm_rope(&mut want, norm64, qk, rot, THETA);
 
     // A table longer than the sequences, as the towers build one for their longest run.
     let table = RopeTable::new(gpu, seq_len + 3, rot, THETA).unwrap();
@@ -54,7 +55,7 @@ fn check(shape: Shape, with_norm: bool, seed: u64) {
         k_bias: &norm_buffers[3],
     };
     let mut rec = Recorder::new(gpu);
-    qk_norm_rope(&mut rec, &buffer, &table, with_norm.then_some(&norm), rows, seq_len, heads, head_dim).unwrap();
+    qk_norm_rope(&mut rec, &buffer, &table, with_norm.then_some(&norm), qk).unwrap();
     rec.submit().unwrap();
     let got = gpu.read_f32(&buffer).block().unwrap();
 
@@ -100,13 +101,18 @@ fn host_angles_follow_the_f32_recipe() {
     }
 }
 
+/// A shape from its four counts: `rows`, `seq_len`, `heads`, `head_dim`.
+fn qk_shape(rows: usize, seq_len: usize, heads: usize, head_dim: usize) -> QkShape {
+    QkShape { rows, seq_len, heads, head_dim }
+}
+
 #[test]
 fn rejects_sequences_longer_than_the_table() {
     let gpu = test_gpu();
     let table = RopeTable::new(gpu, 10, 8, THETA).unwrap();
     let qkv = gpu.zeros("qkv", 11 * 3 * 16).unwrap();
     let mut rec = Recorder::new(gpu);
-    let err = qk_norm_rope(&mut rec, &qkv, &table, None, 11, 11, 1, 16).unwrap_err();
+    let err = qk_norm_rope(&mut rec, &qkv, &table, None, qk_shape(11, 11, 1, 16)).unwrap_err();
     assert!(err.to_string().contains("seq_len 11") && err.to_string().contains("10 positions"), "{err}");
 }
 
@@ -116,11 +122,11 @@ fn rejects_bad_head_shapes() {
     let table = RopeTable::new(gpu, 4, 8, THETA).unwrap();
     let qkv = gpu.zeros("qkv", 4 * 3 * 256).unwrap();
     let mut rec = Recorder::new(gpu);
-    let err = qk_norm_rope(&mut rec, &qkv, &table, None, 4, 4, 1, 256).unwrap_err();
+    let err = qk_norm_rope(&mut rec, &qkv, &table, None, qk_shape(4, 4, 1, 256)).unwrap_err();
     assert!(err.to_string().contains("head_dim"), "{err}");
-    let err = qk_norm_rope(&mut rec, &qkv, &table, None, 4, 4, 1, 6).unwrap_err();
+    let err = qk_norm_rope(&mut rec, &qkv, &table, None, qk_shape(4, 4, 1, 6)).unwrap_err();
     assert!(err.to_string().contains("rotated dims 8"), "{err}");
-    let err = qk_norm_rope(&mut rec, &qkv, &table, None, 5, 4, 64, 16).unwrap_err();
+    let err = qk_norm_rope(&mut rec, &qkv, &table, None, qk_shape(5, 4, 64, 16)).unwrap_err();
     assert!(err.to_string().contains("qk_norm_rope qkv"), "{err}");
     assert!(RopeTable::new(gpu, 4, 7, THETA).is_err());
 }

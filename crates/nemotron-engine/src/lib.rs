@@ -104,6 +104,7 @@
 
 #[cfg(feature = "demo")]
 mod demo;
+mod diarize_batch;
 mod engine;
 mod error;
 mod input;
@@ -112,6 +113,7 @@ pub mod output;
 mod speaker_dict;
 mod tasks;
 
+pub use diarize_batch::DiarizeBatch;
 #[cfg(feature = "hub")]
 pub use engine::fetch;
 pub use engine::{DownloadProgress, Engine, EngineOptions, ModelSource, open_gpu};
@@ -121,7 +123,7 @@ pub use live::{LiveRecording, LiveSession, event_json_line};
 #[cfg(feature = "demo")]
 pub use nemotron_towers::demo::LABEL as DEMO_LABEL;
 pub use speaker_dict::SpeakerDictEntry;
-pub use tasks::{AlignRequest, Aligned, DiarizeBatch, Diarized, Encoding, write_segments};
+pub use tasks::{AlignRequest, Aligned, Diarized, Encoding, write_segments};
 
 // What the front ends (the CLI, the server, the Python package) need of the libraries below the engine, all here,
 // by where it comes from: front ends import these from the engine, never from the libraries themselves.

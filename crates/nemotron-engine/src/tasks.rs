@@ -10,10 +10,11 @@ use nemotron_postprocess::alignment::{
 };
 use nemotron_postprocess::diarization::{Segment, SegmentFormat, SegmentRule, SegmentSettings};
 use nemotron_towers::{
-    AudioModel, AudioOutputs, BatchLimits, Diarization, Diarizer, DiarizerBatch, Error as TowersError, Model, Progress,
+    AudioModel, AudioOutputs, BatchLimits, Diarization, Diarizer, Error as TowersError, Model, Progress,
     TranscribeConfig, tensor_file,
 };
 
+use crate::diarize_batch::DiarizeBatch;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::input::Input;
@@ -122,7 +123,7 @@ impl Engine {
     /// one GPU submission.
     pub fn diarize_batch(&self, limits: &BatchLimits) -> DiarizeBatch<'_> {
         let diarizer = self.diarizer();
-        DiarizeBatch { diarizer, batch: diarizer.batch(limits) }
+        DiarizeBatch::new(diarizer, diarizer.batch(limits))
     }
 
     /// Speaker-attributed word timestamps of a transcript on `input` (a Transcribe checkpoint with the
@@ -313,52 +314,8 @@ pub struct Diarized {
     subsampling: usize,
 }
 
-/// Inputs diarized side by side, added at any time ([`Engine::diarize_batch`]; continuous batching, as the server's
-/// concurrent requests need): each [`DiarizeBatch::step`] runs the next step of every running input as one GPU
-/// submission, and an input that ends leaves its place to the next one added. Each result is what
-/// [`Engine::diarize`] gives the input alone (within what [`Engine::diarize_many`] says).
-pub struct DiarizeBatch<'e> {
-    diarizer: &'e Diarizer,
-    batch: DiarizerBatch<'e>,
-}
-
-impl DiarizeBatch<'_> {
-    /// Adds an input (its front end runs now); returns its number, in the order added from 0. An input the
-    /// diarizer cannot take is refused by the next [`DiarizeBatch::step`].
-    pub fn add(&mut self, input: Input) -> usize {
-        let features = match input {
-            Input::Samples(samples) => self.diarizer.features(&samples),
-            Input::Features(features) => Ok(features),
-        };
-        match features {
-            Ok(features) => self.batch.add(features),
-            Err(error) => self.batch.refuse(error),
-        }
-    }
-
-    /// Whether every input added has been reported by a step.
-    pub fn is_empty(&self) -> bool {
-        self.batch.is_empty()
-    }
-
-    /// One GPU submission for the next step of every running input (blocking until its results are read): the
-    /// inputs done with it, by number, in no particular order. `progress(input, chunks done, chunks)` follows each
-    /// input's step.
-    pub fn step(
-        &mut self,
-        progress: &mut dyn FnMut(usize, usize, usize),
-    ) -> Vec<(usize, Result<Diarized, EngineError>)> {
-        let finished = self.batch.step(progress).block();
-        let diarizer = self.diarizer;
-        finished
-            .into_iter()
-            .map(|(i, result)| (i, result.map(|d| Diarized::offline(d, diarizer)).map_err(EngineError::from)))
-            .collect()
-    }
-}
-
 impl Diarized {
-    fn offline(result: Diarization, diarizer: &Diarizer) -> Self {
+    pub(crate) fn offline(result: Diarization, diarizer: &Diarizer) -> Self {
         let c = diarizer.config();
         let Diarization { features, speaker_logits, speaker_probabilities } = result;
         Self::new(speaker_logits, speaker_probabilities, features.valid, c.speakers, c.encoder.subsampling)

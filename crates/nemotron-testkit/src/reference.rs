@@ -2,6 +2,7 @@
 //! and plain: the standard the GPU towers are tested against.
 
 use audio_kernels::reference as k;
+use audio_kernels::{AttentionShape, QkShape};
 
 use nemotron_towers::checkpoint::Checkpoint;
 use nemotron_towers::config::{ChunkConfig, DiarizationConfig, EncoderConfig, TowerKind, WordTimestampConfig};
@@ -75,12 +76,13 @@ pub fn encoder(w: &HostEncoder, c: &EncoderConfig, input: TowerInput<'_, f64>, v
         TowerInput::Embeddings(e) => e.to_vec(),
     };
     let mut h = layer_norm(&w.embed_norm, &x);
+    let shape = AttentionShape { seqs: 1, seq_len: n, heads: c.heads, head_dim: c.head_dim };
     for layer in &w.layers {
         let a = layer_norm(&layer.norm1, &h);
         let mut qkv = k::linear(&a, &layer.qkv.data, None, n, layer.qkv.rows, layer.qkv.cols);
         let norms = layer.qk_norm.as_ref().map(|(q, kn)| (&q.weight[..], &q.bias[..], &kn.weight[..], &kn.bias[..]));
-        k::qk_norm_rope(&mut qkv, norms, n, n, c.heads, c.head_dim, c.rotary_dims, c.rope_theta);
-        let attended = k::attention(&qkv, valid, 1, n, c.heads, c.head_dim);
+        k::qk_norm_rope(&mut qkv, norms, QkShape::from(shape), c.rotary_dims, c.rope_theta);
+        let attended = k::attention(&qkv, valid, shape);
         add(&mut h, &apply(&layer.out, &attended, n));
         let m = layer_norm(&layer.norm2, &h);
         let inner: Vec<f64> = apply(&layer.fc1, &m, n).into_iter().map(k::gelu).collect();

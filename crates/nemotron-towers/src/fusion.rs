@@ -5,7 +5,7 @@
 use async_lock::Mutex;
 
 use audio_kernels::{
-    Epilogue, LAYER_NORM_EPS, Weight, gemm, layer_norm, layer_norm_f64, speaker_fusion, speaker_table,
+    Epilogue, GemmShape, LAYER_NORM_EPS, Weight, gemm, layer_norm, layer_norm_f64, speaker_fusion, speaker_table,
 };
 use gpu_core::{Gpu, GpuBuffer, Recorder};
 
@@ -132,20 +132,11 @@ impl Fusion {
             self.gpu.write_f32(&work.z, 0, &z)?;
             let mut rec = Recorder::new(&self.gpu);
             let w = &self.weights;
-            layer_norm(
-                &mut rec,
-                &work.hidden,
-                &w.asr_norm.weight,
-                &w.asr_norm.bias,
-                &work.fused,
-                rows,
-                d,
-                LAYER_NORM_EPS,
-                None,
-            )?;
+            layer_norm(&mut rec, &work.hidden, &w.asr_norm.params(), &work.fused, rows, d, None)?;
             speaker_fusion(&mut rec, &work.fused, &work.z, &self.table, rows, d, speakers)?;
             let projector = Epilogue { bias: w.projector.bias.as_ref(), ..Epilogue::default() };
-            gemm(&mut rec, &work.fused, &w.projector.weight, &work.embeds, keep, text, d, &projector)?;
+            let shape = GemmShape { n: keep, m: text, k: d };
+            gemm(&mut rec, &work.fused, &w.projector.weight, &work.embeds, shape, &projector)?;
             rec.submit()?;
             // Both in one readback, straight into place: one round trip per block.
             let block_fused = &mut fused[start * d..(start + rows) * d];

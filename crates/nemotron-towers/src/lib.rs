@@ -40,7 +40,8 @@
 //! - [`word_timestamps`]: the word-timestamp head on the GPU; [`AudioModel::word_timestamp_log_probs`] gives the
 //!   log-probabilities the speaker-attributed forced alignment of a transcript reads (`nemotron_postprocess`'s
 //!   `alignment`, which `nemotron-engine` runs on them).
-//! - [`chunks`]: the chunk schedule of the ASR tower; [`tensor_file`]: safetensors in and out.
+//! - [`chunks`]: the chunk schedule of the ASR tower; [`tensor_file`]: safetensors in and out; [`synthetic`]:
+//!   speech-like audio for runs without a recording (benchmarks, tests).
 //!
 //! The towers in f64 (the standard the GPU is tested against) and the golden files' recipes are test support: they
 //! live in the workspace's `nemotron-testkit` crate.
@@ -84,6 +85,7 @@ mod pipeline;
 pub mod sortformer;
 mod speaker_cache;
 pub mod streaming;
+pub mod synthetic;
 pub mod tensor_file;
 pub mod tower;
 #[cfg_attr(feature = "test-support", allow(missing_docs))]

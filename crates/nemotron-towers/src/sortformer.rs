@@ -8,7 +8,7 @@ use std::ops::Range;
 use async_lock::Mutex;
 
 use audio_kernels::MatmulOptions;
-use audio_kernels::{Activation, ConvBatch, Epilogue, Weight, conv_im2col, gemm};
+use audio_kernels::{Activation, ConvBatch, Epilogue, GemmShape, Weight, conv_im2col, gemm};
 use gpu_core::{Gpu, GpuBuffer, Recorder, Timing};
 use nemotron_postprocess::math::sigmoid;
 
@@ -226,40 +226,17 @@ impl Sortformer {
         let c = &self.config;
         let (d, h, sub) = (c.encoder.hidden, c.head_hidden, c.encoder.subsampling);
         let w = &self.head;
-        gemm(rec, encoded, &w.proj.weight, &work.projected, n, h, d, &epilogue(&w.proj, Activation::None))?;
+        let shape = GemmShape { n, m: h, k: d };
+        gemm(rec, encoded, &w.proj.weight, &work.projected, shape, &epilogue(&w.proj, Activation::None))?;
         conv_im2col(rec, &work.projected, &work.columns, conv, h)?;
         // The classifier applies ReLU to the upsampled frames first: fused into the conv GEMM.
-        gemm(
-            rec,
-            &work.columns,
-            &w.upsample.weight,
-            &work.upsampled,
-            n,
-            sub * h,
-            3 * h,
-            &epilogue(&w.upsample, Activation::Relu),
-        )?;
+        let shape = GemmShape { n, m: sub * h, k: 3 * h };
+        gemm(rec, &work.columns, &w.upsample.weight, &work.upsampled, shape, &epilogue(&w.upsample, Activation::Relu))?;
         // Each frame's `sub·h` channels are `sub` consecutive sub-frames of `h`: no copy needed.
-        gemm(
-            rec,
-            &work.upsampled,
-            &w.dense.weight,
-            &work.hidden,
-            n * sub,
-            h,
-            h,
-            &epilogue(&w.dense, Activation::Relu),
-        )?;
-        gemm(
-            rec,
-            &work.hidden,
-            &w.out.weight,
-            &work.logits,
-            n * sub,
-            c.speakers,
-            h,
-            &epilogue(&w.out, Activation::None),
-        )?;
+        let shape = GemmShape { n: n * sub, m: h, k: h };
+        gemm(rec, &work.upsampled, &w.dense.weight, &work.hidden, shape, &epilogue(&w.dense, Activation::Relu))?;
+        let shape = GemmShape { n: n * sub, m: c.speakers, k: h };
+        gemm(rec, &work.hidden, &w.out.weight, &work.logits, shape, &epilogue(&w.out, Activation::None))?;
         Ok(())
     }
 }

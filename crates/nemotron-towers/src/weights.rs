@@ -11,7 +11,7 @@
 //! [`RandomStore`].
 
 use audio_kernels::random::Rng;
-use audio_kernels::{MatmulOptions, Weight};
+use audio_kernels::{LAYER_NORM_EPS, LayerNormParams, MatmulOptions, Weight};
 use gpu_core::{Gpu, GpuBuffer, GpuError};
 
 use crate::checkpoint::Checkpoint;
@@ -27,6 +27,13 @@ pub struct Norm<V> {
     pub weight: V,
     /// Per-feature shift β (`….bias`).
     pub bias: V,
+}
+
+impl Norm<GpuBuffer> {
+    /// The launchers' view of it, with the model's ε.
+    pub fn params(&self) -> LayerNormParams<'_> {
+        LayerNormParams { weight: &self.weight, bias: &self.bias, eps: LAYER_NORM_EPS }
+    }
 }
 
 /// A `[out, in]` weight and an optional bias.

@@ -6,7 +6,7 @@
 
 use async_lock::Mutex;
 
-use audio_kernels::{Epilogue, MatmulOptions, Weight, gemm, log_softmax_gather};
+use audio_kernels::{Epilogue, GemmShape, MatmulOptions, Weight, gemm, log_softmax_gather};
 use gpu_core::{Gpu, GpuBuffer, Profile, Recorder, Timing};
 
 use crate::checkpoint::Checkpoint;
@@ -302,7 +302,7 @@ impl WordTimestampHead {
         let up = &self.upsampler;
         let upsample = |rec: &mut Recorder<'_>, out: &GpuBuffer, accumulate: bool| -> Result<()> {
             let epilogue = Epilogue { bias: up.bias.as_ref(), accumulate, ..Epilogue::default() };
-            Ok(gemm(rec, &work.states, &up.weight, out, seqs * window, f * d, d, &epilogue)?)
+            Ok(gemm(rec, &work.states, &up.weight, out, GemmShape { n: seqs * window, m: f * d, k: d }, &epilogue)?)
         };
         self.tower
             .run_staged(
@@ -321,7 +321,8 @@ impl WordTimestampHead {
                     }
                     let c = &self.classifier;
                     let epilogue = Epilogue { bias: c.bias.as_ref(), ..Epilogue::default() };
-                    gemm(&mut rec, &work.hidden, &c.weight, &work.logits, kept, vocab, d, &epilogue)?;
+                    let shape = GemmShape { n: kept, m: vocab, k: d };
+                    gemm(&mut rec, &work.hidden, &c.weight, &work.logits, shape, &epilogue)?;
                     finish(rec, work, kept).await
                 },
             )

@@ -25,8 +25,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use gpu_core::Gpu;
-use nemotron_bench::synthetic_audio;
 use nemotron_testkit::Rng;
+use nemotron_towers::synthetic::synthetic_audio;
 use nemotron_towers::{AudioModel, AudioOutputs, Model};
 
 /// The system allocator, counting the bytes held now and at the peak.

@@ -11,10 +11,10 @@ use std::sync::OnceLock;
 
 use common::{edited_weights, model_dir, test_options};
 use gpu_core::{Gpu, GpuError, GpuOptions};
-use nemotron_bench::synthetic_audio;
 use nemotron_testkit::{Rng, rel_frobenius, test_gpu};
 use nemotron_towers::SampleError;
 use nemotron_towers::frontend::Features;
+use nemotron_towers::synthetic::synthetic_audio;
 use nemotron_towers::tensor_file::{Tensor, serialize};
 use nemotron_towers::tower::{InputKind, Sequence};
 use nemotron_towers::{AudioModel, Diarizer, Model};

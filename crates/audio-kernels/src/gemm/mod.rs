@@ -18,6 +18,7 @@ pub use weight::{Weight, f16_exponent};
 use gpu_core::{GpuBuffer, GpuError, KernelVariant, Recorder, Result};
 
 use crate::launch::{bf16_words, require};
+use crate::shapes::GemmShape;
 use weight::Storage;
 
 /// Whether `gpu` runs the tensor-core `kernel` (f16 16×16×16 cooperative matrices, f16 shaders, 32-lane subgroups,
@@ -31,41 +32,35 @@ pub(crate) fn variants() -> Vec<KernelVariant> {
     [register_tiled::variants(), tensor_core::variants()].concat()
 }
 
-/// `y[n×m] = act(x[n×k] · wᵀ + bias)`, or `y += …` with `epilogue.accumulate`. `x`, `y` and the bias are f32
-/// row-major; `w` is the `[m×k]` weight (PyTorch `[out, in]`). Accumulation is f32. `y` may not alias `x`, `w` or
-/// the bias.
-#[allow(clippy::too_many_arguments)]
+/// `y[n×m] = act(x[n×k] · wᵀ + bias)`, or `y += …` with `epilogue.accumulate`, for `shape` `{ n, m, k }`. `x`, `y`
+/// and the bias are f32 row-major; `w` is the `[m×k]` weight (PyTorch `[out, in]`). Accumulation is f32. `y` may not
+/// alias `x`, `w` or the bias.
 pub fn gemm(
     rec: &mut Recorder<'_>,
     x: &GpuBuffer,
     w: &Weight,
     y: &GpuBuffer,
-    n: usize,
-    m: usize,
-    k: usize,
+    shape: GemmShape,
     epilogue: &Epilogue<'_>,
 ) -> Result<()> {
-    record(rec, (x, None), w, y, (n, m, k), epilogue)
+    record(rec, (x, None), w, y, shape, epilogue)
 }
 
 /// [`gemm`] of an X whose tensor-core row scales, where given, are already in `scales` (`[n]` pairs 2^r, 2^-r,
 /// written with X by [`crate::layer_norm()`] or [`crate::residual_layer_norm`]): the product skips its own pass over
 /// X's rows and gives the same bits. The f32 path does not read them.
-#[allow(clippy::too_many_arguments)]
 pub fn gemm_scaled(
     rec: &mut Recorder<'_>,
     (x, scales): (&GpuBuffer, Option<&GpuBuffer>),
     w: &Weight,
     y: &GpuBuffer,
-    n: usize,
-    m: usize,
-    k: usize,
+    shape: GemmShape,
     epilogue: &Epilogue<'_>,
 ) -> Result<()> {
     if let Some(scales) = scales {
-        require(scales, 2 * n, "gemm row scales")?;
+        require(scales, 2 * shape.n, "gemm row scales")?;
     }
-    record(rec, (x, scales), w, y, (n, m, k), epilogue)
+    record(rec, (x, scales), w, y, shape, epilogue)
 }
 
 fn record(
@@ -73,21 +68,21 @@ fn record(
     (x, scales): (&GpuBuffer, Option<&GpuBuffer>),
     w: &Weight,
     y: &GpuBuffer,
-    (n, m, k): (usize, usize, usize),
+    shape: GemmShape,
     epilogue: &Epilogue<'_>,
 ) -> Result<()> {
-    check(x, w, y, (n, m, k), 1)?;
+    check(x, w, y, shape, 1)?;
     if let Some(bias) = epilogue.bias {
-        require(bias, m, "gemm bias")?;
+        require(bias, shape.m, "gemm bias")?;
     }
-    if n == 0 || m == 0 {
+    if shape.n == 0 || shape.m == 0 {
         return Ok(());
     }
     match w.storage() {
-        Storage::Bf16 => register_tiled::record(rec, x, &w.buffer, y, (n, m, k), epilogue),
+        Storage::Bf16 => register_tiled::record(rec, x, &w.buffer, y, shape, epilogue),
         Storage::F16Image { exponent, kernel } => {
             let weight = tensor_core::F16Weight { buffer: &w.buffer, exponent, kernel };
-            tensor_core::record(rec, (x, scales), &weight, y, (n, m, k), epilogue)
+            tensor_core::record(rec, (x, scales), &weight, y, shape, epilogue)
         }
     }
 }
@@ -97,7 +92,9 @@ fn record(
 pub fn auto_slices(gpu: &gpu_core::Gpu, w: &Weight, n: usize) -> usize {
     match w.storage() {
         Storage::Bf16 => 1,
-        Storage::F16Image { kernel, .. } => tensor_core::auto_slices(gpu, kernel, (n, w.rows, w.cols)),
+        Storage::F16Image { kernel, .. } => {
+            tensor_core::auto_slices(gpu, kernel, GemmShape { n, m: w.rows, k: w.cols })
+        }
     }
 }
 
@@ -105,18 +102,15 @@ pub fn auto_slices(gpu: &gpu_core::Gpu, w: &Weight, n: usize) -> usize {
 /// for a consumer that adds them in order (deterministic, unlike atomics) together with whatever else it adds, so
 /// that a narrow product still fills the GPU. Returns the number of slices written: `splits` on the tensor-core
 /// path, 1 (the whole product) on the f32 path.
-#[allow(clippy::too_many_arguments)]
 pub fn gemm_partials(
     rec: &mut Recorder<'_>,
     x: &GpuBuffer,
     w: &Weight,
     partials: &GpuBuffer,
-    n: usize,
-    m: usize,
-    k: usize,
+    shape: GemmShape,
     splits: usize,
 ) -> Result<usize> {
-    gemm_partials_scaled(rec, (x, None), w, partials, (n, m, k), splits)
+    gemm_partials_scaled(rec, (x, None), w, partials, shape, splits)
 }
 
 /// [`gemm_partials`] of an X whose row scales, where given, are already in `scales` (as [`gemm_scaled`]).
@@ -125,25 +119,25 @@ pub fn gemm_partials_scaled(
     (x, scales): (&GpuBuffer, Option<&GpuBuffer>),
     w: &Weight,
     partials: &GpuBuffer,
-    (n, m, k): (usize, usize, usize),
+    shape: GemmShape,
     splits: usize,
 ) -> Result<usize> {
     let splits = match w.storage() {
         Storage::Bf16 => 1,
         Storage::F16Image { .. } => splits.max(1),
     };
-    check(x, w, partials, (n, m, k), splits)?;
+    check(x, w, partials, shape, splits)?;
     if let Some(scales) = scales {
-        require(scales, 2 * n, "gemm row scales")?;
+        require(scales, 2 * shape.n, "gemm row scales")?;
     }
-    if n == 0 || m == 0 {
+    if shape.n == 0 || shape.m == 0 {
         return Ok(splits);
     }
     match w.storage() {
-        Storage::Bf16 => register_tiled::record(rec, x, &w.buffer, partials, (n, m, k), &Epilogue::default())?,
+        Storage::Bf16 => register_tiled::record(rec, x, &w.buffer, partials, shape, &Epilogue::default())?,
         Storage::F16Image { exponent, kernel } => {
             let weight = tensor_core::F16Weight { buffer: &w.buffer, exponent, kernel };
-            tensor_core::record_partials(rec, (x, scales), &weight, partials, (n, m, k), splits)?
+            tensor_core::record_partials(rec, (x, scales), &weight, partials, shape, splits)?
         }
     }
     Ok(splits)
@@ -155,12 +149,15 @@ pub fn gemm_partials_scaled(
 pub fn wave_slices(gpu: &gpu_core::Gpu, w: &Weight, n: usize, max: usize) -> usize {
     match w.storage() {
         Storage::Bf16 => 1,
-        Storage::F16Image { kernel, .. } => tensor_core::wave_slices(gpu, kernel, (n, w.rows, w.cols), max),
+        Storage::F16Image { kernel, .. } => {
+            tensor_core::wave_slices(gpu, kernel, GemmShape { n, m: w.rows, k: w.cols }, max)
+        }
     }
 }
 
 /// Checks the weight's shape and every buffer's size against the product (`slices` outputs of `n × m`).
-fn check(x: &GpuBuffer, w: &Weight, y: &GpuBuffer, (n, m, k): (usize, usize, usize), slices: usize) -> Result<()> {
+fn check(x: &GpuBuffer, w: &Weight, y: &GpuBuffer, shape: GemmShape, slices: usize) -> Result<()> {
+    let GemmShape { n, m, k } = shape;
     if (w.rows, w.cols) != (m, k) {
         return Err(GpuError::SizeMismatch {
             what: format!(

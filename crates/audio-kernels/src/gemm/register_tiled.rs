@@ -5,6 +5,7 @@ use gpu_core::{Access, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLay
 
 use super::epilogue::{Epilogue, EpilogueKind};
 use crate::shaders::GEMM;
+use crate::shapes::GemmShape;
 
 /// Output tile of one workgroup (rows of Y, columns of Y); must match `BM`, `BN` in the shader.
 const TILE_ROWS: usize = 128;
@@ -49,13 +50,12 @@ pub(super) fn variants() -> Vec<KernelVariant> {
 
 /// Records the product over the bf16 weight in `w` (`[m, k]`, packed two per word). Sizes were checked by
 /// [`super::gemm`].
-#[allow(clippy::too_many_arguments)]
 pub(super) fn record(
     rec: &mut Recorder<'_>,
     x: &GpuBuffer,
     w: &GpuBuffer,
     y: &GpuBuffer,
-    (n, m, k): (usize, usize, usize),
+    GemmShape { n, m, k }: GemmShape,
     epilogue: &Epilogue<'_>,
 ) -> Result<()> {
     check_workgroup_limits(rec)?;

@@ -14,6 +14,7 @@ use super::options::{TensorCoreKernel, Tiles};
 use crate::coop::Matrices;
 use crate::launch::{MeasuredGrid, grid};
 use crate::shaders::{GEMM_COOP8, GEMM_COOP16};
+use crate::shapes::GemmShape;
 
 /// Columns of Y per workgroup divide this; stored f16 weights have their rows padded to it.
 pub(super) const TILE_COLS: usize = 128;
@@ -134,7 +135,7 @@ fn tiling(profile: &DeviceProfile, kernel: TensorCoreKernel) -> Option<Tiling> {
 /// that the tiles give, times the slices, stays at or under it; measured on the H200, going over cost more in
 /// partial sums than the extra workgroups gained), each slice at least [`MIN_SLICE_K`] deep, at most
 /// [`MAX_SLICES`].
-pub(super) fn auto_slices(gpu: &Gpu, kernel: TensorCoreKernel, (n, m, k): (usize, usize, usize)) -> usize {
+pub(super) fn auto_slices(gpu: &Gpu, kernel: TensorCoreKernel, GemmShape { n, m, k }: GemmShape) -> usize {
     let Some(tiling) = tiling(gpu.profile(), kernel) else { return 1 };
     let grid = n.div_ceil(tiling.rows()) * m.div_ceil(tiling.cols());
     slices_to_fill(grid, k, FULL_GRID.on(gpu.profile()))
@@ -150,7 +151,7 @@ fn slices_to_fill(grid: usize, k: usize, full_grid: usize) -> usize {
 /// workgroups taking its share of k; ties go to fewer slices. The model holds for 2 slices, not for more (measured
 /// on the H200 with `ceilings slices`, 2026-12-04: the ASR q/k/v, 150 tiles, 118.8 µs whole, 105.9 in 2 slices,
 /// 115.9–132.7 in 3–5, where the model wants 5): callers keep `max` at 2.
-pub(super) fn wave_slices(gpu: &Gpu, kernel: TensorCoreKernel, (n, m, k): (usize, usize, usize), max: usize) -> usize {
+pub(super) fn wave_slices(gpu: &Gpu, kernel: TensorCoreKernel, GemmShape { n, m, k }: GemmShape, max: usize) -> usize {
     let profile = gpu.profile();
     let Some(tiling) = tiling(profile, kernel) else { return 1 };
     fewest_waves(n.div_ceil(tiling.rows()) * m.div_ceil(tiling.cols()), k, max, profile.compute_units.count)
@@ -224,10 +225,10 @@ pub(super) fn record(
     (x, scales): (&GpuBuffer, Option<&GpuBuffer>),
     w: &F16Weight<'_>,
     y: &GpuBuffer,
-    (n, m, k): (usize, usize, usize),
+    shape: GemmShape,
     epilogue: &Epilogue<'_>,
 ) -> Result<()> {
-    launch(rec, (x, scales), w, y, (n, m, k), (epilogue, false), 1)
+    launch(rec, (x, scales), w, y, shape, (epilogue, false), 1)
 }
 
 /// Records the product split into `splits` slices of k, each slice's raw product (no bias, activation or
@@ -237,10 +238,10 @@ pub(super) fn record_partials(
     (x, scales): (&GpuBuffer, Option<&GpuBuffer>),
     w: &F16Weight<'_>,
     partials: &GpuBuffer,
-    (n, m, k): (usize, usize, usize),
+    shape: GemmShape,
     splits: usize,
 ) -> Result<()> {
-    launch(rec, (x, scales), w, partials, (n, m, k), (&Epilogue::default(), true), splits)
+    launch(rec, (x, scales), w, partials, shape, (&Epilogue::default(), true), splits)
 }
 
 /// Runs `row_scales` first unless `scales` holds X's row scales already (written by the LayerNorm that wrote X).
@@ -249,7 +250,7 @@ fn launch(
     (x, given_scales): (&GpuBuffer, Option<&GpuBuffer>),
     w: &F16Weight<'_>,
     y: &GpuBuffer,
-    (n, m, k): (usize, usize, usize),
+    GemmShape { n, m, k }: GemmShape,
     (epilogue, partials): (&Epilogue<'_>, bool),
     splits: usize,
 ) -> Result<()> {

@@ -1,18 +1,14 @@
-/// Masked bidirectional multi-head attention over `seqs` independent sequences of `seq_len` rows.
+use crate::shapes::AttentionShape;
+
+/// Masked bidirectional multi-head attention over `shape.seqs` independent sequences of `shape.seq_len` rows.
 ///
 /// `qkv` is `[seqs·seq_len, 3·d]` with `d = heads·head_dim` (q, k, v column blocks; head h at
 /// columns `[h·head_dim, (h+1)·head_dim)` of each); `key_valid` one flag per row. Returns
 /// `[seqs·seq_len, d]`: `softmax(q·kᵀ/√head_dim)·v` over the valid keys of the row's sequence.
 /// A sequence with no valid key attends uniformly to all its keys: Transformers adds
 /// `finfo(f32).min` to masked scores, which makes them all equal.
-pub fn attention(
-    qkv: &[f64],
-    key_valid: &[bool],
-    seqs: usize,
-    seq_len: usize,
-    heads: usize,
-    head_dim: usize,
-) -> Vec<f64> {
+pub fn attention(qkv: &[f64], key_valid: &[bool], shape: AttentionShape) -> Vec<f64> {
+    let AttentionShape { seqs, seq_len, heads, head_dim } = shape;
     let width = heads * head_dim;
     let scale = 1.0 / (head_dim as f64).sqrt();
     let head = |row: usize, block: usize, h: usize| {

@@ -1,24 +1,16 @@
 use super::layer_norm;
 use crate::LAYER_NORM_EPS;
 use crate::qk_norm_rope::RopeTable;
+use crate::shapes::QkShape;
 
 /// LayerNorm parameters of the q and k heads: `(q_weight, q_bias, k_weight, k_bias)`, each `[head_dim]`.
 pub type QkNormParams<'a> = (&'a [f64], &'a [f64], &'a [f64], &'a [f64]);
 
-/// In place on `qkv` `[rows, 3·heads·head_dim]`: each q and k head is LayerNormed with `norm` when given, then its
-/// first `rot` dims are rotated (NeoX rotate-half) at position `row % seq_len`, with the same f32 angles the GPU
-/// table holds. v is untouched.
-#[allow(clippy::too_many_arguments)]
-pub fn qk_norm_rope(
-    qkv: &mut [f64],
-    norm: Option<QkNormParams<'_>>,
-    rows: usize,
-    seq_len: usize,
-    heads: usize,
-    head_dim: usize,
-    rot: usize,
-    theta: f64,
-) {
+/// In place on `qkv` `[rows, 3·heads·head_dim]` (`shape`): each q and k head is LayerNormed with `norm` when given,
+/// then its first `rot` dims are rotated (NeoX rotate-half) at position `row % seq_len`, with the same f32 angles the
+/// GPU table holds (base `theta`). v is untouched.
+pub fn qk_norm_rope(qkv: &mut [f64], norm: Option<QkNormParams<'_>>, shape: QkShape, rot: usize, theta: f64) {
+    let QkShape { rows, seq_len, heads, head_dim } = shape;
     let (cos, sin) = RopeTable::host_angles(seq_len, rot, theta);
     let d = heads * head_dim;
     let half = rot / 2;

@@ -6,8 +6,8 @@ use async_lock::Mutex;
 
 use audio_kernels::gemm::{auto_slices, gemm_partials, gemm_partials_scaled, wave_slices};
 use audio_kernels::{
-    Activation, Epilogue, LAYER_NORM_EPS, QkNorm, QkPrologue, RopeTable, Weight, gemm, gemm_scaled, layer_norm,
-    residual_layer_norm, rotary_attention, rotary_attention_on_tensor_cores,
+    Activation, AttentionShape, Epilogue, GemmShape, QkNorm, QkPrologue, Residual, RopeTable, Weight, gemm,
+    gemm_scaled, layer_norm, residual_layer_norm, rotary_attention, rotary_attention_on_tensor_cores,
 };
 use audio_kernels::{MatmulOptions, MatmulPath, Precision};
 use gpu_core::{Gpu, GpuBuffer, GpuError, Profile, Recorder, Timing};
@@ -325,7 +325,8 @@ impl Tower {
             let (work, _) = self.prepare(&mut state, rows, 1)?;
             self.gpu.write_f32(&work.input, 0, block)?;
             let mut rec = Recorder::new(&self.gpu);
-            gemm(&mut rec, &work.input, projection, &work.x, rows, c.hidden, width, &Epilogue::default())?;
+            let shape = GemmShape { n: rows, m: c.hidden, k: width };
+            gemm(&mut rec, &work.input, projection, &work.x, shape, &Epilogue::default())?;
             rec.submit()?;
             out.extend(self.gpu.read_f32_range(&work.x, 0, rows * c.hidden).await?);
         }

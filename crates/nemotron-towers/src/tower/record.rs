@@ -17,7 +17,8 @@ impl Tower {
         let (d, stacked) = (self.config.hidden, self.config.stacked_features());
         let new_rows: Vec<usize> = batch.iter().zip(embedded).map(|(s, &e)| s.valid.len() - e).collect();
         let total = new_rows.iter().sum();
-        gemm(rec, &work.input, self.input_projection()?, &work.h, total, d, stacked, &Epilogue::default())?;
+        let shape = GemmShape { n: total, m: d, k: stacked };
+        gemm(rec, &work.input, self.input_projection()?, &work.h, shape, &Epilogue::default())?;
         let mut from = 0;
         for (i, (&embedded, &rows)) in embedded.iter().zip(&new_rows).enumerate() {
             rec.copy(&work.h, from * d, &work.x, (i * seq_len + embedded) * d, rows * d)?;
@@ -42,8 +43,8 @@ impl Tower {
         let w = &self.weights;
         match kind {
             InputKind::Features => {
-                let projection = self.input_projection()?;
-                gemm(rec, &work.input, projection, &work.x, rows, d, c.stacked_features(), &Epilogue::default())?
+                let shape = GemmShape { n: rows, m: d, k: c.stacked_features() };
+                gemm(rec, &work.input, self.input_projection()?, &work.x, shape, &Epilogue::default())?
             }
             // A step's chunks were projected into `x` by `Tower::record_step_projection`.
             InputKind::EmbeddedThenFeatures { .. } | InputKind::GatheredThenFeatures { .. } | InputKind::Embeddings => {
@@ -79,15 +80,16 @@ impl Tower {
                 MatmulPath::F32 => Precision::F32,
                 MatmulPath::TensorCores(_) => Precision::Auto,
             };
-            let shape = (batch, seq_len, c.heads, c.head_dim);
+            let shape = AttentionShape { seqs: batch, seq_len, heads: c.heads, head_dim: c.head_dim };
+            let qkv_shape = GemmShape { n: rows, m: 3 * d, k: d };
             let a = (&work.a, scales(&layer.qkv));
             let (qkv, slices) = if rotary_attention_on_tensor_cores(&self.gpu, shape, precision) {
                 let slices = wave_slices(&self.gpu, &layer.qkv, rows, MAX_QKV_SLICES);
                 let partials = self.gpu.scratch("tower partial products", slices * rows * 3 * d)?;
-                let slices = gemm_partials_scaled(rec, a, &layer.qkv, &partials, (rows, 3 * d, d), slices)?;
+                let slices = gemm_partials_scaled(rec, a, &layer.qkv, &partials, qkv_shape, slices)?;
                 (partials, slices)
             } else {
-                gemm_scaled(rec, a, &layer.qkv, &work.qkv, rows, 3 * d, d, &Epilogue::default())?;
+                gemm_scaled(rec, a, &layer.qkv, &work.qkv, qkv_shape, &Epilogue::default())?;
                 (work.qkv.clone(), 1)
             };
             let qk = layer.qk_norm.as_ref().map(|(q, k)| QkNorm {
@@ -102,7 +104,8 @@ impl Tower {
             self.residual(rec, &work.attended, &layer.out, (&work.h, &layer.norm2, normalized), rows)?;
             cut(rec, attention_flops)?;
             let gelu = Epilogue { bias: layer.fc1.bias.as_ref(), activation: Activation::Gelu, accumulate: false };
-            gemm_scaled(rec, normalized, &layer.fc1.weight, &work.inner, rows, c.intermediate, d, &gelu)?;
+            let fc1_shape = GemmShape { n: rows, m: c.intermediate, k: d };
+            gemm_scaled(rec, normalized, &layer.fc1.weight, &work.inner, fc1_shape, &gelu)?;
             let next = w.layers.get(l + 1);
             let next_norm = next.map_or(&w.final_norm, |next| &next.norm1);
             let normalized = (&work.a, next.and_then(|next| scales(&next.qkv)));
@@ -134,10 +137,10 @@ impl Tower {
         let (d, k) = (linear.weight.rows, linear.weight.cols);
         let slices = auto_slices(&self.gpu, &linear.weight, rows);
         let partials = self.gpu.scratch("tower partial products", slices * rows * d)?;
-        let slices = gemm_partials(rec, input, &linear.weight, &partials, rows, d, k, slices)?;
+        let slices = gemm_partials(rec, input, &linear.weight, &partials, GemmShape { n: rows, m: d, k }, slices)?;
         let bias = linear.bias.as_ref().unwrap_or(&self.zero_bias);
-        let (weight, norm_bias) = (&norm.weight, &norm.bias);
-        residual_layer_norm(rec, (&partials, slices, bias), h, weight, norm_bias, a, rows, d, LAYER_NORM_EPS, scales)?;
+        let residual = Residual { stream: h, partials: &partials, slices, bias };
+        residual_layer_norm(rec, &residual, &norm.params(), a, rows, d, scales)?;
         Ok(())
     }
 }
@@ -150,5 +153,5 @@ fn norm(
     rows: usize,
     width: usize,
 ) -> Result<()> {
-    Ok(layer_norm(rec, x, &n.weight, &n.bias, y, rows, width, LAYER_NORM_EPS, scales)?)
+    Ok(layer_norm(rec, x, &n.params(), y, rows, width, scales)?)
 }

@@ -2,20 +2,23 @@
 //! cooperative matrices), f32-accurate: q, k and v split row by row into f16 halves under power-of-two scales
 //! (`shaders/attention_operands.wgsl`), three products per step, keys staged in workgroup memory for several
 //! subgroups of queries, two passes over the keys, keys split among workgroups where the grid is small. Same inputs,
-//! output and masking as [`attention_split`](crate::attention::attention_split); head dims up to 8 matrix sides
-//! (128 with 16×16 matrices, 64 with 8×8).
+//! output and masking as [`attention_split`](super::attention_split); head dims up to 8 matrix sides (128 with 16×16
+//! matrices, 64 with 8×8). Its keys are split by the same plan as the f32 kernel's ([`KeySplits`]), and its slices
+//! merged by the f32 kernel's `merge`.
 
 use gpu_core::{
     Access, Capability, DeviceProfile, Gpu, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder,
     Result, Shader, params_layout,
 };
 
+use super::f32_kernel::{MAX_HEAD_DIM, merge_slices, slice_words};
+use super::key_splits::{KeySplits, TENSOR_CORE_GRID};
 use crate::LAYER_NORM_EPS;
-use crate::attention::{KeySplits, MAX_HEAD_DIM, merge_slices, slice_words};
 use crate::coop::Matrices;
 use crate::launch::{grid, require};
 use crate::qk_norm_rope::QkPrologue;
 use crate::shaders::{ATTENTION_COOP8, ATTENTION_COOP16, ATTENTION_OPERANDS};
+use crate::shapes::AttentionShape;
 
 /// Key tiles per block (`KEY_TILES` in the shader): blocks of 2·T keys.
 const KEY_TILES: usize = 2;
@@ -24,18 +27,12 @@ const MAX_D_TILES: usize = 8;
 /// Subgroups per workgroup the launcher tries, most first (`SG_Q`: T queries each, sharing the staged keys); the
 /// first that fits the device.
 pub const SUBGROUP_CANDIDATES: [usize; 2] = [4, 2];
-/// Grids under [`full_grid`] workgroups, one per compute unit, have the keys split (`KeySplits::Auto`): on the H200
-/// (132 multiprocessors; `ceilings attention`, 2026-12-04), an ASR layer's 100 workgroups ran 121 µs unsplit and 136
-/// µs in 2 slices (with their merge).
-pub fn full_grid(profile: &DeviceProfile) -> usize {
-    profile.compute_units.count
-}
 /// The capabilities this kernel needs: its operand pass and its rows' maxima and sums use subgroup operations, its
 /// products f16 cooperative matrices.
 const NEEDS: [Capability; 3] = [Capability::CooperativeMatrices, Capability::ShaderF16, Capability::Subgroups];
 /// Most 8-byte groups of a key block one invocation stages (`MAX_STAGE` in the shader).
 const MAX_STAGE: usize = 32;
-/// [`attention`](crate::attention::attention) takes this kernel for head dims above this one. Measured on the H200
+/// [`attention`](super::attention) takes this kernel for head dims above this one. Measured on the H200
 /// (2026-12-04, one kernel timed alone (docs/performance.md) and `ceilings attention`; the operand pass adds 18 µs per layer): head dim 128 (ASR layer)
 /// 139 µs against the f32 kernel's 203; 80 (word-timestamp head) faster too; 64 (Sortformer layer) 115 µs against 92.
 pub const MIN_HEAD_DIM: usize = 65;
@@ -185,7 +182,7 @@ fn spec<'a>(tiling: Tiling, constants: &'a [(&'static str, f64)]) -> KernelSpec<
 
 /// Every pipeline this launcher can build, for shader validation: the towers' head dims (64, 80, 128) and the
 /// smallest, for both matrix sizes (up to 8 matrix sides) and every subgroup count.
-pub fn variants() -> Vec<KernelVariant> {
+pub(super) fn variants() -> Vec<KernelVariant> {
     let mut variants = Vec::new();
     for matrices in Matrices::USUAL {
         for head_dim in [8usize, 64, 80, 128] {
@@ -226,31 +223,30 @@ pub fn available(gpu: &Gpu, head_dim: usize) -> bool {
     head_dim <= MAX_HEAD_DIM && tiling(gpu.profile(), head_dim, None).is_some()
 }
 
-/// Whether [`attention`](crate::attention::attention) takes the tensor-core kernel for this shape `(seqs, seq_len,
-/// heads, head_dim)`: the device has it, the head dim is at least [`MIN_HEAD_DIM`] and the operand planes fit one
-/// storage binding.
-pub fn chosen(gpu: &Gpu, (seqs, seq_len, heads, head_dim): (usize, usize, usize, usize)) -> bool {
+/// Whether [`attention`](super::attention) takes the tensor-core kernel for `shape`: the device has it, the head dim
+/// is at least [`MIN_HEAD_DIM`] and the operand planes fit one storage binding.
+pub fn chosen(gpu: &Gpu, shape: AttentionShape) -> bool {
+    let AttentionShape { seqs, seq_len, heads, head_dim } = shape;
     let max_words = gpu.limits().max_storage_buffer_binding_size as usize / 4;
     head_dim >= MIN_HEAD_DIM
         && tiling(gpu.profile(), head_dim, None).is_some_and(|t| t.plane_words(seqs * heads, seq_len) <= max_words)
 }
 
-/// [`attention`](crate::attention::attention) on tensor cores; `subgroups` per workgroup (one of
+/// [`attention`](super::attention) on tensor cores; `subgroups` per workgroup (one of
 /// [`SUBGROUP_CANDIDATES`], for sweeps) or the most that fit, the keys split among `splits` workgroups per query
 /// block (merged in order); with a `prologue`, q and k get its norm and RoPE on the way in (as
-/// [`crate::rotary_attention`]; qkv is not written). Buffers: `[qkv, key_valid, out]`; shape: `(seqs, seq_len, heads,
-/// head_dim)`. Fails on a device without subgroups, f16 shaders or cooperative matrices
+/// [`crate::rotary_attention`]; qkv is not written). Buffers: `[qkv, key_valid, out]`. Fails on a device without subgroups, f16 shaders or cooperative matrices
 /// ([`GpuError::MissingCapability`] naming `attention_coop`), or where the head dim is over 8 of the matrices' sides
 /// or the workgroup does not fit (see [`available`]).
 pub fn attention_coop(
     rec: &mut Recorder<'_>,
     [qkv, key_valid, out]: [&GpuBuffer; 3],
-    (seqs, seq_len, heads, head_dim): (usize, usize, usize, usize),
+    shape: AttentionShape,
     prologue: Option<&QkPrologue<'_>>,
     (subgroups, splits): (Option<usize>, KeySplits),
 ) -> Result<()> {
-    let rows = seqs * seq_len;
-    let width = heads * head_dim;
+    let AttentionShape { seqs, seq_len, heads, head_dim } = shape;
+    let (rows, width) = (shape.rows(), shape.width());
     let slices = prologue.map_or(1, |p| p.slices.max(1));
     require(qkv, slices * rows * 3 * width, "attention qkv")?;
     require(key_valid, rows, "attention key_valid")?;
@@ -306,10 +302,8 @@ pub fn attention_coop(
     rec.dispatch(&kernel, &buffers, &operands, grid(rec, seqs * heads * padded_len))?;
     let query_blocks = padded_len / tiling.block_queries();
     let blocks = seqs * heads * query_blocks;
-    let key_blocks = seq_len.div_ceil(tiling.block_keys());
-    let split_blocks = key_blocks.div_ceil(splits.resolve(blocks, key_blocks, full_grid(profile)));
-    // No empty slice: every slice but the last has split_blocks blocks.
-    let splits = key_blocks.div_ceil(split_blocks);
+    let plan = splits.plan(blocks, seq_len.div_ceil(tiling.block_keys()), TENSOR_CORE_GRID.on(profile));
+    let splits = plan.splits;
     let params = Params {
         seq_len: seq_len as u32,
         heads: heads as u32,
@@ -319,7 +313,7 @@ pub fn attention_coop(
         workgroups: (blocks * splits) as u32,
         scale: (1.0 / (head_dim as f64).sqrt()) as f32,
         splits: splits as u32,
-        split_blocks: split_blocks as u32,
+        split_blocks: plan.tiles_per_split as u32,
         rows: rows as u32,
     };
     let partial = gpu.scratch("attention slices", slice_words(splits, rows, heads, head_dim))?;
@@ -355,25 +349,21 @@ mod tests {
         assert!(h200.workgroup_bytes() <= 48 << 10, "{}", h200.workgroup_bytes());
     }
 
-    /// The H200 keeps its tiling (16×16 matrices, 4 subgroups) and its grid of one workgroup per multiprocessor: an
-    /// ASR layer (600 rows, 10 heads of 128: 100 query blocks of 64 over 19 key blocks of 32) stays unsplit, as
-    /// measured best. Four CPU threads split only grids under 4 workgroups.
+    /// The H200 keeps its tiling (16×16 matrices, 4 subgroups): an ASR layer (600 rows, 10 heads of 128: 100 query
+    /// blocks of 64 over 19 key blocks of 32) stays unsplit on its grid of one workgroup per multiprocessor, as
+    /// measured best (the plan's grids: `key_splits.rs`). Lavapipe runs 8×8 matrices.
     #[test]
     fn the_profile_sets_the_tiling_and_the_grid() {
         let h200 = profiles::h200();
         let chosen = tiling(&h200, 128, None).expect("the H200 runs the kernel");
         assert_eq!(chosen, Tiling { matrices: Matrices::USUAL[0], subgroups: 4, head_dim: 128 });
-        assert_eq!(full_grid(&h200), 132);
         let blocks = 10 * chosen.padded_len(600) / chosen.block_queries();
         let key_blocks = 600usize.div_ceil(chosen.block_keys());
         assert_eq!((blocks, key_blocks), (100, 19));
-        assert_eq!(KeySplits::Auto.resolve(blocks, key_blocks, full_grid(&h200)), 1);
-        assert_eq!(KeySplits::Auto.resolve(20, key_blocks, full_grid(&h200)), 6);
+        assert_eq!(KeySplits::Auto.plan(blocks, key_blocks, TENSOR_CORE_GRID.on(&h200)).splits, 1);
         let cpu = profiles::lavapipe(4);
         assert_eq!(tiling(&cpu, 64, None).map(|t| t.matrices), Some(Matrices::USUAL[1]));
-        assert_eq!(KeySplits::Auto.resolve(20, key_blocks, full_grid(&cpu)), 1);
-        assert_eq!(KeySplits::Auto.resolve(1, key_blocks, full_grid(&cpu)), 4);
-        assert_eq!(full_grid(&profiles::unknown()), 16);
+        assert_eq!(KeySplits::Auto.plan(1, key_blocks, TENSOR_CORE_GRID.on(&cpu)).splits, 4);
     }
 
     #[test]

@@ -1,17 +1,15 @@
-//! Masked multi-head attention: the f32 launcher (`shaders/attention.wgsl`, flash style, in the two variants of
-//! [`Exchange`]), and [`attention`], which takes the tensor-core kernel ([`crate::attention_coop`]) where the
-//! precision and the device allow.
+//! The f32 attention kernel (`shaders/attention.wgsl`, flash style, in the two variants of [`Exchange`]), any
+//! device: [`attention_split`], and `merge`, which adds the key slices of either kernel in order.
 
 use gpu_core::{
     Access, Capability, DeviceProfile, GpuBuffer, GpuError, KernelSpec, KernelVariant, ParamsLayout, Recorder, Result,
     Shader, params_layout,
 };
 
-use crate::attention_coop::{self, attention_coop};
-use crate::gemm::Precision;
-use crate::launch::{MeasuredGrid, grid, require};
-use crate::qk_norm_rope::{QkPrologue, qk_norm_rope};
+use super::key_splits::{F32_GRID, KeySplits};
+use crate::launch::{grid, require};
 use crate::shaders::{ATTENTION_SUBGROUP_EXCHANGE, ATTENTION_WORKGROUP_EXCHANGE};
+use crate::shapes::AttentionShape;
 
 /// Largest head dimension the kernel handles.
 pub const MAX_HEAD_DIM: usize = 128;
@@ -147,7 +145,7 @@ const MERGE: KernelSpec<'static> = KernelSpec {
 };
 
 /// Every pipeline this launcher can build, for shader validation.
-pub fn variants() -> Vec<KernelVariant> {
+pub(super) fn variants() -> Vec<KernelVariant> {
     let mut variants = vec![KernelVariant::from(&MERGE)];
     for exchange in [Exchange::Subgroups, Exchange::WorkgroupMemory] {
         for head_dim in HEAD_DIMS {
@@ -162,118 +160,17 @@ pub fn variants() -> Vec<KernelVariant> {
     variants
 }
 
-/// How many workgroups share one query block's keys.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KeySplits {
-    /// Enough slices for about [`full_grid`] workgroups, each slice at least two key tiles.
-    Auto,
-    /// This many slices (at most one per key tile).
-    Fixed(usize),
-}
-
-/// Grids under [`full_grid`] workgroups have the keys split: 400 on the H200, which holds four of these workgroups on
-/// each of its 132 multiprocessors (208 registers per invocation at head dim 128); measured there (one kernel timed alone,
-/// 2026-12-03): an ASR layer (190 query blocks) 236 µs unsplit, 192 in 2 slices, 210 in the 5 that 1024 gave; a
-/// Sortformer layer (208 blocks) 93 µs unsplit against 95 in 4 slices plus their merge pass.
-const FULL_GRID: MeasuredGrid = MeasuredGrid { workgroups: 400, compute_units: 132 };
-
-/// The f32 kernel's grids under this many workgroups have the keys split ([`KeySplits::Auto`]): the count measured
-/// best on the H200 (400), in proportion to the device's compute units.
-pub fn full_grid(profile: &DeviceProfile) -> usize {
-    FULL_GRID.on(profile)
-}
-
-impl KeySplits {
-    /// Slices for `blocks` query blocks over `tiles` key tiles, `Auto` aiming at `full_grid` workgroups.
-    pub(crate) fn resolve(self, blocks: usize, tiles: usize, full_grid: usize) -> usize {
-        let wanted = match self {
-            KeySplits::Auto => (full_grid / blocks.max(1)).min(tiles / 2),
-            KeySplits::Fixed(splits) => splits,
-        };
-        wanted.clamp(1, tiles.max(1))
-    }
-}
-
-/// `out[r, head h] = softmax(q·kᵀ/√head_dim + mask)·v` over the keys of row r's sequence, for
-/// `seqs` independent sequences of `seq_len` rows (row `r = s·seq_len + i`).
-///
-/// `qkv` is f32 `[seqs·seq_len, 3·d]` (q, k, v column blocks, head h at columns
-/// `[h·head_dim, (h+1)·head_dim)` of each), `d = heads·head_dim`; `key_valid` one u32 per row
-/// (0 = padding key, excluded); `out` f32 `[seqs·seq_len, d]`. A sequence without any valid key
-/// attends uniformly to all its keys, as Transformers' eager attention does. `head_dim` ≤ 128;
-/// `seq_len` has no limit. Runs with or without subgroup operations ([`Exchange::of`] picks the variant); fails
-/// with [`GpuError::LimitExceeded`] naming `max_compute_workgroup_storage_size` where the device's workgroup memory
-/// cannot hold the smallest tiling (16 queries: 27.75 KiB at head_dim 128 without subgroups, 15.75 KiB at 64). With
-/// [`Precision::Auto`] it
-/// runs on tensor cores where the device has them and they were measured faster ([`attention_coop::chosen`]), else
-/// on the f32 kernel.
-#[allow(clippy::too_many_arguments)]
-pub fn attention(
-    rec: &mut Recorder<'_>,
-    qkv: &GpuBuffer,
-    key_valid: &GpuBuffer,
-    out: &GpuBuffer,
-    seqs: usize,
-    seq_len: usize,
-    heads: usize,
-    head_dim: usize,
-    precision: Precision,
-) -> Result<()> {
-    let buffers = [qkv, key_valid, out];
-    let shape = (seqs, seq_len, heads, head_dim);
-    if rotary_attention_on_tensor_cores(rec.gpu(), shape, precision) {
-        return attention_coop(rec, buffers, shape, None, (None, KeySplits::Auto));
-    }
-    attention_split(rec, buffers, shape, KeySplits::Auto)
-}
-
-/// [`qk_norm_rope`] then [`attention`], as the towers run them, over `qkv` as the q/k/v product wrote it: buffers
-/// `[qkv, key_valid, out]`, shape `(seqs, seq_len, heads, head_dim)` (every sequence's positions start at 0). Where
-/// the attention runs on tensor cores ([`rotary_attention_on_tensor_cores`]), its operand pass adds the product's
-/// slices (`prologue.slices`), applies the norm and the rotation as it splits q, k and v, and qkv is left as it was;
-/// on the f32 kernel, `qk_norm_rope` rewrites q and k in place first, and qkv must hold one slice.
-pub fn rotary_attention(
-    rec: &mut Recorder<'_>,
-    [qkv, key_valid, out]: [&GpuBuffer; 3],
-    prologue: &QkPrologue<'_>,
-    (seqs, seq_len, heads, head_dim): (usize, usize, usize, usize),
-    precision: Precision,
-) -> Result<()> {
-    let shape = (seqs, seq_len, heads, head_dim);
-    if rotary_attention_on_tensor_cores(rec.gpu(), shape, precision) {
-        return attention_coop(rec, [qkv, key_valid, out], shape, Some(prologue), (None, KeySplits::Auto));
-    }
-    if prologue.slices > 1 {
-        return Err(GpuError::Validation(format!(
-            "the f32 attention reads q/k/v whole, not in {} slices",
-            prologue.slices
-        )));
-    }
-    qk_norm_rope(rec, qkv, prologue.rope, prologue.norm, seqs * seq_len, seq_len, heads, head_dim)?;
-    attention_split(rec, [qkv, key_valid, out], shape, KeySplits::Auto)
-}
-
-/// Whether [`rotary_attention`] (and [`attention`]) take the tensor-core kernel for this shape and precision: then
-/// the q/k/v product may come in slices.
-pub fn rotary_attention_on_tensor_cores(
-    gpu: &gpu_core::Gpu,
-    shape: (usize, usize, usize, usize),
-    precision: Precision,
-) -> bool {
-    precision == Precision::Auto && attention_coop::chosen(gpu, shape)
-}
-
-/// [`attention`] with the keys of each query block split among `splits` workgroups (their partial outputs merged in
-/// order by a second pass): for measuring the split; [`attention`] chooses it. Buffers: `[qkv, key_valid, out]`;
-/// shape: `(seqs, seq_len, heads, head_dim)`.
+/// [`attention`](super::attention) on the f32 kernel, the keys of each query block split among `splits` workgroups
+/// (their partial outputs merged in order by a second pass): for measuring the split; [`attention`](super::attention)
+/// chooses it. Buffers: `[qkv, key_valid, out]`.
 pub fn attention_split(
     rec: &mut Recorder<'_>,
     [qkv, key_valid, out]: [&GpuBuffer; 3],
-    (seqs, seq_len, heads, head_dim): (usize, usize, usize, usize),
+    shape: AttentionShape,
     splits: KeySplits,
 ) -> Result<()> {
-    let rows = seqs * seq_len;
-    let width = heads * head_dim;
+    let AttentionShape { seqs, seq_len, heads, head_dim } = shape;
+    let (rows, width) = (shape.rows(), shape.width());
     require(qkv, rows * 3 * width, "attention qkv")?;
     require(key_valid, rows, "attention key_valid")?;
     require(out, rows * width, "attention output")?;
@@ -285,10 +182,8 @@ pub fn attention_split(
     let tiling = Tiling::choose(head_dim, Exchange::of(profile), profile.limits.max_compute_workgroup_storage_size)?;
     let query_blocks = seq_len.div_ceil(tiling.block_queries);
     let blocks = seqs * heads * query_blocks;
-    let tiles = seq_len.div_ceil(BLOCK_KEYS);
-    let split_tiles = tiles.div_ceil(splits.resolve(blocks, tiles, full_grid(profile)));
-    // No empty slice: every slice but the last has split_tiles tiles.
-    let splits = tiles.div_ceil(split_tiles);
+    let plan = splits.plan(blocks, seq_len.div_ceil(BLOCK_KEYS), F32_GRID.on(profile));
+    let splits = plan.splits;
     let params = Params {
         seq_len: seq_len as u32,
         heads: heads as u32,
@@ -297,7 +192,7 @@ pub fn attention_split(
         workgroups: (blocks * splits) as u32,
         scale: (1.0 / (head_dim as f64).sqrt()) as f32,
         splits: splits as u32,
-        split_tiles: split_tiles as u32,
+        split_tiles: plan.tiles_per_split as u32,
         rows: rows as u32,
     };
     // Slices' outputs, then a maximum and a sum per row and head (bound but unused without a split).
@@ -352,7 +247,7 @@ pub(crate) fn merge_slices(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::launch::profiles::{h200, lavapipe, unknown};
+    use crate::launch::profiles::{h200, lavapipe};
 
     const EXCHANGES: [Exchange; 2] = [Exchange::Subgroups, Exchange::WorkgroupMemory];
 
@@ -435,34 +330,5 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn key_splits_fill_the_grid_without_empty_slices() {
-        let full = full_grid(&h200());
-        assert_eq!(full, 400, "the H200 keeps the measured grid");
-        // ASR chunk: 19 blocks of queries × 10 heads, 19 key tiles.
-        assert_eq!(KeySplits::Auto.resolve(190, 19, full), 2);
-        assert_eq!(KeySplits::Auto.resolve(208, 26, full), 1);
-        assert_eq!(KeySplits::Auto.resolve(40, 19, full), 9);
-        assert_eq!(KeySplits::Auto.resolve(4000, 19, full), 1);
-        assert_eq!(KeySplits::Auto.resolve(1, 1, full), 1);
-        assert_eq!(KeySplits::Fixed(64).resolve(10, 19, full), 19);
-        assert_eq!(KeySplits::Fixed(0).resolve(10, 19, full), 1);
-    }
-
-    /// A device with fewer compute units fills with fewer workgroups, so it splits the keys less: four CPU threads
-    /// want 12 workgroups, an unknown GPU (16 units assumed) 48; the key tiles still bound the slices.
-    #[test]
-    fn smaller_devices_split_the_keys_less() {
-        let (cpu, other) = (full_grid(&lavapipe(4)), full_grid(&unknown()));
-        assert_eq!((cpu, other), (12, 48));
-        assert_eq!(KeySplits::Auto.resolve(190, 19, cpu), 1);
-        assert_eq!(KeySplits::Auto.resolve(40, 19, cpu), 1);
-        assert_eq!(KeySplits::Auto.resolve(2, 19, cpu), 6);
-        assert_eq!(KeySplits::Auto.resolve(40, 19, other), 1);
-        assert_eq!(KeySplits::Auto.resolve(8, 19, other), 6);
-        assert_eq!(KeySplits::Auto.resolve(1, 4, other), 2);
-        assert_eq!(full_grid(&lavapipe(1)), 3);
     }
 }

@@ -1,0 +1,83 @@
+//! Masked multi-head attention, on either of two kernels:
+//! - `f32_kernel` (`shaders/attention.wgsl`, flash style, in the two variants of [`Exchange`]): any device;
+//!   [`attention_split`]. Its `merge` adds the key slices of both kernels.
+//! - [`tensor_core`] (`shaders/attention_coop.wgsl`): cooperative matrices, f32-accurate.
+//!
+//! Both split the keys by one plan (`key_splits`: [`KeySplits`]). The entry points here, [`attention`] and
+//! [`rotary_attention`], choose the kernel. Imports run one way: `key_splits` ← `f32_kernel` ← `tensor_core` ← this
+//! file.
+
+mod f32_kernel;
+mod key_splits;
+pub mod tensor_core;
+
+pub use f32_kernel::{Exchange, MAX_HEAD_DIM, attention_split};
+pub use key_splits::KeySplits;
+
+use gpu_core::{GpuBuffer, GpuError, KernelVariant, Recorder, Result};
+
+use crate::gemm::Precision;
+use crate::qk_norm_rope::{QkPrologue, qk_norm_rope};
+use crate::shapes::{AttentionShape, QkShape};
+use tensor_core::attention_coop;
+
+/// Every pipeline either kernel can build.
+pub(crate) fn variants() -> Vec<KernelVariant> {
+    [f32_kernel::variants(), tensor_core::variants()].concat()
+}
+
+/// `out[r, head h] = softmax(q·kᵀ/√head_dim + mask)·v` over the keys of row r's sequence, for the `shape.seqs`
+/// independent sequences of `shape.seq_len` rows (row `r = s·seq_len + i`).
+///
+/// Buffers `[qkv, key_valid, out]`: `qkv` is f32 `[rows, 3·d]` (q, k, v column blocks, head h at columns
+/// `[h·head_dim, (h+1)·head_dim)` of each), `d = heads·head_dim`; `key_valid` one u32 per row
+/// (0 = padding key, excluded); `out` f32 `[rows, d]`. A sequence without any valid key
+/// attends uniformly to all its keys, as Transformers' eager attention does. `head_dim` ≤ 128;
+/// `seq_len` has no limit. Runs with or without subgroup operations ([`Exchange::of`] picks the variant); fails
+/// with [`GpuError::LimitExceeded`] naming `max_compute_workgroup_storage_size` where the device's workgroup memory
+/// cannot hold the smallest tiling (16 queries: 27.75 KiB at head_dim 128 without subgroups, 15.75 KiB at 64). With
+/// [`Precision::Auto`] it
+/// runs on tensor cores where the device has them and they were measured faster ([`tensor_core::chosen`]), else
+/// on the f32 kernel.
+pub fn attention(
+    rec: &mut Recorder<'_>,
+    buffers: [&GpuBuffer; 3],
+    shape: AttentionShape,
+    precision: Precision,
+) -> Result<()> {
+    if rotary_attention_on_tensor_cores(rec.gpu(), shape, precision) {
+        return attention_coop(rec, buffers, shape, None, (None, KeySplits::Auto));
+    }
+    attention_split(rec, buffers, shape, KeySplits::Auto)
+}
+
+/// [`qk_norm_rope`] then [`attention`], as the towers run them, over `qkv` as the q/k/v product wrote it: buffers
+/// `[qkv, key_valid, out]` (every sequence's positions start at 0). Where
+/// the attention runs on tensor cores ([`rotary_attention_on_tensor_cores`]), its operand pass adds the product's
+/// slices (`prologue.slices`), applies the norm and the rotation as it splits q, k and v, and qkv is left as it was;
+/// on the f32 kernel, `qk_norm_rope` rewrites q and k in place first, and qkv must hold one slice.
+pub fn rotary_attention(
+    rec: &mut Recorder<'_>,
+    [qkv, key_valid, out]: [&GpuBuffer; 3],
+    prologue: &QkPrologue<'_>,
+    shape: AttentionShape,
+    precision: Precision,
+) -> Result<()> {
+    if rotary_attention_on_tensor_cores(rec.gpu(), shape, precision) {
+        return attention_coop(rec, [qkv, key_valid, out], shape, Some(prologue), (None, KeySplits::Auto));
+    }
+    if prologue.slices > 1 {
+        return Err(GpuError::Validation(format!(
+            "the f32 attention reads q/k/v whole, not in {} slices",
+            prologue.slices
+        )));
+    }
+    qk_norm_rope(rec, qkv, prologue.rope, prologue.norm, QkShape::from(shape))?;
+    attention_split(rec, [qkv, key_valid, out], shape, KeySplits::Auto)
+}
+
+/// Whether [`rotary_attention`] (and [`attention`]) take the tensor-core kernel for this shape and precision: then
+/// the q/k/v product may come in slices.
+pub fn rotary_attention_on_tensor_cores(gpu: &gpu_core::Gpu, shape: AttentionShape, precision: Precision) -> bool {
+    precision == Precision::Auto && tensor_core::chosen(gpu, shape)
+}
