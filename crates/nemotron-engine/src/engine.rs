@@ -88,7 +88,7 @@ impl EngineOptions {
         let matmul = MatmulOptions::from_env()?;
         Ok(Self {
             gpu: nemotron_towers::environment::gpu_options(),
-            model: ModelOptions { matmul },
+            model: ModelOptions { matmul, ..ModelOptions::default() },
             #[cfg(feature = "hub")]
             hub: HubOptions::from_env(),
         })
