@@ -90,7 +90,7 @@ pub enum EngineError {
     },
     /// An environment variable holds a value it may not.
     #[error(transparent)]
-    Environment(#[from] audio_kernels::gemm::UnknownSetting),
+    Environment(#[from] crate::environment::UnknownSetting),
     /// The alignment cannot be serialised (a bug: every field is plain data).
     #[error("cannot serialise the alignment: {0}")]
     Serialise(#[source] serde_json::Error),

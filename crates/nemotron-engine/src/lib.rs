@@ -105,6 +105,7 @@
 #[cfg(feature = "demo")]
 mod demo;
 mod engine;
+mod environment;
 mod error;
 mod input;
 mod live;
@@ -115,6 +116,7 @@ mod tasks;
 #[cfg(feature = "hub")]
 pub use engine::fetch;
 pub use engine::{DownloadProgress, Engine, EngineOptions, ModelSource, open_gpu};
+pub use environment::UnknownSetting;
 pub use error::{EngineError, ErrorKind};
 pub use input::Input;
 pub use live::{LiveRecording, LiveSession, event_json_line};
