@@ -7,8 +7,9 @@ use std::sync::OnceLock;
 
 use nemotron_postprocess::alignment::AlignmentTokenizer;
 use nemotron_postprocess::alignment::TokenizerError;
-use nemotron_towers::{Gpu, GpuOptions, MatmulOptions, Model, ModelConfig, ModelOptions};
+use nemotron_towers::{Gpu, GpuOptions, Model, ModelConfig, ModelOptions};
 
+use crate::environment;
 use crate::error::EngineError;
 
 #[cfg(feature = "hub")]
@@ -83,12 +84,13 @@ impl Default for EngineOptions {
 impl EngineOptions {
     /// Every setting the environment gives: `WGPU_ADAPTER_NAME`, `WGPU_BACKEND`, `NEMOTRON_PIPELINE_CACHE`,
     /// `NEMOTRON_PRECISION`, `NEMOTRON_COOP_KERNEL` and the Hub's `HF_*` variables. A malformed value is a
-    /// [`crate::ErrorKind::Usage`] error naming the variable.
+    /// [`crate::ErrorKind::Usage`] error naming the variable. (The libraries below read no variable: the CLI, the
+    /// server and the Python package take them through this.)
     pub fn from_env() -> Result<Self, EngineError> {
-        let matmul = MatmulOptions::from_env()?;
+        let matmul = environment::matmul_options()?;
         Ok(Self {
-            gpu: nemotron_towers::environment::gpu_options(),
-            model: ModelOptions { matmul },
+            gpu: environment::gpu_options(),
+            model: ModelOptions { matmul, ..ModelOptions::default() },
             #[cfg(feature = "hub")]
             hub: HubOptions::from_env(),
         })

@@ -106,6 +106,7 @@
 mod demo;
 mod diarize_batch;
 mod engine;
+mod environment;
 mod error;
 mod input;
 mod live;
@@ -117,6 +118,7 @@ pub use diarize_batch::DiarizeBatch;
 #[cfg(feature = "hub")]
 pub use engine::fetch;
 pub use engine::{DownloadProgress, Engine, EngineOptions, ModelSource, open_gpu};
+pub use environment::UnknownSetting;
 pub use error::{EngineError, ErrorKind};
 pub use input::Input;
 pub use live::{LiveRecording, LiveSession, event_json_line};

@@ -145,6 +145,16 @@ impl Model {
         Self::load(py, ModelSource::Demo, Self::options(precision.as_deref())?)
     }
 
+    /// The demo model on a device it loses, as a driver reset would, at its first step of at least `steps`
+    /// recordings or sessions: for the tests of what a lost device raises (not in the stubs).
+    #[staticmethod]
+    #[pyo3(name = "_demo_losing_device_at_step_of")]
+    fn demo_losing_device_at_step_of(py: Python<'_>, steps: usize) -> PyResult<Self> {
+        let mut options = Self::options(None)?;
+        options.model.lose_device_at_step_of = Some(steps);
+        Self::load(py, ModelSource::Demo, options)
+    }
+
     /// Where the model came from: `owner/name@commit`, a folder, or the demo's label.
     #[getter]
     fn description(&self) -> &str {

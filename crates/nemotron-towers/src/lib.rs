@@ -56,8 +56,8 @@
 //! Cargo feature `parallel` (default): host work across cores (rayon, threads). Without it — the
 //! `wasm32-unknown-unknown` build — the same work runs on the calling thread, with the same results.
 //!
-//! Nothing here reads the environment: settings are typed values ([`ModelOptions`], [`GpuOptions`]); the CLI reads
-//! its environment variables through [`environment::gpu_options`] and [`MatmulOptions::from_env`].
+//! Nothing here reads the environment: settings are typed values ([`ModelOptions`], [`GpuOptions`]), which
+//! `nemotron-engine`'s `EngineOptions::from_env` fills from the variables the CLI documents.
 
 #![warn(missing_docs)]
 
@@ -70,7 +70,6 @@ pub mod chunks;
 pub mod config;
 #[cfg(feature = "demo")]
 pub mod demo;
-pub mod environment;
 mod error;
 pub mod frontend;
 mod fusion;

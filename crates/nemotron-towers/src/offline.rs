@@ -5,6 +5,7 @@
 //! requests); [`Sortformer::diarize_many`] is a batch whose recordings all come first.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use gpu_core::Timing;
 
@@ -158,7 +159,7 @@ impl Sortformer {
     ///
     /// Returns one result per recording, in order. A recording that is refused (features of the wrong shape) or
     /// whose embedding fails is left out and the others go on; a failure of a shared step is every recording's in
-    /// it ([`Error::BatchedStep`]), and the others go on.
+    /// it ([`Error::BatchedStep`], the step's error its source), and the others go on.
     pub async fn diarize_many(
         &self,
         recordings: &[(&[f32], usize)],
@@ -227,14 +228,16 @@ impl Sortformer {
     }
 }
 
-/// Gives every recording of a failed step the failure: alone, the error itself; batched, [`Error::BatchedStep`].
+/// Gives every recording of a failed step the failure: alone, the error itself; batched, [`Error::BatchedStep`] with
+/// the error as the source each one shares.
 fn fail<F>(running: &mut [(usize, Result<Recording<F>>)], steps: &[(usize, Step)], error: Error) {
     if let [(i, _)] = steps {
         running[*i].1 = Err(error);
         return;
     }
+    let error = Arc::new(error);
     for (i, _) in steps {
-        running[*i].1 = Err(Error::BatchedStep(error.to_string()));
+        running[*i].1 = Err(Error::BatchedStep(Arc::clone(&error)));
     }
 }
 
@@ -306,7 +309,7 @@ impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
     /// The next step of each running recording (the first waiting ones take the free places) as one submission;
     /// returns the recordings done with it, in no particular order: those whose last step it ran, those refused or
     /// failed. `progress(recording, chunks done, chunks)` follows each recording's step. A failure of the shared
-    /// step is every recording's in it ([`Error::BatchedStep`]; alone, the error itself).
+    /// step is every recording's in it ([`Error::BatchedStep`], the step's error its source; alone, the error itself).
     pub async fn step(&mut self, progress: &mut dyn FnMut(usize, usize, usize)) -> Vec<Finished<F>> {
         let mut finished: Vec<Finished<F>> =
             self.refused.drain(..).map(|(recording, error)| Finished { recording, result: Err(error) }).collect();

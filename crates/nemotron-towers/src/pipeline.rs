@@ -272,6 +272,11 @@ impl AudioModel {
 pub struct ModelOptions {
     /// How the matrix products run (tensor cores or f32 kernels, and which tensor-core kernel).
     pub matmul: MatmulOptions,
+    /// For tests of what programs answer to a lost device (a server's status, Python's exception): the device is
+    /// destroyed, the loss a driver reset causes, as the diarizer's first step of at least this many recordings or
+    /// sessions begins. `None` in use.
+    #[doc(hidden)]
+    pub lose_device_at_step_of: Option<usize>,
 }
 
 /// A loaded checkpoint of either kind. `Send + Sync`: see [`AudioModel`] for concurrent use.
@@ -305,7 +310,13 @@ impl Model {
         let head = names.word_timestamp_names(checkpoint).ok();
         let expected = expected_tensors(&config, &names, head)?;
         let mut store = GpuStore::checked(gpu, checkpoint, &options.matmul, &expected)?;
-        let parts = Parts { names: &names, head, frontend: frontend(checkpoint, &names)?, source: checkpoint.dir() };
+        let parts = Parts {
+            names: &names,
+            head,
+            frontend: frontend(checkpoint, &names)?,
+            source: checkpoint.dir(),
+            lose_device_at_step_of: options.lose_device_at_step_of,
+        };
         Self::build(&mut store, config, parts).await
     }
 
@@ -322,6 +333,7 @@ impl Model {
             head: names.word_timestamps.as_ref(),
             frontend: LogMel::new(None, None)?,
             source: Path::new("random weights"),
+            lose_device_at_step_of: options.lose_device_at_step_of,
         };
         Self::build(&mut store, config.clone(), parts).await
     }
@@ -329,8 +341,10 @@ impl Model {
     /// The one way a model is put together: each layer from `store` (checked already), in the order of
     /// [`expected_tensors`].
     async fn build(store: &mut impl GpuWeights, config: ModelConfig, parts: Parts<'_>) -> Result<Self> {
-        let Parts { names, head, frontend, source } = parts;
-        let sortformer = Sortformer::build(store, names, config.diarization()).await?;
+        let Parts { names, head, frontend, source, lose_device_at_step_of } = parts;
+        let sortformer = Sortformer::build(store, names, config.diarization())
+            .await?
+            .losing_device_at_step_of(lose_device_at_step_of);
         let diarizer = Diarizer { frontend, sortformer };
         let t = match config {
             ModelConfig::Transcribe(t) => t,
@@ -369,6 +383,8 @@ struct Parts<'a> {
     frontend: LogMel,
     /// Where the weights come from, for errors.
     source: &'a Path,
+    /// [`ModelOptions::lose_device_at_step_of`].
+    lose_device_at_step_of: Option<usize>,
 }
 
 /// Every `(name, shape)` the audio module of `config` reads from a checkpoint named as `names` says, the

@@ -61,6 +61,8 @@ pub struct Sortformer {
     workspace: Mutex<Option<HeadWorkspace>>,
     /// The live sessions' speaker cache and FIFO rows.
     resident: ResidentRows,
+    /// [`crate::ModelOptions::lose_device_at_step_of`].
+    lose_device_at_step_of: Option<usize>,
 }
 
 impl Sortformer {
@@ -90,7 +92,13 @@ impl Sortformer {
         // The offline cache update gathers its rows on the host, so the silence embedding lives there too.
         let silence = tower.gpu().read_f32_range(&head.silence, 0, config.encoder.hidden).await?;
         let resident = ResidentRows::new(tower.gpu(), silence.clone());
-        Ok(Self { tower, head, silence, config: config.clone(), workspace: Mutex::new(None), resident })
+        let workspace = Mutex::new(None);
+        Ok(Self { tower, head, silence, config: config.clone(), workspace, resident, lose_device_at_step_of: None })
+    }
+
+    /// This diarizer, losing its device at its first step of at least `steps` sequences (a test's setting).
+    pub(crate) fn losing_device_at_step_of(self, steps: Option<usize>) -> Self {
+        Self { lose_device_at_step_of: steps, ..self }
     }
 
     /// The diarizer's resolved config (encoder, head, chunk schedule, speaker cache).
@@ -178,6 +186,10 @@ impl Sortformer {
                 let rows = format!("{rows:?}");
                 return Err(Error::Internal(format!("step {i}: logits of rows {rows} asked of {}", s.valid.len())));
             }
+        }
+        if self.lose_device_at_step_of.is_some_and(|steps| batch.len() >= steps) {
+            // Through wgpu's own loss: its callback and the fault log report it as they report a driver reset.
+            self.tower.gpu().device().destroy();
         }
         let (prologue, epilogue) = around;
         self.tower

@@ -1,6 +1,8 @@
 //! Many live streams, one GPU: the chunks that several sessions have due run as one submission (rows of all of
 //! them in each GEMM; attention, speaker cache and FIFO per session), not one submission per session.
 
+use std::sync::Arc;
+
 #[cfg(feature = "parallel")]
 use rayon::prelude::*;
 
@@ -14,8 +16,8 @@ use crate::streaming::session::{DiarizerSession, DueChunk, StreamOutput};
 /// relative, not the same bits: split products and the attention's key split follow the batch's size).
 ///
 /// Returns one result per entry, in order. A session whose samples are refused (not finite) is left untouched; a
-/// failure of a shared step is every session's in it ([`Error::BatchedStep`]), and their chunks run on their
-/// next push, as after a failed [`DiarizerSession::push`].
+/// failure of a shared step is every session's in it ([`Error::BatchedStep`], the step's error its source), and their
+/// chunks run on their next push, as after a failed [`DiarizerSession::push`].
 pub async fn push_many(pushes: &mut [(&mut DiarizerSession<'_>, &[f32])]) -> Vec<Result<StreamOutput>> {
     let mut outputs: Vec<Result<StreamOutput>> = pushes
         .iter_mut()
@@ -98,9 +100,9 @@ async fn run_batch(
         Ok(steps) if steps.len() == ready.len() => steps,
         Ok(steps) => {
             let message = format!("{} outputs for {} steps", steps.len(), ready.len());
-            return fail(&ran, outputs, &Error::Internal(message));
+            return fail(&ran, outputs, Error::Internal(message));
         }
-        Err(error) => return fail(&ran, outputs, &error),
+        Err(error) => return fail(&ran, outputs, error),
     };
     drop(inputs);
     let work: Vec<_> = ready.into_iter().zip(steps).collect();
@@ -117,9 +119,11 @@ async fn run_batch(
     }
 }
 
-/// Gives every session of a failed step the failure.
-fn fail(ran: &[usize], outputs: &mut [Result<StreamOutput>], error: &Error) {
+/// Gives every session of a failed step the failure, [`Error::BatchedStep`] with the error as the source each one
+/// shares.
+fn fail(ran: &[usize], outputs: &mut [Result<StreamOutput>], error: Error) {
+    let error = Arc::new(error);
     for &i in ran {
-        outputs[i] = Err(Error::BatchedStep(error.to_string()));
+        outputs[i] = Err(Error::BatchedStep(Arc::clone(&error)));
     }
 }
