@@ -14,7 +14,7 @@ use crate::tasks::Diarized;
 impl Engine {
     /// A live session in `mode`, its events made by the rule `settings` ask for (refused when they keep the most
     /// active speakers, which are known only at the end).
-    pub fn stream(&self, mode: StreamingMode, settings: &SegmentSettings) -> Result<LiveSession<'_>, EngineError> {
+    pub fn stream(&self, mode: StreamingMode, settings: &SegmentSettings) -> Result<LiveSession, EngineError> {
         let rule = settings.live_rule()?;
         let diarizer = self.diarizer();
         let config = diarizer.config();
@@ -28,9 +28,10 @@ impl Engine {
     }
 }
 
-/// A streaming diarization session and the segment events of its outputs.
-pub struct LiveSession<'e> {
-    session: DiarizerSession<'e>,
+/// A streaming diarization session and the segment events of its outputs. It holds a handle of the engine's
+/// diarizer and borrows nothing: it can outlive the [`Engine`] that started it, and be kept anywhere.
+pub struct LiveSession {
+    session: DiarizerSession,
     kept: Kept,
     speakers: usize,
     subsampling: usize,
@@ -66,7 +67,7 @@ pub struct LiveRecording {
     pub diarized: Diarized,
 }
 
-impl LiveSession<'_> {
+impl LiveSession {
     /// Feeds 16 kHz mono samples (any number); the events they made final.
     pub fn push(&mut self, samples: &[f32]) -> Result<Vec<SegmentEvent>, EngineError> {
         let output = self.session.push(samples).block()?;
@@ -76,9 +77,9 @@ impl LiveSession<'_> {
     /// Feeds several sessions at once, as [`LiveSession::push`] feeds one: the chunks due in more than one of them
     /// run as one batched GPU step (see [`nemotron_towers::streaming::push_many`]: each session's frames equal its
     /// solo run's within float rounding, ≤ 1e-6 relative). One result per entry, in order.
-    pub fn push_many(pushes: &mut [(&mut LiveSession<'_>, &[f32])]) -> Vec<Result<Vec<SegmentEvent>, EngineError>> {
+    pub fn push_many(pushes: &mut [(&mut LiveSession, &[f32])]) -> Vec<Result<Vec<SegmentEvent>, EngineError>> {
         let outputs = {
-            let mut sessions: Vec<(&mut DiarizerSession<'_>, &[f32])> =
+            let mut sessions: Vec<(&mut DiarizerSession, &[f32])> =
                 pushes.iter_mut().map(|(live, samples)| (&mut live.session, *samples)).collect();
             nemotron_towers::streaming::push_many(&mut sessions).block()
         };
@@ -112,6 +113,11 @@ impl LiveSession<'_> {
     /// The session's streaming mode.
     pub fn mode(&self) -> StreamingMode {
         self.session.mode()
+    }
+
+    /// Speaker slots: the columns of [`LiveSession::logits`] and [`LiveSession::probabilities`].
+    pub fn speakers(&self) -> usize {
+        self.speakers
     }
 
     /// `[frames, speakers]` speaker logits at 10 ms so far.

@@ -172,26 +172,15 @@ impl Diarizer {
     pub fn stream(&self, options: JsValue) -> Result<LiveDiarization, JsValue> {
         let options = StreamOptions::from_json(&options_json(&options)?).map_err(rejected)?;
         let live = self.loaded.stream(options).map_err(rejected)?;
-        // SAFETY: the session borrows the model inside `self.loaded`'s allocation, which `Stream` keeps alive (its
-        // `loaded` field is dropped after its `live` field) and which never moves or changes while shared.
-        let live = unsafe { std::mem::transmute::<Live<'_>, Live<'static>>(live) };
-        let stream = Stream { live: async_lock::Mutex::new(Some(live)), _loaded: self.loaded.clone() };
-        Ok(LiveDiarization { stream: Rc::new(stream) })
+        Ok(LiveDiarization { live: Rc::new(async_lock::Mutex::new(Some(live))) })
     }
-}
-
-/// A live session and the model it runs on.
-struct Stream {
-    /// `None` once ended. Pushes take turns: a second waits for the first.
-    live: async_lock::Mutex<Option<Live<'static>>>,
-    /// Dropped after `live`, which borrows from it.
-    _loaded: Rc<Loaded>,
 }
 
 /// A live diarization session (`Diarizer.stream`).
 #[wasm_bindgen]
 pub struct LiveDiarization {
-    stream: Rc<Stream>,
+    /// `None` once ended. Pushes take turns: a second waits for the first.
+    live: Rc<async_lock::Mutex<Option<Live>>>,
 }
 
 #[wasm_bindgen]
@@ -199,9 +188,9 @@ impl LiveDiarization {
     /// Feeds 16 kHz mono samples (any number); the events they made final, as `diarize --stream` prints them:
     /// `{ event: "start", speaker, time }`, `{ event: "end", speaker, time, start, end }`.
     pub fn push(&self, samples: Float32Array) -> Promise {
-        let (stream, samples) = (self.stream.clone(), samples.to_vec());
+        let (live, samples) = (self.live.clone(), samples.to_vec());
         future_to_promise(async move {
-            let mut live = stream.live.lock().await;
+            let mut live = live.lock().await;
             let live = live.as_mut().ok_or_else(|| rejected(WebError::Ended))?;
             event_objects(live.push(&samples).await.map_err(rejected)?)
         })
@@ -209,9 +198,9 @@ impl LiveDiarization {
 
     /// Ends the stream: the last events.
     pub fn end(&self) -> Promise {
-        let stream = self.stream.clone();
+        let live = self.live.clone();
         future_to_promise(async move {
-            let live = stream.live.lock().await.take().ok_or_else(|| rejected(WebError::Ended))?;
+            let live = live.lock().await.take().ok_or_else(|| rejected(WebError::Ended))?;
             event_objects(live.end().await.map_err(rejected)?)
         })
     }

@@ -75,7 +75,7 @@ impl Loaded {
     }
 
     /// A live session of the mode and rule `options` ask for.
-    pub fn stream(&self, options: StreamOptions) -> Result<Live<'_>, WebError> {
+    pub fn stream(&self, options: StreamOptions) -> Result<Live, WebError> {
         let diarizer = self.model.diarizer();
         let c = diarizer.config();
         let events = LiveSegments::new(options.rule, c.speakers, c.encoder.subsampling)?;
@@ -84,12 +84,12 @@ impl Loaded {
 }
 
 /// A live session: audio in pieces of any size, `diarize --stream`'s event lines as soon as they are final.
-pub struct Live<'m> {
-    session: DiarizerSession<'m>,
+pub struct Live {
+    session: DiarizerSession,
     events: LiveSegments,
 }
 
-impl Live<'_> {
+impl Live {
     /// Feeds 16 kHz mono samples; the events they made final.
     pub async fn push(&mut self, samples: &[f32]) -> Result<Vec<String>, WebError> {
         let output = self.session.push(samples).await?;
