@@ -11,9 +11,9 @@ use pyo3::prelude::*;
 use crate::errors::{bad_argument, detached, to_python};
 use crate::results::{Diarization, Segment, array};
 
-/// What a session holds: running, or what its end gave.
+/// What a session holds: running (boxed: a session is large beside the other states), or what its end gave.
 enum State {
-    Running(LiveSession),
+    Running(Box<LiveSession>),
     Finished(Py<Diarization>),
     Closed,
 }
@@ -66,7 +66,7 @@ pub struct StreamSession {
 
 impl StreamSession {
     pub fn new(session: LiveSession) -> Self {
-        Self { state: Mutex::new(State::Running(session)) }
+        Self { state: Mutex::new(State::Running(Box::new(session))) }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {

@@ -92,11 +92,11 @@ pub mod word_timestamps;
 mod workspace;
 
 pub use audio_kernels::{MatmulOptions, Precision, TensorCoreKernel};
-pub use checkpoint::{Checkpoint, CheckpointError};
+pub use checkpoint::{Checkpoint, CheckpointError, CheckpointFiles, NamedFiles};
 pub use config::{ConfigError, DiarizationConfig, EncoderConfig, ModelConfig, TranscribeConfig, WordTimestampConfig};
 pub use error::{Error, Result, SampleError, error_sentence};
 pub use frontend::Features;
-pub use gpu_core::{Gpu, GpuOptions};
+pub use gpu_core::{Capability, Gpu, GpuOptions};
 pub use offline::{BatchLimits, Finished, OfflineBatch};
 pub use pipeline::{
     AudioModel, AudioOutputs, Diarization, Diarizer, DiarizerBatch, Model, ModelOptions, Progress, audio_tensors,

@@ -8,7 +8,7 @@ use gpu_core::Gpu;
 
 use crate::asr::AsrEncoder;
 use crate::beside::beside;
-use crate::checkpoint::{Checkpoint, CheckpointError};
+use crate::checkpoint::{Checkpoint, CheckpointError, CheckpointFiles};
 use crate::config::{DiarizationConfig, ModelConfig, TranscribeConfig, check_word_timestamp_width};
 use crate::error::{Error, Result};
 use crate::frontend::{Features, LogMel};
@@ -300,8 +300,15 @@ impl Model {
     /// hold audio tensors are opened), checks every audio tensor (all problems reported at once), and uploads the
     /// weights.
     pub async fn load(gpu: &Gpu, dir: &Path, options: &ModelOptions) -> Result<Self> {
-        let config = ModelConfig::from_file(&dir.join("config.json"))?;
-        let checkpoint = Checkpoint::open(dir)?;
+        Self::from_files(gpu, &CheckpointFiles::Folder(dir.to_path_buf()), options).await
+    }
+
+    /// [`Model::load`] of a checkpoint's files, in a folder or handed over by name, by the one rule of
+    /// [`CheckpointFiles`]: the config first (a checkpoint with two problems is refused for the same one either way),
+    /// then the weights.
+    pub async fn from_files(gpu: &Gpu, files: &CheckpointFiles, options: &ModelOptions) -> Result<Self> {
+        let config = files.config()?;
+        let checkpoint = files.checkpoint()?;
         Self::from_checkpoint(gpu, config, &checkpoint, options).await
     }
 
