@@ -54,11 +54,6 @@ impl NamedFiles {
     pub fn get(&self, name: &str) -> Option<&Arc<[u8]>> {
         self.files.iter().find(|(file, _)| file == name).map(|(_, bytes)| bytes)
     }
-
-    /// The files' names, in the order handed over.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.files.iter().map(|(name, _)| name.as_str())
-    }
 }
 
 impl fmt::Debug for NamedFiles {
