@@ -4,6 +4,7 @@
 //! the live sessions' rows stay on the GPU.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use async_lock::Mutex;
 
@@ -60,7 +61,7 @@ pub struct Sortformer {
     config: DiarizationConfig,
     workspace: Mutex<Option<HeadWorkspace>>,
     /// The live sessions' speaker cache and FIFO rows.
-    resident: ResidentRows,
+    resident: Arc<ResidentRows>,
     /// [`crate::ModelOptions::lose_device_at_step_of`].
     lose_device_at_step_of: Option<usize>,
 }
@@ -91,7 +92,7 @@ impl Sortformer {
         let head = weights::head(store, &names.head, config)?;
         // The offline cache update gathers its rows on the host, so the silence embedding lives there too.
         let silence = tower.gpu().read_f32_range(&head.silence, 0, config.encoder.hidden).await?;
-        let resident = ResidentRows::new(tower.gpu(), silence.clone());
+        let resident = Arc::new(ResidentRows::new(tower.gpu(), silence.clone()));
         let workspace = Mutex::new(None);
         Ok(Self { tower, head, silence, config: config.clone(), workspace, resident, lose_device_at_step_of: None })
     }
@@ -148,7 +149,7 @@ impl Sortformer {
             steps.iter().zip(&valid).map(|(s, v)| Sequence { rows: s.features, valid: v }).collect();
         let gathered: Vec<usize> = steps.iter().map(|s| s.rows.sources.len()).collect();
         let logits: Vec<Range<usize>> = steps.iter().map(|s| s.logits.clone()).collect();
-        let slots: Vec<StepRows<'_, '_>> = steps.iter().map(|s| s.rows.clone()).collect();
+        let slots: Vec<StepRows<'_>> = steps.iter().map(|s| s.rows.clone()).collect();
         let copies = self.resident.copies(&slots, seq_len).await?;
         let total = steps.len() * seq_len;
         let kind = InputKind::GatheredThenFeatures { gathered: &gathered };
@@ -158,7 +159,7 @@ impl Sortformer {
     }
 
     /// A live session's rows on the GPU, for steps of up to `step_rows` rows.
-    pub(crate) fn lease_rows(&self, step_rows: usize) -> Result<Slot<'_>> {
+    pub(crate) fn lease_rows(&self, step_rows: usize) -> Result<Slot> {
         self.resident.lease(step_rows)
     }
 
@@ -258,7 +259,7 @@ impl Sortformer {
 pub(crate) struct StepInput<'a> {
     pub features: &'a [f32],
     /// The session's rows: which to gather before the chunk, which to keep after it.
-    pub rows: StepRows<'a, 'a>,
+    pub rows: StepRows<'a>,
     /// The step's rows whose logits are read back.
     pub logits: Range<usize>,
 }

@@ -9,7 +9,7 @@
 //! embedding the compression inserts.
 
 use std::ops::Range;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use audio_kernels::{RowPairs, gather_rows};
 use gpu_core::{Gpu, GpuBuffer, GpuError, Recorder};
@@ -39,9 +39,10 @@ struct Pool {
     free: Vec<(usize, usize)>,
 }
 
-/// A session's rows on the GPU, given back to its page when dropped.
-pub(crate) struct Slot<'r> {
-    owner: &'r ResidentRows,
+/// A session's rows on the GPU, given back to its page when dropped. It holds its pages' owner, so a session
+/// that holds it borrows nothing.
+pub(crate) struct Slot {
+    owner: Arc<ResidentRows>,
     step_rows: usize,
     page: usize,
     index: usize,
@@ -67,7 +68,7 @@ impl ResidentRows {
 
     /// A free slot for steps of `step_rows` rows, on a new page where none is free. Refused when one slot (its two
     /// halves and the silence row) does not fit a storage binding.
-    pub(crate) fn lease(&self, step_rows: usize) -> Result<Slot<'_>> {
+    pub(crate) fn lease(self: &Arc<Self>, step_rows: usize) -> Result<Slot> {
         let mut pools = self.pools();
         let p = match pools.iter().position(|pool| pool.step_rows == step_rows) {
             Some(p) => p,
@@ -88,7 +89,7 @@ impl ResidentRows {
         }
         let (page, index) = pool.free.pop().ok_or_else(|| crate::Error::Internal("a new page has no slot".into()))?;
         let buffer = pool.pages[page].clone();
-        Ok(Slot { owner: self, step_rows, page, index, buffer, current: 0 })
+        Ok(Slot { owner: self.clone(), step_rows, page, index, buffer, current: 0 })
     }
 
     /// Slots of `step_rows` rows one page holds: at most [`MAX_SLOTS_PER_PAGE`], at least one or an error naming the
@@ -112,7 +113,7 @@ impl ResidentRows {
         Ok(slots.min(MAX_SLOTS_PER_PAGE))
     }
 
-    fn release(&self, slot: &Slot<'_>) {
+    fn release(&self, slot: &Slot) {
         if let Some(pool) = self.pools().iter_mut().find(|pool| pool.step_rows == slot.step_rows) {
             pool.free.push((slot.page, slot.index));
         }
@@ -121,7 +122,7 @@ impl ResidentRows {
     /// Lays out a batch of steps' row copies (into the tower's rows before it, back into the slots after it; sequence
     /// `i` of the batch starts at row `i · seq_len`) and writes their pairs to the GPU. The pairs buffer stays
     /// locked while the copies live: keep them until the steps are submitted.
-    pub(crate) async fn copies(&self, steps: &[StepRows<'_, '_>], seq_len: usize) -> Result<StepCopies<'_>> {
+    pub(crate) async fn copies(&self, steps: &[StepRows<'_>], seq_len: usize) -> Result<StepCopies<'_>> {
         let mut into = ByPage::default();
         let mut back = ByPage::default();
         for (i, step) in steps.iter().enumerate() {
@@ -160,7 +161,7 @@ fn page_rows(slots: usize, step_rows: usize) -> usize {
     1 + 2 * slots * step_rows
 }
 
-impl Slot<'_> {
+impl Slot {
     /// Page row of row `r` of `half`.
     fn row(&self, half: usize, r: usize) -> usize {
         1 + (2 * self.index + half) * self.step_rows + r
@@ -188,7 +189,7 @@ impl Slot<'_> {
     }
 }
 
-impl Drop for Slot<'_> {
+impl Drop for Slot {
     fn drop(&mut self) {
         self.owner.release(self);
     }
@@ -196,8 +197,8 @@ impl Drop for Slot<'_> {
 
 /// One step's rows, as [`ResidentRows::copies`] moves them.
 #[derive(Clone)]
-pub(crate) struct StepRows<'s, 'r> {
-    pub slot: &'s Slot<'r>,
+pub(crate) struct StepRows<'s> {
+    pub slot: &'s Slot,
     /// Where each row of the step's `[cache ; FIFO]` comes from in the slot's current half.
     pub sources: &'s [RowSource],
     /// The step's rows kept for its next step (`[cache ; FIFO ; chunk]`; empty after the last chunk).
@@ -212,7 +213,7 @@ struct ByPage {
 
 impl ByPage {
     /// The pairs of `slot`'s page, to extend with `(from, to)` rows (looked up once per step, not per row).
-    fn of(&mut self, slot: &Slot<'_>) -> &mut Vec<u32> {
+    fn of(&mut self, slot: &Slot) -> &mut Vec<u32> {
         let key = (slot.step_rows, slot.page);
         let p = match self.pages.iter().position(|(k, _, _)| *k == key) {
             Some(p) => p,
