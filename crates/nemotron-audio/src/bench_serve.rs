@@ -104,6 +104,8 @@ pub fn bench_serve(
         .build()
         .map_err(|e| Failure::Runtime(format!("starting the async runtime: {e}").into()))?;
     let audio = Arc::new(seeded_audio(seconds, 7));
+    // The server takes the engine; the trials read its GPU context's memory between them.
+    let measured = Arc::clone(&engine);
     runtime.block_on(async move {
         let server = Server::bind(options).await.map_err(|e| Failure::Runtime(Box::new(e)))?;
         let address = server.local_addr().map_err(|e| Failure::Runtime(Box::new(e)))?;
@@ -118,8 +120,12 @@ pub fn bench_serve(
             for clients in given.map(Some).chain((0..args.admission_trials).map(|_| None)) {
                 // The --clients counts, then the narrowing ones.
                 let Some(clients) = clients.or_else(|| next_count(&tried)) else { break };
+                let gpu = measured.gpu();
+                let before = gpu.memory_in_use();
+                gpu.reset_peak_memory();
                 let trial = trial(address, latency, clients, &audio).await;
                 println!("{}", report(&trial));
+                println!("{}", memory_report(clients, before, gpu.peak_memory(), gpu.memory_in_use()));
                 tried.push(Outcome::of(&trial));
             }
             println!("{}", admission(latency, &tried));
@@ -328,6 +334,19 @@ fn admission(latency: StreamingMode, tried: &[Outcome]) -> String {
         }
         (None, None) => format!("admission {latency}: no trial ran"),
     }
+}
+
+/// The GPU memory a trial's sessions took: the engine's buffers before it, at its peak and once its clients left.
+fn memory_report(clients: usize, before: u64, peak: u64, after: u64) -> String {
+    const MIB: f64 = 1024.0 * 1024.0;
+    let per_session = peak.saturating_sub(before) as f64 / clients.max(1) as f64;
+    format!(
+        "  GPU memory: {:.1} MiB before, peak {:.1} MiB ({:.2} MiB per session), {:.1} MiB after the clients left",
+        before as f64 / MIB,
+        peak as f64 / MIB,
+        per_session / MIB,
+        after as f64 / MIB
+    )
 }
 
 fn report(t: &Trial) -> String {
