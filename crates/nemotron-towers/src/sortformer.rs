@@ -10,7 +10,7 @@ use async_lock::Mutex;
 
 use audio_kernels::MatmulOptions;
 use audio_kernels::{Activation, ConvBatch, Epilogue, Weight, conv_im2col, gemm};
-use gpu_core::{Gpu, GpuBuffer, Recorder, Timing};
+use gpu_core::{Gpu, GpuBuffer, Recorder, Reused, Timing};
 use nemotron_postprocess::math::sigmoid;
 
 use crate::checkpoint::Checkpoint;
@@ -20,7 +20,6 @@ use crate::names::ModelNames;
 use crate::streaming::resident::{ResidentRows, Slot, StepRows};
 use crate::tower::{InputKind, Sequence, Submission, Tower, no_prologue};
 use crate::weights::{self, Expectations, GpuStore, GpuWeights, HeadWeights, Linear};
-use crate::workspace::reuse_or_make;
 
 fn epilogue(l: &Linear<Weight, GpuBuffer>, activation: Activation) -> Epilogue<'_> {
     Epilogue { bias: l.bias.as_ref(), activation, accumulate: false }
@@ -59,7 +58,7 @@ pub struct Sortformer {
     head: HeadWeights<Weight, GpuBuffer>,
     silence: Vec<f32>,
     config: DiarizationConfig,
-    workspace: Mutex<Option<HeadWorkspace>>,
+    workspace: Mutex<Reused<HeadWorkspace>>,
     /// The live sessions' speaker cache and FIFO rows.
     resident: Arc<ResidentRows>,
 }
@@ -91,7 +90,8 @@ impl Sortformer {
         // The offline cache update gathers its rows on the host, so the silence embedding lives there too.
         let silence = tower.gpu().read_f32_range(&head.silence, 0, config.encoder.hidden).await?;
         let resident = Arc::new(ResidentRows::new(tower.gpu(), silence.clone()));
-        Ok(Self { tower, head, silence, config: config.clone(), workspace: Mutex::new(None), resident })
+        let workspace = Mutex::new(Reused::default());
+        Ok(Self { tower, head, silence, config: config.clone(), workspace, resident })
     }
 
     /// The diarizer's resolved config (encoder, head, chunk schedule, speaker cache).
@@ -184,10 +184,10 @@ impl Sortformer {
         self.tower
             .run(kind, batch, Submission::Whole, prologue, async |mut rec, encoded, projected, n| {
                 let mut guard = self.workspace.lock().await;
-                let work = reuse_or_make(
-                    &mut guard,
-                    |w| w.capacity >= n,
-                    || HeadWorkspace::new(self.tower.gpu(), c, n.next_multiple_of(64)),
+                let work = guard.get(
+                    n.next_multiple_of(64),
+                    |w| w.capacity,
+                    |rows| HeadWorkspace::new(self.tower.gpu(), c, rows),
                 )?;
                 self.tower.gpu().write_u32(&work.lengths, 0, &lengths)?;
                 let conv = ConvBatch { sequences: batch.len(), seq_len, lengths: &work.lengths };

@@ -12,7 +12,7 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use audio_kernels::{RowPairs, gather_rows};
-use gpu_core::{Gpu, GpuBuffer, GpuError, Recorder};
+use gpu_core::{Gpu, GpuBuffer, GpuError, Recorder, Reused};
 
 use crate::error::Result;
 use crate::speaker_cache::RowSource;
@@ -28,7 +28,7 @@ pub(crate) struct ResidentRows {
     pools: Mutex<Vec<Pool>>,
     /// The pairs of one batched step's copies, written before its submission; held from the write until the
     /// submission is recorded, so that concurrent steps do not overwrite each other's.
-    pairs: async_lock::Mutex<Option<GpuBuffer>>,
+    pairs: async_lock::Mutex<Reused<GpuBuffer>>,
 }
 
 /// Pages whose slots hold steps of `step_rows` rows.
@@ -54,7 +54,7 @@ pub(crate) struct Slot {
 impl ResidentRows {
     /// Pages for the sessions of a diarizer whose compression inserts `silence` (`[d]`).
     pub(crate) fn new(gpu: &Gpu, silence: Vec<f32>) -> Self {
-        Self { gpu: gpu.clone(), silence, pools: Mutex::new(Vec::new()), pairs: async_lock::Mutex::new(None) }
+        Self { gpu: gpu.clone(), silence, pools: Mutex::new(Vec::new()), pairs: Default::default() }
     }
 
     fn width(&self) -> usize {
@@ -144,13 +144,9 @@ impl ResidentRows {
         let into = into.lay_out(&mut pairs);
         let back = back.lay_out(&mut pairs);
         let mut guard = self.pairs.lock().await;
-        let words = pairs.len().max(1);
-        let buffer = crate::workspace::reuse_or_make(
-            &mut *guard,
-            |b| b.len_words() >= words,
-            || Ok(self.gpu.zeros("live sessions' row pairs", words.next_power_of_two())?),
-        )?
-        .clone();
+        let words = pairs.len().max(1).next_power_of_two();
+        let buffer =
+            guard.get(words, GpuBuffer::len_words, |words| self.gpu.zeros("live sessions' row pairs", words))?.clone();
         self.gpu.write_u32(&buffer, 0, &pairs)?;
         Ok(StepCopies { _guard: guard, pairs: buffer, width: self.width(), into, back })
     }
@@ -247,7 +243,7 @@ struct Launch {
 
 /// A batch of steps' row copies, their pairs on the GPU.
 pub(crate) struct StepCopies<'r> {
-    _guard: async_lock::MutexGuard<'r, Option<GpuBuffer>>,
+    _guard: async_lock::MutexGuard<'r, Reused<GpuBuffer>>,
     pairs: GpuBuffer,
     width: usize,
     into: Vec<Launch>,
