@@ -253,6 +253,24 @@ pub struct OfflineBatch<'s, F> {
     running: Vec<(usize, Result<Recording<F>>)>,
     /// Refused before they could wait.
     refused: Vec<(usize, Error)>,
+    /// While the batch holds recordings, it is one of its diarizer's users (it will step again).
+    joined: Option<Joined<'s>>,
+}
+
+/// One user of a diarizer ([`Sortformer::join`]) for as long as it lives.
+struct Joined<'s>(&'s Sortformer);
+
+impl<'s> Joined<'s> {
+    fn new(sortformer: &'s Sortformer) -> Self {
+        sortformer.join();
+        Self(sortformer)
+    }
+}
+
+impl Drop for Joined<'_> {
+    fn drop(&mut self) {
+        self.0.leave();
+    }
 }
 
 /// A recording an [`OfflineBatch`] is done with.
@@ -273,6 +291,7 @@ impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
             waiting: VecDeque::new(),
             running: Vec::new(),
             refused: Vec::new(),
+            joined: None,
         }
     }
 
@@ -282,6 +301,7 @@ impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
         let recording = Recording::new(self.sortformer.config(), features, valid_frames);
         self.waiting.push_back((self.added, recording));
         self.added += 1;
+        self.follow_recordings();
         self.added - 1
     }
 
@@ -290,6 +310,7 @@ impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
     pub fn refuse(&mut self, error: Error) -> usize {
         self.refused.push((self.added, error));
         self.added += 1;
+        self.follow_recordings();
         self.added - 1
     }
 
@@ -323,7 +344,18 @@ impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
             self.running.drain(..).partition(|(_, state)| !matches!(state, Ok(recording) if !recording.done()));
         self.running = going;
         finished.extend(done.into_iter().map(finish));
+        self.follow_recordings();
         finished
+    }
+
+    /// Joins the diarizer's users when the batch has recordings, leaves them when it has none: the workspaces its
+    /// steps grew are kept from one step to the next, and freed once it is done (if no live session is left).
+    fn follow_recordings(&mut self) {
+        if self.is_empty() {
+            self.joined = None;
+        } else if self.joined.is_none() {
+            self.joined = Some(Joined::new(self.sortformer));
+        }
     }
 }
 

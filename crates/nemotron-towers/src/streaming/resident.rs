@@ -153,6 +153,13 @@ impl ResidentRows {
         }
     }
 
+    /// Frees the row pairs' buffer, unless a step holds it now (see `Sortformer::leave`).
+    pub(crate) fn release_pairs(&self) {
+        if let Some(mut pairs) = self.pairs.try_lock() {
+            pairs.release();
+        }
+    }
+
     /// Lays out a batch of steps' row copies (into the tower's rows before it, back into the slots after it; sequence
     /// `i` of the batch starts at row `i · seq_len`) and writes their pairs to the GPU. The pairs buffer stays
     /// locked while the copies live: keep them until the steps are submitted.

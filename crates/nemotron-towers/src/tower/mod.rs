@@ -177,6 +177,16 @@ impl Tower {
         &self.gpu
     }
 
+    /// Frees the workspace and the context's scratch buffers (the next call makes them at its size; a call recording
+    /// now keeps the scratch it holds), unless a call holds the workspace now: that call's owner decides again when it
+    /// ends. The rotary table, sized by a sequence's length and not by the batch, stays.
+    pub(crate) fn release_workspace(&self) {
+        if let Some(mut state) = self.state.try_lock() {
+            state.workspace.release();
+            self.gpu.release_scratch();
+        }
+    }
+
     /// Most rows one call can take: every activation buffer must fit one storage binding.
     pub fn max_rows(&self) -> usize {
         let limit = self.gpu.limits().max_storage_buffer_binding_size as usize;
