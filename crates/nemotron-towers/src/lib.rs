@@ -91,7 +91,6 @@ pub mod tower;
 #[cfg_attr(feature = "test-support", allow(missing_docs))]
 mod weights;
 pub mod word_timestamps;
-mod workspace;
 
 pub use audio_kernels::{MatmulOptions, Precision, TensorCoreKernel};
 pub use checkpoint::{Checkpoint, CheckpointError, CheckpointFiles, NamedFiles};

@@ -256,6 +256,24 @@ pub struct OfflineBatch<'s, F> {
     running: Vec<(usize, Result<Recording<F>>)>,
     /// Refused before they could wait.
     refused: Vec<(usize, Error)>,
+    /// While the batch holds recordings, it is one of its diarizer's users (it will step again).
+    joined: Option<Joined<'s>>,
+}
+
+/// One user of a diarizer ([`Sortformer::join`]) for as long as it lives.
+struct Joined<'s>(&'s Sortformer);
+
+impl<'s> Joined<'s> {
+    fn new(sortformer: &'s Sortformer) -> Self {
+        sortformer.join();
+        Self(sortformer)
+    }
+}
+
+impl Drop for Joined<'_> {
+    fn drop(&mut self) {
+        self.0.leave();
+    }
 }
 
 /// A recording an [`OfflineBatch`] is done with.
@@ -276,6 +294,7 @@ impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
             waiting: VecDeque::new(),
             running: Vec::new(),
             refused: Vec::new(),
+            joined: None,
         }
     }
 
@@ -285,6 +304,7 @@ impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
         let recording = Recording::new(self.sortformer.config(), features, valid_frames);
         self.waiting.push_back((self.added, recording));
         self.added += 1;
+        self.follow_recordings();
         self.added - 1
     }
 
@@ -293,6 +313,7 @@ impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
     pub fn refuse(&mut self, error: Error) -> usize {
         self.refused.push((self.added, error));
         self.added += 1;
+        self.follow_recordings();
         self.added - 1
     }
 
@@ -326,7 +347,18 @@ impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
             self.running.drain(..).partition(|(_, state)| !matches!(state, Ok(recording) if !recording.done()));
         self.running = going;
         finished.extend(done.into_iter().map(finish));
+        self.follow_recordings();
         finished
+    }
+
+    /// Joins the diarizer's users when the batch has recordings, leaves them when it has none: the workspaces its
+    /// steps grew are kept from one step to the next, and freed once it is done (if no live session is left).
+    fn follow_recordings(&mut self) {
+        if self.is_empty() {
+            self.joined = None;
+        } else if self.joined.is_none() {
+            self.joined = Some(Joined::new(self.sortformer));
+        }
     }
 }
 

@@ -126,6 +126,7 @@ impl DiarizerSession {
         sortformer.tower().check_rows(rows, &format!("a streaming step of mode {}", mode.name()))?;
         let (plan, cache) = (ChunkPlan::new(mode, c.encoder.subsampling), SpeakerCache::new(cache, c.speakers));
         let slot = sortformer.lease_rows(rows)?;
+        sortformer.join();
         Ok(Self {
             diarizer,
             mode,
@@ -144,12 +145,14 @@ impl DiarizerSession {
     /// A copy of the session that continues independently: the same stream so far, its own rows on the GPU (copied
     /// there, in a submission of its own).
     pub fn fork(&self) -> Result<Self> {
+        let slot = self.slot.fork()?;
+        self.diarizer.sortformer().join();
         Ok(Self {
             diarizer: self.diarizer.clone(),
             mode: self.mode,
             plan: self.plan,
             cache: self.cache.clone(),
-            slot: self.slot.fork()?,
+            slot,
             sources: self.sources.clone(),
             samples: self.samples.clone(),
             first_sample: self.first_sample,
@@ -333,6 +336,14 @@ impl DiarizerSession {
     /// The mode's chunk in 10 ms frames.
     pub(super) fn chunk_frames(&self) -> usize {
         self.plan.chunk_frames
+    }
+}
+
+/// The session no longer steps: its diarizer frees the batch-sized workspaces once no session or batch is left (its
+/// rows go back to their page when the slot drops, after this).
+impl Drop for DiarizerSession {
+    fn drop(&mut self) {
+        self.diarizer.sortformer().leave();
     }
 }
 
