@@ -4,7 +4,7 @@
 //! Environment variables are read here, through `EngineOptions::from_env`, and nowhere below the engine:
 //! `WGPU_ADAPTER_NAME`, `WGPU_BACKEND`, `NEMOTRON_PIPELINE_CACHE`, `NEMOTRON_PRECISION`, `NEMOTRON_COOP_KERNEL`
 //! (`--precision` wins), the Hugging Face Hub's `HF_HOME`, `HF_HUB_CACHE`, `HF_HUB_OFFLINE`, `HF_ENDPOINT`,
-//! `HF_TOKEN`, `HF_TOKEN_PATH` (through `HubOptions::from_env`) and `RUST_LOG`.
+//! `HF_TOKEN`, `HF_TOKEN_PATH` (through `EngineOptions::from_env`) and `RUST_LOG`.
 
 mod align;
 mod batch;

@@ -98,7 +98,7 @@ impl EngineOptions {
             gpu: environment::gpu_options(),
             model: ModelOptions { matmul, ..ModelOptions::default() },
             #[cfg(feature = "hub")]
-            hub: HubOptions::from_env(),
+            hub: environment::hub_options(),
         })
     }
 }

@@ -1,4 +1,4 @@
-//! The GPU's and the matrix products' settings the programs on the engine (the CLI, the server it runs, the Python
+//! The GPU's, the matrix products' and the Hub's settings the programs on the engine (the CLI, the server it runs, the Python
 //! package) take from the environment, for [`crate::EngineOptions::from_env`]. The model and kernel crates read no
 //! variable: they take the typed values these fill.
 
@@ -64,4 +64,28 @@ pub(crate) fn matmul_options() -> Result<MatmulOptions, UnknownSetting> {
         options.tensor_core_kernel = text.parse().map_err(unknown("NEMOTRON_COOP_KERNEL"))?;
     }
     Ok(options)
+}
+
+/// The Hub settings `huggingface_hub` takes from the environment: `HF_ENDPOINT`; the cache `HF_HUB_CACHE`, else
+/// `HF_HOME/hub`, where `HF_HOME` defaults to `$XDG_CACHE_HOME/huggingface`, else `~/.cache/huggingface`;
+/// `HF_HUB_OFFLINE` (`1`, `true`, `yes` or `on`); the token `HF_TOKEN`, else the file `HF_TOKEN_PATH`, else
+/// `HF_HOME/token` (what `huggingface-cli login` writes).
+#[cfg(feature = "hub")]
+pub(crate) fn hub_options() -> nemotron_hub::HubOptions {
+    let home = variable("HF_HOME").map(PathBuf::from).unwrap_or_else(|| {
+        let cache = variable("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| variable("HOME").map(PathBuf::from).unwrap_or_default().join(".cache"));
+        cache.join("huggingface")
+    });
+    let cache_dir = variable("HF_HUB_CACHE").map(PathBuf::from).unwrap_or_else(|| home.join("hub"));
+    let token_file = variable("HF_TOKEN_PATH").map(PathBuf::from).unwrap_or_else(|| home.join("token"));
+    let token = variable("HF_TOKEN")
+        .or_else(|| std::fs::read_to_string(token_file).ok())
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty());
+    let offline = variable("HF_HUB_OFFLINE")
+        .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
+    let endpoint = variable("HF_ENDPOINT").unwrap_or(nemotron_hub::DEFAULT_ENDPOINT.to_owned());
+    nemotron_hub::HubOptions { endpoint: endpoint.trim_end_matches('/').to_owned(), cache_dir, token, offline }
 }

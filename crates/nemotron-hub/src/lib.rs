@@ -7,8 +7,8 @@
 //! (`nemotron-engine` asks `nemotron_towers::audio_tensors`), so this crate knows nothing of the model. A
 //! Transcribe checkpoint's language-model shards — tens of gigabytes — are never requested.
 //!
-//! Settings are a typed [`HubOptions`]; [`HubOptions::from_env`] reads the usual variables for programs that
-//! want them (the CLI does).
+//! Settings are a typed [`HubOptions`]; this crate reads no environment variable (`nemotron-engine` fills the options
+//! from `HF_*` for the programs that want them).
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
@@ -41,8 +41,7 @@ pub struct HubOptions {
 
 impl Default for HubOptions {
     /// `huggingface_hub`'s defaults without its variables: the public Hub, the cache `~/.cache/huggingface/hub` (the
-    /// home folder as the OS gives it; the current folder where it gives none), no token, online. Front ends that
-    /// honour `HF_*` use [`HubOptions::from_env`].
+    /// home folder as the OS gives it; the current folder where it gives none), no token, online.
     fn default() -> Self {
         let home = std::env::home_dir().unwrap_or_default();
         Self {
@@ -51,34 +50,6 @@ impl Default for HubOptions {
             token: None,
             offline: false,
         }
-    }
-}
-
-impl HubOptions {
-    /// The settings `huggingface_hub` takes from the environment: `HF_ENDPOINT`; the cache `HF_HUB_CACHE`, else
-    /// `HF_HOME/hub`, where `HF_HOME` defaults to `$XDG_CACHE_HOME/huggingface`, else `~/.cache/huggingface`;
-    /// `HF_HUB_OFFLINE` (`1`, `true`, `yes` or `on`); the token `HF_TOKEN`, else the file `HF_TOKEN_PATH`, else
-    /// `HF_HOME/token` (what `huggingface-cli login` writes).
-    pub fn from_env() -> Self {
-        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-        let home = var("HF_HOME").map(PathBuf::from).unwrap_or_else(|| {
-            let cache = var("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| var("HOME").map(PathBuf::from).unwrap_or_default().join(".cache"));
-            cache.join("huggingface")
-        });
-        let cache_dir = var("HF_HUB_CACHE").map(PathBuf::from).unwrap_or_else(|| home.join("hub"));
-        let token_file = var("HF_TOKEN_PATH").map(PathBuf::from).unwrap_or_else(|| home.join("token"));
-        let token = var("HF_TOKEN")
-            .and_then(|t| t.into_string().ok())
-            .or_else(|| std::fs::read_to_string(token_file).ok())
-            .map(|t| t.trim().to_owned())
-            .filter(|t| !t.is_empty());
-        let offline = var("HF_HUB_OFFLINE")
-            .and_then(|v| v.into_string().ok())
-            .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
-        let endpoint = var("HF_ENDPOINT").and_then(|v| v.into_string().ok()).unwrap_or(DEFAULT_ENDPOINT.to_owned());
-        Self { endpoint: endpoint.trim_end_matches('/').to_owned(), cache_dir, token, offline }
     }
 }
 
