@@ -3,9 +3,9 @@
 use std::path::Path;
 
 use clap::Args;
+use nemotron_bench::stream::{LoadTrial, Spread, StreamBenchOptions, StreamLatency};
+use nemotron_bench::{self as bench, BenchEvent, BenchOptions, Corpus, Measurement};
 use nemotron_engine::ModelConfig;
-use nemotron_engine::bench::stream::{LoadTrial, Spread, StreamBenchOptions, StreamLatency};
-use nemotron_engine::bench::{self, BenchEvent, BenchOptions, Corpus, Measurement};
 
 use crate::Settings;
 use crate::failure::Failure;

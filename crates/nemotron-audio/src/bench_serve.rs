@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use futures_util::{SinkExt, StreamExt};
-use nemotron_engine::bench::seeded_audio;
-use nemotron_engine::bench::stream::Spread;
+use nemotron_bench::seeded_audio;
+use nemotron_bench::stream::Spread;
 use nemotron_engine::{Engine, ModelConfig, StreamingMode};
 use nemotron_server::{Server, ServerOptions};
 use serde_json::{Value, json};

@@ -158,18 +158,6 @@ pub mod audio {
     pub use nemotron_io::audio::{read_audio_from, read_audio_with};
 }
 
-/// The library's benchmark (`nemotron-audio bench`, feature `bench`): the towers timed on random weights of a release
-/// model's shapes.
-#[cfg(feature = "bench")]
-pub mod bench {
-    pub use nemotron_bench::{BenchEvent, BenchOptions, Corpus, Measurement, run, seeded_audio};
-
-    /// Streaming sessions timed (`bench --stream`): per-chunk latency and how many sessions keep up.
-    pub mod stream {
-        pub use nemotron_bench::stream::{LoadTrial, Spread, StreamBenchOptions, StreamLatency, run};
-    }
-}
-
 // The post-processing crate: segments, their rules and formats, live segment events and the word alignment.
 pub use nemotron_postprocess::alignment::{Alignment, WordChunk};
 pub use nemotron_postprocess::diarization::{
