@@ -2,11 +2,21 @@
 //! concurrent requests come.
 
 use nemotron_towers::blocking::Block;
-use nemotron_towers::{Diarizer, DiarizerBatch};
+use nemotron_towers::{BatchLimits, Diarizer, DiarizerBatch};
 
 use crate::error::EngineError;
 use crate::input::Input;
 use crate::tasks::Diarized;
+
+/// Up to `recordings` inputs diarized side by side, the other limits their defaults: the CLI's `--batch-size`, the
+/// server's `--offline-batch` and Python's `batch_size` (each defaults to [`BatchLimits::default`]'s). Refused
+/// below 1.
+pub fn batch_limits(recordings: i64) -> Result<BatchLimits, EngineError> {
+    match usize::try_from(recordings) {
+        Ok(max_recordings) if max_recordings >= 1 => Ok(BatchLimits { max_recordings, ..BatchLimits::default() }),
+        _ => Err(EngineError::BatchSize { recordings }),
+    }
+}
 
 /// Inputs diarized side by side, added at any time ([`Engine::diarize_batch`](crate::Engine::diarize_batch);
 /// continuous batching, as the server's concurrent requests need): each [`DiarizeBatch::step`] runs the next step of

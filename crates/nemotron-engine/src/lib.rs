@@ -10,7 +10,8 @@
 //! [`EngineError::kind`] (a usage error, bad input, not found, GPU, I/O).
 //!
 //! Cargo features: `hub` (models by Hub id), `demo` (the tiny random-weight demo model, compiled in; the examples
-//! below run on it, so their outputs are meaningless).
+//! below run on it, so their outputs are meaningless), `clap` ([`SegmentSettings`] as the CLI's flags), `schema`
+//! ([`Origin::json_schema`], for the server's OpenAPI document).
 //!
 //! # Encode
 //! Every output of the audio module, as the `encode` command's safetensors file:
@@ -113,7 +114,7 @@ pub mod output;
 mod speaker_dict;
 mod tasks;
 
-pub use diarize_batch::DiarizeBatch;
+pub use diarize_batch::{DiarizeBatch, batch_limits};
 #[cfg(feature = "hub")]
 pub use engine::fetch;
 pub use engine::{DownloadProgress, Engine, EngineOptions, ModelSource, open_gpu};
@@ -161,7 +162,9 @@ pub mod bench {
 
 // The post-processing crate: segments, their rules and formats, live segment events and the word alignment.
 pub use nemotron_postprocess::alignment::{Alignment, WordChunk};
-pub use nemotron_postprocess::diarization::{Segment, SegmentEvent, SegmentFormat, SegmentRule, SegmentSettings};
+pub use nemotron_postprocess::diarization::{
+    NemoParameters, Origin, Segment, SegmentEvent, SegmentFormat, SegmentRule, SegmentSettings,
+};
 pub use nemotron_postprocess::time::FRAME_SECONDS;
 
 /// Diarization error rates (`nemotron-audio score`): RTTM and UEM files read, each file scored as NIST's `md-eval`.
