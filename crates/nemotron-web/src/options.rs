@@ -1,52 +1,18 @@
 //! The options objects of the JS API, read from their JSON text: the CLI's `diarize` segment flags by the same
-//! names in camelCase (`threshold`, `onset`, `offset`, `padOnset`, `padOffset`, `minDurationOn`, `minDurationOff`,
-//! `maxSpeakers`, `postprocessing` as NeMo YAML text), `format` and `uri` for `diarize`, `latency` for `stream`.
-//! They become the one [`SegmentSettings`] every front end maps its options onto, which checks each value.
+//! names in camelCase (`padOnset`, `minDurationOn`, …; `postprocessing` as NeMo YAML text: a page has no files),
+//! `format` and `uri` for `diarize`, `latency` for `stream`. The segment flags are read by serde into the one
+//! [`SegmentSettings`] every front end reads its options into ([`Origin::Page`]), which checks each value.
 
 use std::collections::HashMap;
 
-use nemotron_postprocess::diarization::{SegmentFormat, SegmentRule, SegmentSettings};
+use nemotron_postprocess::diarization::{Origin, SegmentFormat, SegmentRule, SegmentSettings};
 use nemotron_towers::StreamingMode;
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::WebError;
 
 /// The RTTM file id when `uri` is not given (the server's, for an upload without a file name).
 const DEFAULT_URI: &str = "audio";
-
-/// The segment flags, as `diarize` and `stream` take them.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct SegmentFlags {
-    threshold: Option<f64>,
-    onset: Option<f64>,
-    offset: Option<f64>,
-    pad_onset: Option<f64>,
-    pad_offset: Option<f64>,
-    min_duration_on: Option<f64>,
-    min_duration_off: Option<f64>,
-    /// NeMo post-processing parameters as YAML text (a page has no files to name).
-    postprocessing: Option<String>,
-    max_speakers: Option<usize>,
-}
-
-impl SegmentFlags {
-    fn settings(self) -> SegmentSettings {
-        SegmentSettings {
-            threshold: self.threshold,
-            onset: self.onset,
-            offset: self.offset,
-            pad_onset: self.pad_onset,
-            pad_offset: self.pad_offset,
-            min_duration_on: self.min_duration_on,
-            min_duration_off: self.min_duration_off,
-            postprocessing: None,
-            postprocessing_yaml: self.postprocessing,
-            max_speakers: self.max_speakers,
-        }
-    }
-}
 
 /// What `diarize` is asked for: the rule that makes the segments and how they are written.
 #[derive(Debug, PartialEq)]
@@ -74,7 +40,7 @@ impl DiarizeOptions {
             Some(uri) => uri,
             None => DEFAULT_URI.into(),
         };
-        Ok(Self { rule: segments.settings().segmenter()?, format, uri })
+        Ok(Self { rule: segments.segmenter()?, format, uri })
     }
 }
 
@@ -95,13 +61,13 @@ impl StreamOptions {
             None => StreamingMode::LowLatency,
             Some(name) => name.parse().map_err(|e| WebError::Options(format!("latency: {e}")))?,
         };
-        Ok(Self { mode, rule: segments.settings().live_rule()? })
+        Ok(Self { mode, rule: segments.live_rule()? })
     }
 }
 
 /// An options object of its JSON text (`null`, no object given, is every default): the text values of `own`, the
-/// options of one call, and the segment flags, the rest (an unknown name is refused there).
-fn parse(json: &str, own: &[&'static str]) -> Result<(HashMap<&'static str, String>, SegmentFlags), WebError> {
+/// options of one call, and the segment settings, the rest (an unknown name is refused there).
+fn parse(json: &str, own: &[&'static str]) -> Result<(HashMap<&'static str, String>, SegmentSettings), WebError> {
     let invalid = |e: serde_json::Error| WebError::Options(e.to_string());
     let options: Option<Map<String, Value>> = serde_json::from_str(json).map_err(invalid)?;
     let mut rest = options.unwrap_or_default();
@@ -113,7 +79,26 @@ fn parse(json: &str, own: &[&'static str]) -> Result<(HashMap<&'static str, Stri
             Some(other) => return Err(WebError::Options(format!("{name}: {other} is not a string"))),
         }
     }
-    Ok((fields, SegmentFlags::deserialize(Value::Object(rest)).map_err(invalid)?))
+    let settings = rest.into_iter().map(|(name, value)| (setting_name(name), value)).collect();
+    let settings = SegmentSettings::from_fields(Value::Object(settings), Origin::Page)
+        .map_err(|e| WebError::Options(e.to_string()))?;
+    Ok((fields, settings))
+}
+
+/// The settings' name of a page's camelCase option (`minDurationOn` → `min_duration_on`); a name that is no
+/// setting stays as given, so that its refusal names it.
+fn setting_name(option: String) -> String {
+    let mut name = String::with_capacity(option.len() + 4);
+    for c in option.chars() {
+        if c.is_ascii_uppercase() {
+            name.push('_');
+        }
+        name.push(c.to_ascii_lowercase());
+    }
+    match SegmentSettings::names().contains(&name.as_str()) {
+        true => name,
+        false => option,
+    }
 }
 
 #[cfg(test)]
@@ -160,6 +145,29 @@ mod tests {
             options,
             StreamOptions { mode: StreamingMode::UltraLowLatency, rule: SegmentRule::PostProcessing(expected) }
         );
+    }
+
+    /// The camelCase name of a setting (`min_duration_on` → `minDurationOn`).
+    fn camel_case(name: &str) -> String {
+        let mut words = name.split('_');
+        let first = words.next().unwrap_or_default().to_string();
+        words.fold(first, |camel, word| camel + &word[..1].to_uppercase() + &word[1..])
+    }
+
+    #[test]
+    fn every_setting_a_page_gives_is_an_option_in_camel_case() {
+        for name in Origin::Page.names() {
+            let value = match name {
+                "postprocessing" => r#""parameters:\n  onset: 0.7\n""#,
+                "max_speakers" => "2",
+                "pad_onset" | "pad_offset" => "-0.05",
+                "threshold" | "onset" | "offset" | "min_duration_on" | "min_duration_off" => "0.4",
+                other => panic!("no sample value for the setting `{other}`: add one"),
+            };
+            let json = format!(r#"{{"{}": {value}}}"#, camel_case(name));
+            let options = DiarizeOptions::from_json(&json).unwrap_or_else(|e| panic!("{json}: {}", e.sentence()));
+            assert_ne!(options.rule, DiarizeOptions::from_json("{}").unwrap().rule, "{json}");
+        }
     }
 
     #[test]
