@@ -1,10 +1,10 @@
 //! `nemotron-audio`: Nemotron 3.5 Transcribe's audio perception from the command line, over the `nemotron-towers`
 //! library. Exit status: 0 on success, 1 on a runtime error (bad file, bad model, GPU failure), 2 on a usage error.
 //!
-//! Environment variables are read here and nowhere below: `WGPU_ADAPTER_NAME`, `WGPU_BACKEND`,
-//! `NEMOTRON_PIPELINE_CACHE` (through `GpuOptions::from_env`), `NEMOTRON_PRECISION`, `NEMOTRON_COOP_KERNEL`
-//! (through `MatmulOptions::from_env`; `--precision` wins), the Hugging Face Hub's `HF_HOME`, `HF_HUB_CACHE`,
-//! `HF_HUB_OFFLINE`, `HF_ENDPOINT`, `HF_TOKEN`, `HF_TOKEN_PATH` (through `HubOptions::from_env`) and `RUST_LOG`.
+//! Environment variables are read here, through `EngineOptions::from_env`, and nowhere below the engine:
+//! `WGPU_ADAPTER_NAME`, `WGPU_BACKEND`, `NEMOTRON_PIPELINE_CACHE`, `NEMOTRON_PRECISION`, `NEMOTRON_COOP_KERNEL`
+//! (`--precision` wins), the Hugging Face Hub's `HF_HOME`, `HF_HUB_CACHE`, `HF_HUB_OFFLINE`, `HF_ENDPOINT`,
+//! `HF_TOKEN`, `HF_TOKEN_PATH` (through `HubOptions::from_env`) and `RUST_LOG`.
 
 mod align;
 mod batch;

@@ -16,7 +16,8 @@ const CONFIG: &str = r#"{"model_type":"nemo_speechlm","audio_config":{"asr_confi
 fn towers(c: &mut Criterion) {
     let gpu = test_gpu();
     let config = ModelConfig::from_json(CONFIG).expect("bench config");
-    let Ok(Model::Transcribe(model)) = Model::random(gpu, &config, 1, &ModelOptions { matmul: test_matmul() }).block()
+    let Ok(Model::Transcribe(model)) =
+        Model::random(gpu, &config, 1, &ModelOptions { matmul: test_matmul(), ..ModelOptions::default() }).block()
     else {
         panic!("random transcribe model")
     };

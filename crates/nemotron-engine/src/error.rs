@@ -97,7 +97,7 @@ pub enum EngineError {
     },
     /// An environment variable holds a value it may not.
     #[error(transparent)]
-    Environment(#[from] audio_kernels::gemm::UnknownSetting),
+    Environment(#[from] crate::environment::UnknownSetting),
     /// The alignment cannot be serialised (a bug: every field is plain data).
     #[error("cannot serialise the alignment: {0}")]
     Serialise(#[source] serde_json::Error),
@@ -110,6 +110,13 @@ impl From<DiarizationError> for EngineError {
             DiarizationError::Field { field, problem } => EngineError::Setting { field, problem },
             other => EngineError::Segments(other),
         }
+    }
+}
+
+/// A checkpoint that cannot be read (e.g. files handed over twice by one name).
+impl From<CheckpointError> for EngineError {
+    fn from(error: CheckpointError) -> Self {
+        EngineError::Towers(error.into())
     }
 }
 
@@ -187,6 +194,9 @@ fn audio_kind(error: &AudioError) -> ErrorKind {
 fn towers_kind(error: &nemotron_towers::Error) -> ErrorKind {
     use nemotron_towers::Error;
     match error {
+        // Each recording of a failed batched step failed for the step's reason: a lost device is the GPU's fault,
+        // not the recordings' input.
+        Error::BatchedStep(source) => towers_kind(source),
         Error::Gpu(_) => ErrorKind::Gpu,
         Error::Checkpoint(CheckpointError::NoWeights { .. }) => ErrorKind::NotFound,
         Error::Output { .. } => ErrorKind::Io,

@@ -2,7 +2,6 @@
 //! it decodes and runs on the GPU, and calls the engine functions the CLI calls, so its outputs are the CLI's.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use nemotron_engine::{
     AlignRequest, BatchLimits, Engine, EngineOptions, Input, ModelSource, Precision, SegmentRule, SegmentSettings,
@@ -21,7 +20,7 @@ use crate::stream::StreamSession;
 /// A model loaded on a GPU: a Transcribe checkpoint (every task) or a standalone diarizer (`diarize`, `stream`).
 #[pyclass(frozen, module = "nemotron_audio")]
 pub struct Model {
-    engine: Arc<Engine>,
+    engine: Engine,
 }
 
 /// Where samples go before a task: their rate, checked.
@@ -83,7 +82,7 @@ impl Model {
     fn load(py: Python<'_>, source: ModelSource, options: EngineOptions) -> PyResult<Self> {
         let engine =
             detached(py, move || Engine::load(&source, &options, &mut |_, _, _| {}).map_err(|e| to_python(&e)))?;
-        Ok(Self { engine: Arc::new(engine) })
+        Ok(Self { engine })
     }
 
     /// The environment's settings (as the CLI reads them) with `precision` over them.
@@ -143,6 +142,16 @@ impl Model {
     #[pyo3(signature = (*, precision=None))]
     fn demo(py: Python<'_>, precision: Option<String>) -> PyResult<Self> {
         Self::load(py, ModelSource::Demo, Self::options(precision.as_deref())?)
+    }
+
+    /// The demo model on a device it loses, as a driver reset would, at its first step of at least `steps`
+    /// recordings or sessions: for the tests of what a lost device raises (not in the stubs).
+    #[staticmethod]
+    #[pyo3(name = "_demo_losing_device_at_step_of")]
+    fn demo_losing_device_at_step_of(py: Python<'_>, steps: usize) -> PyResult<Self> {
+        let mut options = Self::options(None)?;
+        options.model.lose_device_at_step_of = Some(steps);
+        Self::load(py, ModelSource::Demo, options)
     }
 
     /// Where the model came from: `owner/name@commit`, a folder, or the demo's label.
@@ -271,10 +280,8 @@ impl Model {
     ) -> PyResult<StreamSession> {
         let mode = latency.parse::<StreamingMode>().map_err(|e| PyValueError::new_err(e.to_string()))?;
         let (settings, _): (SegmentSettings, _) = settings::from_kwargs(py, segment_settings)?;
-        let engine = Arc::clone(&self.engine);
-        detached(py, move || {
-            StreamSession::new(engine, |engine| engine.stream(mode, &settings).map_err(|e| to_python(&e)))
-        })
+        let engine = &self.engine;
+        detached(py, || engine.stream(mode, &settings).map(StreamSession::new).map_err(|e| to_python(&e)))
     }
 
     fn __repr__(&self) -> String {

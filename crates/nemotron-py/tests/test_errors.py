@@ -66,6 +66,14 @@ def test_models_that_cannot_do_a_task():
     assert len(diarizer.diarize(SHORT).probabilities) > 0
 
 
+def test_a_device_lost_in_a_shared_step_raises_gpu_error():
+    # Recordings side by side share each step: the device lost in one is the GPU's failure, not their audio's.
+    model = nemotron_audio.Model._demo_losing_device_at_step_of(2)
+    assert len(model.diarize(SPEECH).probabilities) > 0, "steps of one recording run"
+    with pytest.raises(nemotron_audio.GpuError, match="device lost"):
+        model.diarize_many([SPEECH, SPEECH.read_bytes()])
+
+
 def test_ended_streams(demo):
     session = demo.stream()
     session.push(np.zeros(1600, np.float32))

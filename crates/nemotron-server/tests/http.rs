@@ -4,10 +4,14 @@
 
 mod common;
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use common::{audio, client, engine, start, wav};
-use nemotron_engine::{AlignRequest, Input, Origin, SegmentFormat, SegmentSettings, write_segments};
+use common::{audio, client, engine, start, start_on, wav};
+use nemotron_engine::{
+    AlignRequest, Engine, EngineOptions, Input, ModelOptions, ModelSource, Origin, SegmentFormat, SegmentSettings,
+    write_segments,
+};
 use nemotron_server::{ApiKeys, ServerOptions};
 use reqwest::multipart::{Form, Part};
 use reqwest::{Response, StatusCode};
@@ -105,6 +109,63 @@ async fn concurrent_diarizations_are_each_the_clis_file_alone() {
         .find_map(|line| line.strip_prefix("nemotron_diarize_queue_recordings_sum "))
         .map_or(0.0, |value| value.parse().unwrap());
     assert!(sum >= recordings.len() as f64, "queue sizes at the steps sum to {sum}: {metrics}");
+    server.stop().await.unwrap();
+}
+
+/// A device lost while concurrent uploads share a step (`ModelOptions::lose_device_at_step_of`, through wgpu's own
+/// loss) is the server's failure for each of them, not a fault of their audio: 500 `internal`, naming the loss.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_lost_in_a_shared_step_fails_every_upload_in_it_as_the_servers_fault() {
+    let model = ModelOptions { lose_device_at_step_of: Some(2), ..ModelOptions::default() };
+    let options = EngineOptions { model, ..EngineOptions::default() };
+    let engine = Engine::load(&ModelSource::Demo, &options, &mut |_, _, _| {}).expect("the demo model loads");
+    let server = start_on(ServerOptions::default(), Arc::new(engine)).await;
+    let post = |samples: &[f32]| {
+        client().post(server.url("/v1/audio/diarizations")).multipart(upload(&wav(samples), &[])).send()
+    };
+    // Four minutes, whose steps run alone (the device stays) until the second upload joins them.
+    let long: Vec<f32> = (0..8).flat_map(|_| audio(0.0, 30.0)).collect();
+    let first = tokio::spawn(post(&long));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let metrics = client().get(server.url("/metrics")).send().await.unwrap().text().await.unwrap();
+        let count = metrics.lines().find_map(|line| line.strip_prefix("nemotron_diarize_queue_recordings_count "));
+        if count.is_some_and(|steps| steps != "0") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the first upload's steps did not start within 60 s");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let second = post(&audio(2.0, 5.0)).await;
+    for (i, response) in [first.await.unwrap(), second].into_iter().enumerate() {
+        let response = response.unwrap();
+        let status = response.status();
+        let body: serde_json::Value = response.json().await.expect("a JSON error body");
+        let code = body["error"]["code"].as_str();
+        assert_eq!((status, code), (StatusCode::INTERNAL_SERVER_ERROR, Some("internal")), "upload {i}: {body}");
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("GPU device lost"), "upload {i}: {message}");
+    }
+    server.stop().await.unwrap();
+}
+
+/// `nemotron_gpu_memory_bytes` is the engine's GPU memory at the scrape: a gauge in bytes, more than nothing (the
+/// weights) and at most the most the context has held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metrics_export_the_gpu_memory_in_use() {
+    let server = start(ServerOptions::default()).await;
+    let metrics = client().get(server.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    for line in ["# TYPE nemotron_gpu_memory_bytes gauge", "# UNIT nemotron_gpu_memory_bytes bytes"] {
+        assert!(metrics.lines().any(|l| l == line), "no `{line}` in\n{metrics}");
+    }
+    let bytes: u64 = metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("nemotron_gpu_memory_bytes "))
+        .unwrap_or_else(|| panic!("no GPU memory in\n{metrics}"))
+        .parse()
+        .unwrap();
+    let peak = engine().gpu().peak_memory();
+    assert!(bytes > 0 && bytes <= peak, "{bytes} bytes in use, {peak} at the peak");
     server.stop().await.unwrap();
 }
 

@@ -3,7 +3,8 @@
 use gpu_core::blocking::Block;
 use std::sync::OnceLock;
 
-use audio_kernels::MatmulOptions;
+use audio_kernels::{MatmulOptions, Precision};
+use gpu_core::wgpu::Backends;
 use gpu_core::{Gpu, GpuOptions};
 
 /// The seed for a test: `TEST_SEED` when set (to replay a failure), otherwise fresh each run.
@@ -16,10 +17,20 @@ pub fn fresh_seed() -> u64 {
     nanos ^ (std::process::id() as u64).rotate_left(32)
 }
 
-/// The adapter tests run on: the CLI's settings ([`nemotron_towers::environment::gpu_options`]), so that
-/// `WGPU_ADAPTER_NAME`, `WGPU_BACKEND` and `NEMOTRON_PIPELINE_CACHE` steer the tests as they steer the program.
+/// A variable of the environment (the libraries read none: the tests' settings are read here, the programs' by
+/// `nemotron-engine`); empty or blank counts as unset.
+fn variable(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The adapter tests run on: `WGPU_ADAPTER_NAME` and `WGPU_BACKEND` steer the tests as they steer the programs (no
+/// pipeline cache is kept).
 pub fn test_gpu_options() -> GpuOptions {
-    nemotron_towers::environment::gpu_options()
+    GpuOptions {
+        adapter_name: variable("WGPU_ADAPTER_NAME"),
+        backends: variable("WGPU_BACKEND").map_or(Backends::PRIMARY, |list| Backends::from_comma_list(&list)),
+        ..GpuOptions::default()
+    }
 }
 
 /// One context per test binary, on [`test_gpu_options`]'s adapter.
@@ -35,10 +46,14 @@ pub fn test_gpu() -> &'static Gpu {
     })
 }
 
-/// The matrix settings tests run with: [`MatmulOptions::from_env`] (`NEMOTRON_PRECISION=f32` tests the f32 path on
-/// an adapter with tensor cores).
+/// The matrix settings tests run with: the defaults, with the precision of `NEMOTRON_PRECISION` as the programs read
+/// it (`f32` tests the f32 path on an adapter with tensor cores).
 pub fn test_matmul() -> MatmulOptions {
-    MatmulOptions::from_env().unwrap_or_else(|e| panic!("{e}"))
+    let precision = variable("NEMOTRON_PRECISION").map(|text| {
+        let text = text.trim().to_ascii_lowercase();
+        text.parse::<Precision>().unwrap_or_else(|e| panic!("NEMOTRON_PRECISION={e}"))
+    });
+    MatmulOptions { precision: precision.unwrap_or_default(), ..MatmulOptions::default() }
 }
 
 /// A buffer of `len` NaNs, so any element a kernel fails to write fails the comparison.

@@ -2,6 +2,7 @@
 //! for broken internal invariants (bugs).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::checkpoint::CheckpointError;
 use crate::config::ConfigError;
@@ -89,10 +90,11 @@ pub enum Error {
         /// The call.
         call: &'static str,
     },
-    /// The shared submission of a batched step failed: every streaming session or offline recording in it gets this
-    /// (the first cause is in the message); a session's chunks did not run and run on its next push.
+    /// The shared submission of a batched step failed: every streaming session or offline recording in it gets this,
+    /// the step's error (a lost device, say) shared as its source, so that each is classified by what happened; a
+    /// session's chunks did not run and run on its next push.
     #[error("the batched step this session or recording was part of failed: {0}")]
-    BatchedStep(String),
+    BatchedStep(#[source] Arc<Error>),
     /// A streaming mode the diarizer cannot run.
     #[error(
         "streaming mode {mode}: a chunk of {chunk} and a look-ahead of {lookahead} encoder frames (the chunk needs at \

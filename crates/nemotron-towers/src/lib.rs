@@ -31,8 +31,9 @@
 //! Below the front door, for users who need a part:
 //! - [`frontend`]: the log-mel front end, on 16 kHz mono samples (audio files and streams become those in the
 //!   `nemotron-io` crate).
-//! - [`config`], [`checkpoint`]: `config.json` and safetensors (one file or sharded; bytes handed over, or
-//!   memory-mapped files on native targets), in the release's NeMo names or the Transformers names;
+//! - [`config`], [`checkpoint`]: `config.json` and safetensors (one file or sharded; a folder's files,
+//!   memory-mapped on native targets, or the same files handed over by name, read by one rule: [`CheckpointFiles`]),
+//!   in the release's NeMo names or the Transformers names;
 //!   [`audio_tensors`]: which tensors a config reads (what a Hub client fetches the shards of).
 //! - [`tower`], [`sortformer`]: one encoder tower, or the diarizer, on the GPU.
 //! - [`streaming`]: live sessions ([`DiarizerSession`]: audio in any pieces, each frame's logits as soon as it
@@ -56,8 +57,8 @@
 //! Cargo feature `parallel` (default): host work across cores (rayon, threads). Without it — the
 //! `wasm32-unknown-unknown` build — the same work runs on the calling thread, with the same results.
 //!
-//! Nothing here reads the environment: settings are typed values ([`ModelOptions`], [`GpuOptions`]); the CLI reads
-//! its environment variables through [`environment::gpu_options`] and [`MatmulOptions::from_env`].
+//! Nothing here reads the environment: settings are typed values ([`ModelOptions`], [`GpuOptions`]), which
+//! `nemotron-engine`'s `EngineOptions::from_env` fills from the variables the CLI documents.
 
 #![warn(missing_docs)]
 
@@ -70,7 +71,6 @@ pub mod chunks;
 pub mod config;
 #[cfg(feature = "demo")]
 pub mod demo;
-pub mod environment;
 mod error;
 pub mod frontend;
 mod fusion;
@@ -91,14 +91,13 @@ pub mod tower;
 #[cfg_attr(feature = "test-support", allow(missing_docs))]
 mod weights;
 pub mod word_timestamps;
-mod workspace;
 
 pub use audio_kernels::{MatmulOptions, Precision, TensorCoreKernel};
-pub use checkpoint::{Checkpoint, CheckpointError};
+pub use checkpoint::{Checkpoint, CheckpointError, CheckpointFiles, NamedFiles};
 pub use config::{ConfigError, DiarizationConfig, EncoderConfig, ModelConfig, TranscribeConfig, WordTimestampConfig};
 pub use error::{Error, Result, SampleError, error_sentence};
 pub use frontend::Features;
-pub use gpu_core::{Gpu, GpuOptions};
+pub use gpu_core::{Capability, Gpu, GpuOptions};
 pub use offline::{BatchLimits, Finished, OfflineBatch};
 pub use pipeline::{
     AudioModel, AudioOutputs, Diarization, Diarizer, DiarizerBatch, Model, ModelOptions, Progress, audio_tensors,

@@ -5,6 +5,7 @@
 //! requests); [`Sortformer::diarize_many`] is a batch whose recordings all come first.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use gpu_core::Timing;
 
@@ -158,7 +159,7 @@ impl Sortformer {
     ///
     /// Returns one result per recording, in order. A recording that is refused (features of the wrong shape) or
     /// whose embedding fails is left out and the others go on; a failure of a shared step is every recording's in
-    /// it ([`Error::BatchedStep`]), and the others go on.
+    /// it ([`Error::BatchedStep`], the step's error its source), and the others go on.
     pub async fn diarize_many(
         &self,
         recordings: &[(&[f32], usize)],
@@ -227,14 +228,16 @@ impl Sortformer {
     }
 }
 
-/// Gives every recording of a failed step the failure: alone, the error itself; batched, [`Error::BatchedStep`].
+/// Gives every recording of a failed step the failure: alone, the error itself; batched, [`Error::BatchedStep`] with
+/// the error as the source each one shares.
 fn fail<F>(running: &mut [(usize, Result<Recording<F>>)], steps: &[(usize, Step)], error: Error) {
     if let [(i, _)] = steps {
         running[*i].1 = Err(error);
         return;
     }
+    let error = Arc::new(error);
     for (i, _) in steps {
-        running[*i].1 = Err(Error::BatchedStep(error.to_string()));
+        running[*i].1 = Err(Error::BatchedStep(Arc::clone(&error)));
     }
 }
 
@@ -253,6 +256,24 @@ pub struct OfflineBatch<'s, F> {
     running: Vec<(usize, Result<Recording<F>>)>,
     /// Refused before they could wait.
     refused: Vec<(usize, Error)>,
+    /// While the batch holds recordings, it is one of its diarizer's users (it will step again).
+    joined: Option<Joined<'s>>,
+}
+
+/// One user of a diarizer ([`Sortformer::join`]) for as long as it lives.
+struct Joined<'s>(&'s Sortformer);
+
+impl<'s> Joined<'s> {
+    fn new(sortformer: &'s Sortformer) -> Self {
+        sortformer.join();
+        Self(sortformer)
+    }
+}
+
+impl Drop for Joined<'_> {
+    fn drop(&mut self) {
+        self.0.leave();
+    }
 }
 
 /// A recording an [`OfflineBatch`] is done with.
@@ -273,6 +294,7 @@ impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
             waiting: VecDeque::new(),
             running: Vec::new(),
             refused: Vec::new(),
+            joined: None,
         }
     }
 
@@ -282,6 +304,7 @@ impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
         let recording = Recording::new(self.sortformer.config(), features, valid_frames);
         self.waiting.push_back((self.added, recording));
         self.added += 1;
+        self.follow_recordings();
         self.added - 1
     }
 
@@ -290,6 +313,7 @@ impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
     pub fn refuse(&mut self, error: Error) -> usize {
         self.refused.push((self.added, error));
         self.added += 1;
+        self.follow_recordings();
         self.added - 1
     }
 
@@ -306,7 +330,7 @@ impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
     /// The next step of each running recording (the first waiting ones take the free places) as one submission;
     /// returns the recordings done with it, in no particular order: those whose last step it ran, those refused or
     /// failed. `progress(recording, chunks done, chunks)` follows each recording's step. A failure of the shared
-    /// step is every recording's in it ([`Error::BatchedStep`]; alone, the error itself).
+    /// step is every recording's in it ([`Error::BatchedStep`], the step's error its source; alone, the error itself).
     pub async fn step(&mut self, progress: &mut dyn FnMut(usize, usize, usize)) -> Vec<Finished<F>> {
         let mut finished: Vec<Finished<F>> =
             self.refused.drain(..).map(|(recording, error)| Finished { recording, result: Err(error) }).collect();
@@ -323,7 +347,18 @@ impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
             self.running.drain(..).partition(|(_, state)| !matches!(state, Ok(recording) if !recording.done()));
         self.running = going;
         finished.extend(done.into_iter().map(finish));
+        self.follow_recordings();
         finished
+    }
+
+    /// Joins the diarizer's users when the batch has recordings, leaves them when it has none: the workspaces its
+    /// steps grew are kept from one step to the next, and freed once it is done (if no live session is left).
+    fn follow_recordings(&mut self) {
+        if self.is_empty() {
+            self.joined = None;
+        } else if self.joined.is_none() {
+            self.joined = Some(Joined::new(self.sortformer));
+        }
     }
 }
 

@@ -7,7 +7,7 @@ mod common;
 use nemotron_towers::blocking::Block;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use common::{edited_weights, model_dir, test_options};
 use gpu_core::{Gpu, GpuError, GpuOptions};
@@ -17,7 +17,7 @@ use nemotron_towers::frontend::Features;
 use nemotron_towers::synthetic::synthetic_audio;
 use nemotron_towers::tensor_file::{Tensor, serialize};
 use nemotron_towers::tower::{InputKind, Sequence};
-use nemotron_towers::{AudioModel, Diarizer, Model};
+use nemotron_towers::{AudioModel, BatchLimits, Diarizer, DiarizerSession, Model, ModelOptions, StreamingMode};
 use nemotron_towers::{Checkpoint, CheckpointError, ConfigError, Error, ModelConfig};
 
 fn testdata(path: &str) -> PathBuf {
@@ -279,4 +279,59 @@ fn a_lost_device_is_a_typed_error_at_every_step() {
         Err(Error::Gpu(GpuError::DeviceLost(_))) => {}
         other => panic!("loading onto a lost device: expected DeviceLost, got {:?}", other.map(|_| ())),
     }
+}
+
+/// The `diar-tiny` diarizer on a device of its own that it loses (as a driver reset would lose it) at its first step
+/// of two sequences or more, and two recordings of a few chunks each.
+fn losing_device_at_a_step_of_two() -> (Gpu, Model, [Vec<f32>; 2]) {
+    let gpu = Gpu::with_options(&nemotron_testkit::test_gpu_options()).block().unwrap();
+    let options = ModelOptions { lose_device_at_step_of: Some(2), ..test_options() };
+    let model = Model::load(&gpu, &testdata("reference/diar-tiny"), &options).block().expect("diar-tiny loads");
+    let recordings = [synthetic_audio(5.0, &mut Rng::new(11)), synthetic_audio(6.5, &mut Rng::new(12))];
+    (gpu, model, recordings)
+}
+
+/// The error every entry of a batched step got: the step's own, shared (one error, not a copy per entry).
+fn shared_source<T>(results: &[Result<T, Error>]) -> &Error {
+    let sources: Vec<&Arc<Error>> = results
+        .iter()
+        .enumerate()
+        .map(|(i, result)| match result {
+            Err(Error::BatchedStep(source)) => source,
+            other => panic!("entry {i}: expected a failed batched step, got {:?}", other.as_ref().err()),
+        })
+        .collect();
+    assert!(sources.windows(2).all(|pair| Arc::ptr_eq(pair[0], pair[1])), "one error shared by every entry");
+    sources[0]
+}
+
+fn assert_lost_device(source: &Error) {
+    assert!(matches!(source, Error::Gpu(GpuError::DeviceLost(_))), "the step's error is the lost device: {source:?}");
+}
+
+#[test]
+fn a_device_lost_in_a_batched_step_is_the_source_of_every_recordings_error() {
+    let (_gpu, model, recordings) = losing_device_at_a_step_of_two();
+    let diarizer = model.diarizer();
+    // Steps of one recording run: the device is lost only once two share a step.
+    diarizer.diarize_audio(&recordings[0], &mut |_, _, _| {}).block().expect("a recording alone runs");
+    let features = recordings.iter().map(|samples| diarizer.features(samples).unwrap()).collect();
+    let results = diarizer.diarize_many(features, &BatchLimits::default(), &mut |_, _, _| {}).block();
+    let source = shared_source(&results);
+    assert_lost_device(source);
+    // What a front end prints names the cause.
+    let sentence = nemotron_towers::error_sentence(results[0].as_ref().unwrap_err());
+    assert!(sentence.contains("batched step") && sentence.contains("lost"), "{sentence}");
+}
+
+#[test]
+fn a_device_lost_in_a_batched_streaming_step_is_the_source_of_every_sessions_error() {
+    let (_gpu, model, recordings) = losing_device_at_a_step_of_two();
+    let diarizer = model.diarizer();
+    let mut sessions: Vec<DiarizerSession> =
+        (0..2).map(|_| diarizer.session(StreamingMode::LowLatency).unwrap()).collect();
+    let mut pushes: Vec<(&mut DiarizerSession, &[f32])> =
+        sessions.iter_mut().zip(&recordings).map(|(session, samples)| (session, samples.as_slice())).collect();
+    let outputs = nemotron_towers::streaming::push_many(&mut pushes).block();
+    assert_lost_device(shared_source(&outputs));
 }

@@ -1,12 +1,12 @@
 //! The options objects of the JS API, read from their JSON text: the CLI's `diarize` segment flags by the same
 //! names in camelCase (`padOnset`, `minDurationOn`, …; `postprocessing` as NeMo YAML text: a page has no files),
-//! `format` and `uri` for `diarize`, `latency` for `stream`. The segment flags are read by serde into the one
-//! [`SegmentSettings`] every front end reads its options into ([`Origin::Page`]), which checks each value.
+//! `format` and `uri` for the segments' text (`diarize`, `segments`, a live session's `end`, `writeSegments`),
+//! `latency` for `stream`. The segment flags are read by serde into the one [`SegmentSettings`] every front end
+//! reads its options into ([`Origin::Page`]), which checks each value.
 
 use std::collections::HashMap;
 
-use nemotron_postprocess::diarization::{Origin, SegmentFormat, SegmentRule, SegmentSettings};
-use nemotron_towers::StreamingMode;
+use nemotron_engine::{EngineError, Origin, SegmentFormat, SegmentRule, SegmentSettings, StreamingMode};
 use serde_json::{Map, Value};
 
 use crate::error::WebError;
@@ -14,21 +14,26 @@ use crate::error::WebError;
 /// The RTTM file id when `uri` is not given (the server's, for an upload without a file name).
 const DEFAULT_URI: &str = "audio";
 
-/// What `diarize` is asked for: the rule that makes the segments and how they are written.
+/// How segments are written as text, as `diarize --segments - --format` writes them.
 #[derive(Debug, PartialEq)]
-pub struct DiarizeOptions {
-    /// How speaker activity becomes segments.
-    pub rule: SegmentRule,
+pub struct TextOptions {
     /// The text format (`format`: `rttm`, the CLI's default on standard output, `json` or `csv`).
     pub format: SegmentFormat,
     /// The RTTM file id (`uri`; whitespace becomes `_`).
     pub uri: String,
 }
 
-impl DiarizeOptions {
-    /// The options of their JSON text (`null` or absent: every default).
+impl TextOptions {
+    /// The options of their JSON text (`null` or absent: every default); no segment flag.
     pub fn from_json(json: &str) -> Result<Self, WebError> {
         let (mut fields, segments) = parse(json, &["format", "uri"])?;
+        if segments != SegmentSettings::default() {
+            return Err(WebError::Options("segment flags make segments; these options only write them".into()));
+        }
+        Self::from_fields(&mut fields)
+    }
+
+    fn from_fields(fields: &mut HashMap<&'static str, String>) -> Result<Self, WebError> {
         let format = match fields.remove("format").as_deref() {
             None => SegmentFormat::Rttm,
             Some(name) => name.parse().map_err(|e| WebError::Options(format!("format: {e}")))?,
@@ -40,7 +45,25 @@ impl DiarizeOptions {
             Some(uri) => uri,
             None => DEFAULT_URI.into(),
         };
-        Ok(Self { rule: segments.segmenter()?, format, uri })
+        Ok(Self { format, uri })
+    }
+}
+
+/// What `diarize` is asked for: the rule that makes the segments and how they are written.
+#[derive(Debug, PartialEq)]
+pub struct DiarizeOptions {
+    /// How speaker activity becomes segments.
+    pub rule: SegmentRule,
+    /// How they are written.
+    pub text: TextOptions,
+}
+
+impl DiarizeOptions {
+    /// The options of their JSON text (`null` or absent: every default).
+    pub fn from_json(json: &str) -> Result<Self, WebError> {
+        let (mut fields, segments) = parse(json, &["format", "uri"])?;
+        let text = TextOptions::from_fields(&mut fields)?;
+        Ok(Self { rule: segments.segmenter().map_err(EngineError::from)?, text })
     }
 }
 
@@ -61,7 +84,7 @@ impl StreamOptions {
             None => StreamingMode::LowLatency,
             Some(name) => name.parse().map_err(|e| WebError::Options(format!("latency: {e}")))?,
         };
-        Ok(Self { mode, rule: segments.live_rule()? })
+        Ok(Self { mode, rule: segments.live_rule().map_err(EngineError::from)? })
     }
 }
 
@@ -105,7 +128,7 @@ fn setting_name(option: String) -> String {
 mod tests {
     use super::*;
 
-    use nemotron_postprocess::diarization::PostProcessing;
+    use nemotron_engine::PostProcessing;
 
     fn refusal<T: std::fmt::Debug>(result: Result<T, WebError>) -> String {
         result.expect_err("refused").sentence()
@@ -116,7 +139,9 @@ mod tests {
         for json in ["null", "{}"] {
             let options = DiarizeOptions::from_json(json).unwrap();
             let rule = SegmentRule::Threshold { threshold: 0.5, max_speakers: None };
-            assert_eq!(options, DiarizeOptions { rule, format: SegmentFormat::Rttm, uri: "audio".into() });
+            let text = TextOptions { format: SegmentFormat::Rttm, uri: "audio".into() };
+            assert_eq!(TextOptions::from_json(json).unwrap(), text);
+            assert_eq!(options, DiarizeOptions { rule, text });
             assert_eq!(
                 StreamOptions::from_json(json).unwrap(),
                 StreamOptions { mode: StreamingMode::LowLatency, rule }
@@ -137,7 +162,7 @@ mod tests {
             ..PostProcessing::default()
         };
         assert_eq!(options.rule, SegmentRule::PostProcessing(expected));
-        assert_eq!((options.format, options.uri.as_str()), (SegmentFormat::Json, "talk"));
+        assert_eq!(options.text, TextOptions { format: SegmentFormat::Json, uri: "talk".into() });
         let yaml = r#"{"postprocessing": "parameters:\n  onset: 0.8\n", "offset": 0.4, "latency": "ultra-low"}"#;
         let options = StreamOptions::from_json(yaml).unwrap();
         let expected = PostProcessing { onset: 0.8, offset: 0.4, ..PostProcessing::default() };
@@ -164,9 +189,14 @@ mod tests {
                 "threshold" | "onset" | "offset" | "min_duration_on" | "min_duration_off" => "0.4",
                 other => panic!("no sample value for the setting `{other}`: add one"),
             };
-            let json = format!(r#"{{"{}": {value}}}"#, camel_case(name));
+            let option = camel_case(name);
+            let json = format!(r#"{{"{option}": {value}}}"#);
             let options = DiarizeOptions::from_json(&json).unwrap_or_else(|e| panic!("{json}: {}", e.sentence()));
             assert_ne!(options.rule, DiarizeOptions::from_json("{}").unwrap().rule, "{json}");
+            if name != "max_speakers" {
+                let options = StreamOptions::from_json(&json).unwrap_or_else(|e| panic!("{json}: {}", e.sentence()));
+                assert_ne!(options.rule, StreamOptions::from_json("{}").unwrap().rule, "{json}");
+            }
         }
     }
 
@@ -186,5 +216,7 @@ mod tests {
             refusal(DiarizeOptions::from_json(r#"{"uri": " "}"#)),
             "options: uri: an RTTM file id cannot be empty"
         );
+        assert!(refusal(TextOptions::from_json(r#"{"threshold": 0.4}"#)).starts_with("options: segment flags"));
+        assert!(refusal(TextOptions::from_json(r#"{"latency": "low"}"#)).contains("latency"));
     }
 }

@@ -11,7 +11,7 @@ mod tensor_core;
 mod weight;
 
 pub use epilogue::{Activation, Epilogue};
-pub use options::{MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Tiles, UnknownSetting, UnknownValue};
+pub use options::{MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Tiles, UnknownValue};
 pub use tensor_core::TILE_CANDIDATES;
 pub use weight::{Weight, f16_exponent};
 

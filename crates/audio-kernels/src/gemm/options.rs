@@ -69,35 +69,6 @@ pub struct UnknownValue {
     pub expected: &'static str,
 }
 
-/// A setting read from the environment that is not one of its documented values.
-#[derive(Debug, thiserror::Error)]
-#[error("{variable}={source}")]
-pub struct UnknownSetting {
-    /// The variable.
-    pub variable: &'static str,
-    /// What is wrong with its value.
-    pub source: UnknownValue,
-}
-
-impl MatmulOptions {
-    /// The defaults, overridden by `NEMOTRON_PRECISION` (`auto` or `f32`) and `NEMOTRON_COOP_KERNEL` (`auto`, or a
-    /// fixed tile configuration `MxNxS` or `MxNxSpP`, see [`Tiles`]); unset or empty variables keep the default. The only place
-    /// this crate reads the environment.
-    pub fn from_env() -> Result<Self, UnknownSetting> {
-        let var =
-            |name: &str| std::env::var(name).ok().map(|v| v.trim().to_ascii_lowercase()).filter(|v| !v.is_empty());
-        let mut options = Self::default();
-        let unknown = |variable| move |source| UnknownSetting { variable, source };
-        if let Some(value) = var("NEMOTRON_PRECISION") {
-            options.precision = value.parse().map_err(unknown("NEMOTRON_PRECISION"))?;
-        }
-        if let Some(value) = var("NEMOTRON_COOP_KERNEL") {
-            options.tensor_core_kernel = value.parse().map_err(unknown("NEMOTRON_COOP_KERNEL"))?;
-        }
-        Ok(options)
-    }
-}
-
 impl std::str::FromStr for Precision {
     type Err = UnknownValue;
     fn from_str(text: &str) -> Result<Self, UnknownValue> {

@@ -85,11 +85,16 @@ pub struct TestServer {
 /// Starts a server with `options` (its address replaced by an ephemeral loopback port) on the shared demo engine
 /// and waits until it is ready.
 pub async fn start(options: ServerOptions) -> TestServer {
+    start_on(options, engine()).await
+}
+
+/// [`start`] on an engine of the test's own.
+pub async fn start_on(options: ServerOptions, engine: Arc<Engine>) -> TestServer {
     let options = ServerOptions { listen: SocketAddr::from(([127, 0, 0, 1], 0)), ..options };
     let server = Server::bind(options).await.expect("binds a loopback port");
     let address = server.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(server.run(|| Ok(engine()), async move {
+    let task = tokio::spawn(server.run(move || Ok(engine), async move {
         let _ = stopped.await;
     }));
     let server = TestServer { address, stop: Some(stop), task };

@@ -16,7 +16,7 @@ pub struct DiarizerBatch<'d> {
 impl Diarizer {
     /// An empty batch whose recordings' steps share submissions within `limits`.
     pub fn batch(&self, limits: &BatchLimits) -> DiarizerBatch<'_> {
-        DiarizerBatch { diarizer: self, batch: OfflineBatch::new(&self.sortformer, limits) }
+        DiarizerBatch { diarizer: self, batch: OfflineBatch::new(self.sortformer(), limits) }
     }
 }
 

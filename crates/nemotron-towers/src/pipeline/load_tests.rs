@@ -78,7 +78,8 @@ fn a_load_checks_each_tensor_once_and_builds_from_the_checked_ones() {
         assert!(checked.values().all(|&n| n == 1), "{label}: a tensor is listed (and checked) twice");
         let store = GpuStore::checked(test_gpu(), &checkpoint, &matmul, &expected).unwrap();
         let mut counting = Counting { inner: store, asked: HashMap::new() };
-        let parts = Parts { names: &names, head, frontend: LogMel::new(None, None).unwrap(), source: checkpoint.dir() };
+        let frontend = LogMel::new(None, None).unwrap();
+        let parts = Parts { names: &names, head, frontend, source: checkpoint.dir(), lose_device_at_step_of: None };
         Model::build(&mut counting, config, parts).block().unwrap();
         assert_eq!(counting.asked, checked, "{label}: the layers are built from the checked tensors, each read once");
     }
@@ -97,6 +98,7 @@ fn the_random_model_is_built_from_what_a_checkpoint_would_be_checked_for() {
         head: names.word_timestamps.as_ref(),
         frontend: LogMel::new(None, None).unwrap(),
         source: Path::new("random weights"),
+        lose_device_at_step_of: None,
     };
     Model::build(&mut counting, config, parts).block().unwrap();
     assert_eq!(counting.asked, tally(expected.iter().map(|(name, _)| name)));

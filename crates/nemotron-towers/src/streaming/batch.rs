@@ -1,6 +1,8 @@
 //! Many live streams, one GPU: the chunks that several sessions have due run as one submission (rows of all of
 //! them in each GEMM; attention, speaker cache and FIFO per session), not one submission per session.
 
+use std::sync::Arc;
+
 #[cfg(feature = "parallel")]
 use rayon::prelude::*;
 
@@ -14,9 +16,9 @@ use crate::streaming::session::{DiarizerSession, DueChunk, StreamOutput};
 /// relative, not the same bits: split products and the attention's key split follow the batch's size).
 ///
 /// Returns one result per entry, in order. A session whose samples are refused (not finite) is left untouched; a
-/// failure of a shared step is every session's in it ([`Error::BatchedStep`]), and their chunks run on their
-/// next push, as after a failed [`DiarizerSession::push`].
-pub async fn push_many(pushes: &mut [(&mut DiarizerSession<'_>, &[f32])]) -> Vec<Result<StreamOutput>> {
+/// failure of a shared step is every session's in it ([`Error::BatchedStep`], the step's error its source), and their
+/// chunks run on their next push, as after a failed [`DiarizerSession::push`].
+pub async fn push_many(pushes: &mut [(&mut DiarizerSession, &[f32])]) -> Vec<Result<StreamOutput>> {
     let mut outputs: Vec<Result<StreamOutput>> = pushes
         .iter_mut()
         .map(|(session, samples)| session.check_samples(samples).map(|()| session.accept(samples)))
@@ -39,11 +41,11 @@ pub async fn push_many(pushes: &mut [(&mut DiarizerSession<'_>, &[f32])]) -> Vec
 /// The sessions of `due` in groups that can share a step (same diarizer; any modes, whose steps differ by a few rows
 /// of chunk and look-ahead, the shorter ones padded), each group cut into submissions of as many steps as the tower's
 /// buffers hold.
-fn batches(pushes: &[(&mut DiarizerSession<'_>, &[f32])], due: Vec<usize>) -> Vec<Vec<usize>> {
+fn batches(pushes: &[(&mut DiarizerSession, &[f32])], due: Vec<usize>) -> Vec<Vec<usize>> {
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for i in due {
         let session = &pushes[i].0;
-        let same = |g: &Vec<usize>| std::ptr::eq(pushes[g[0]].0.diarizer(), session.diarizer());
+        let same = |g: &Vec<usize>| pushes[g[0]].0.diarizer().is(session.diarizer());
         match groups.iter_mut().find(|g| same(g)) {
             Some(group) => group.push(i),
             None => groups.push(vec![i]),
@@ -64,23 +66,22 @@ fn batches(pushes: &[(&mut DiarizerSession<'_>, &[f32])], due: Vec<usize>) -> Ve
 /// submission, and completes them. The host's part (front end before, speaker cache after) runs on all cores
 /// (rayon's pool; without the `parallel` feature, the calling thread).
 async fn run_batch(
-    pushes: &mut [(&mut DiarizerSession<'_>, &[f32])],
+    pushes: &mut [(&mut DiarizerSession, &[f32])],
     batch: &[usize],
     outputs: &mut [Result<StreamOutput>],
 ) {
-    let mut members: Vec<(usize, &mut DiarizerSession<'_>)> = pushes
+    let mut members: Vec<(usize, &mut DiarizerSession)> = pushes
         .iter_mut()
         .enumerate()
         .filter(|(i, _)| batch.binary_search(i).is_ok())
         .map(|(i, (session, _))| (i, &mut **session))
         .collect();
-    let prepare =
-        |(_, session): &(usize, &mut DiarizerSession<'_>)| session.prepare_chunk(session.chunk_frames(), false);
+    let prepare = |(_, session): &(usize, &mut DiarizerSession)| session.prepare_chunk(session.chunk_frames(), false);
     #[cfg(feature = "parallel")]
     let prepared: Vec<Result<DueChunk>> = members.par_iter().map(prepare).collect();
     #[cfg(not(feature = "parallel"))]
     let prepared: Vec<Result<DueChunk>> = members.iter().map(prepare).collect();
-    let mut ready: Vec<(&mut DiarizerSession<'_>, DueChunk)> = Vec::with_capacity(members.len());
+    let mut ready: Vec<(&mut DiarizerSession, DueChunk)> = Vec::with_capacity(members.len());
     let mut ran: Vec<usize> = Vec::with_capacity(members.len());
     for ((i, session), due) in members.drain(..).zip(prepared) {
         match due {
@@ -98,14 +99,13 @@ async fn run_batch(
         Ok(steps) if steps.len() == ready.len() => steps,
         Ok(steps) => {
             let message = format!("{} outputs for {} steps", steps.len(), ready.len());
-            return fail(&ran, outputs, &Error::Internal(message));
+            return fail(&ran, outputs, Error::Internal(message));
         }
-        Err(error) => return fail(&ran, outputs, &error),
+        Err(error) => return fail(&ran, outputs, error),
     };
     drop(inputs);
     let work: Vec<_> = ready.into_iter().zip(steps).collect();
-    let complete =
-        |((session, due), step): ((&mut DiarizerSession<'_>, DueChunk), _)| session.complete_chunk(due, step);
+    let complete = |((session, due), step): ((&mut DiarizerSession, DueChunk), _)| session.complete_chunk(due, step);
     #[cfg(feature = "parallel")]
     let completed: Vec<StreamOutput> = work.into_par_iter().map(complete).collect();
     #[cfg(not(feature = "parallel"))]
@@ -117,9 +117,11 @@ async fn run_batch(
     }
 }
 
-/// Gives every session of a failed step the failure.
-fn fail(ran: &[usize], outputs: &mut [Result<StreamOutput>], error: &Error) {
+/// Gives every session of a failed step the failure, [`Error::BatchedStep`] with the error as the source each one
+/// shares.
+fn fail(ran: &[usize], outputs: &mut [Result<StreamOutput>], error: Error) {
+    let error = Arc::new(error);
     for &i in ran {
-        outputs[i] = Err(Error::BatchedStep(error.to_string()));
+        outputs[i] = Err(Error::BatchedStep(Arc::clone(&error)));
     }
 }

@@ -10,8 +10,8 @@ use crate::weights::RandomStore;
 /// at every half layer, at some, or never.
 #[test]
 fn a_call_in_parts_gives_the_bits_of_one_submission() {
-    let gpu = Gpu::with_options(&crate::environment::gpu_options()).block().expect("GPU tests need an adapter");
-    let matmul = MatmulOptions::from_env().expect("matmul options");
+    let gpu = Gpu::with_options(&nemotron_testkit::test_gpu_options()).block().expect("GPU tests need an adapter");
+    let matmul = nemotron_testkit::test_matmul();
     let config = EncoderConfig {
         hidden: 96,
         intermediate: 200,

@@ -98,7 +98,7 @@ pub fn edited_weights(
 /// The model settings tests run with: the matrix path of the environment (`NEMOTRON_PRECISION=f32` tests the f32
 /// path on an adapter with tensor cores).
 pub fn test_options() -> nemotron_testkit::towers::ModelOptions {
-    nemotron_testkit::towers::ModelOptions { matmul: nemotron_testkit::test_matmul() }
+    nemotron_testkit::towers::ModelOptions { matmul: nemotron_testkit::test_matmul(), ..Default::default() }
 }
 
 /// The reference cases' tolerance against upstream's f64 outputs (relative error, docs/model.md §12).
