@@ -52,6 +52,43 @@ fn the_names_are_the_fields_and_each_origin_lacks_one() {
 }
 
 #[test]
+fn a_page_spells_the_settings_in_camel_case_and_only_so() {
+    let page: Vec<String> = Origin::Page.names().into_iter().map(|name| Origin::Page.spelling(name)).collect();
+    let expected = [
+        "threshold",
+        "onset",
+        "offset",
+        "padOnset",
+        "padOffset",
+        "minDurationOn",
+        "minDurationOff",
+        "postprocessing",
+        "maxSpeakers",
+    ];
+    assert_eq!(page, expected);
+    for (name, field) in page.iter().zip(Origin::Page.names()) {
+        assert_eq!(Origin::Page.field(name).unwrap(), field);
+    }
+    for origin in [Origin::Local, Origin::Remote] {
+        for name in origin.names() {
+            assert_eq!((origin.spelling(name), origin.field(name).unwrap()), (name.to_string(), name));
+        }
+    }
+    let message = refusal(json!({ "pad_onset": 0.1 }), Origin::Page);
+    assert!(message.starts_with("unknown setting `pad_onset` (the settings: threshold, onset, offset, padOnset,"));
+    let message = refusal(json!({ "padOnset": 0.1 }), Origin::Local);
+    assert!(message.starts_with("unknown setting `padOnset` (the settings: threshold, onset, offset, pad_onset,"));
+    let message = refusal(json!({ "minDurationOn": "long" }), Origin::Page);
+    assert!(message.starts_with("minDurationOn: invalid type: string"), "{message}");
+    let schema = Origin::Page.json_schema();
+    let mut names: Vec<&str> = schema["properties"].as_object().unwrap().keys().map(String::as_str).collect();
+    names.sort_unstable();
+    let mut expected = expected.to_vec();
+    expected.sort_unstable();
+    assert_eq!(names, expected);
+}
+
+#[test]
 fn every_origin_reads_each_of_its_settings() {
     for origin in ORIGINS {
         for name in origin.names() {
@@ -59,7 +96,8 @@ fn every_origin_reads_each_of_its_settings() {
                 (Origin::Page, "postprocessing") => json!("parameters:\n  onset: 0.7\n"),
                 _ => sample(name),
             };
-            let settings = read(json!({ name: value }), origin).unwrap_or_else(|e| panic!("{origin:?} {name}: {e}"));
+            let settings = read(json!({ origin.spelling(name): value }), origin)
+                .unwrap_or_else(|e| panic!("{origin:?} {name}: {e}"));
             assert_ne!(settings, SegmentSettings::default(), "{origin:?} {name}");
             settings.segmenter().unwrap_or_else(|e| panic!("{origin:?} {name}: {e}"));
         }
@@ -73,8 +111,9 @@ fn unknown_names_withheld_settings_and_wrong_types_are_refused_naming_them() {
         assert!(message.starts_with("unknown setting `treshold` (the settings: threshold, onset,"), "{message}");
         let message = refusal(json!({ "onset": "high" }), origin);
         assert!(message.starts_with("onset: invalid type: string"), "{message}");
-        let message = refusal(json!({ "max_speakers": -1 }), origin);
-        assert!(message.starts_with("max_speakers: "), "{message}");
+        let max_speakers = origin.spelling("max_speakers");
+        let message = refusal(json!({ max_speakers.clone(): -1 }), origin);
+        assert!(message.starts_with(&format!("{max_speakers}: ")), "{message}");
     }
     let message = refusal(json!({ "postprocessing_yaml": "onset: 0.7" }), Origin::Local);
     assert!(message.starts_with("unknown setting `postprocessing_yaml`"), "{message}");

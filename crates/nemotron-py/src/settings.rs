@@ -14,16 +14,10 @@ use crate::errors::to_python;
 /// (a YAML file read now, so a bad one fails before the GPU runs). A name that is not a setting is a `TypeError`,
 /// as Python's own for an unexpected keyword argument.
 pub fn from_kwargs(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<(SegmentSettings, SegmentRule)> {
-    let names = Origin::Local.names();
     let fields = PyDict::new(py);
     for (key, value) in kwargs.into_iter().flat_map(|d| d.iter()) {
         let key: String = key.extract()?;
-        if !names.contains(&key.as_str()) {
-            let settings = names.join(", ");
-            return Err(PyTypeError::new_err(format!(
-                "unexpected keyword argument '{key}' (the settings: {settings})"
-            )));
-        }
+        Origin::Local.field(&key).map_err(|refusal| PyTypeError::new_err(refusal.to_string()))?;
         // A path object (`pathlib.Path`) is read as its text, as any path argument of the package is.
         let value = match value.hasattr("__fspath__")? {
             true => py.import("os")?.call_method1("fspath", (value,))?,

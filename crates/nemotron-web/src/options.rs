@@ -102,26 +102,9 @@ fn parse(json: &str, own: &[&'static str]) -> Result<(HashMap<&'static str, Stri
             Some(other) => return Err(WebError::Options(format!("{name}: {other} is not a string"))),
         }
     }
-    let settings = rest.into_iter().map(|(name, value)| (setting_name(name), value)).collect();
-    let settings = SegmentSettings::from_fields(Value::Object(settings), Origin::Page)
+    let settings = SegmentSettings::from_fields(Value::Object(rest), Origin::Page)
         .map_err(|e| WebError::Options(e.to_string()))?;
     Ok((fields, settings))
-}
-
-/// The settings' name of a page's camelCase option (`minDurationOn` → `min_duration_on`); a name that is no
-/// setting stays as given, so that its refusal names it.
-fn setting_name(option: String) -> String {
-    let mut name = String::with_capacity(option.len() + 4);
-    for c in option.chars() {
-        if c.is_ascii_uppercase() {
-            name.push('_');
-        }
-        name.push(c.to_ascii_lowercase());
-    }
-    match SegmentSettings::names().contains(&name.as_str()) {
-        true => name,
-        false => option,
-    }
 }
 
 #[cfg(test)]
@@ -172,13 +155,6 @@ mod tests {
         );
     }
 
-    /// The camelCase name of a setting (`min_duration_on` → `minDurationOn`).
-    fn camel_case(name: &str) -> String {
-        let mut words = name.split('_');
-        let first = words.next().unwrap_or_default().to_string();
-        words.fold(first, |camel, word| camel + &word[..1].to_uppercase() + &word[1..])
-    }
-
     #[test]
     fn every_setting_a_page_gives_is_an_option_in_camel_case() {
         for name in Origin::Page.names() {
@@ -189,7 +165,8 @@ mod tests {
                 "threshold" | "onset" | "offset" | "min_duration_on" | "min_duration_off" => "0.4",
                 other => panic!("no sample value for the setting `{other}`: add one"),
             };
-            let option = camel_case(name);
+            let option = Origin::Page.spelling(name);
+            assert!(!option.contains('_'), "{option}");
             let json = format!(r#"{{"{option}": {value}}}"#);
             let options = DiarizeOptions::from_json(&json).unwrap_or_else(|e| panic!("{json}: {}", e.sentence()));
             assert_ne!(options.rule, DiarizeOptions::from_json("{}").unwrap().rule, "{json}");
@@ -206,6 +183,11 @@ mod tests {
         assert_eq!(refusal(DiarizeOptions::from_json(r#"{"maxSpeakers": 0}"#)), "max_speakers: 0 is not at least 1");
         assert!(refusal(DiarizeOptions::from_json(r#"{"format": "xml"}"#)).starts_with("options: format: "));
         assert!(refusal(DiarizeOptions::from_json(r#"{"treshold": 0.5}"#)).contains("treshold"));
+        let snake_case = refusal(DiarizeOptions::from_json(r#"{"pad_onset": 0.1}"#));
+        assert!(snake_case.starts_with("options: unknown setting `pad_onset`"), "{snake_case}");
+        assert!(snake_case.contains("padOnset, padOffset, minDurationOn"), "{snake_case}");
+        let wrong_type = refusal(DiarizeOptions::from_json(r#"{"minDurationOn": "long"}"#));
+        assert!(wrong_type.starts_with("options: minDurationOn: invalid type"), "{wrong_type}");
         assert!(refusal(DiarizeOptions::from_json(r#"{"threshold": "high"}"#)).starts_with("options: "));
         assert!(refusal(StreamOptions::from_json(r#"{"latency": "instant"}"#)).starts_with("options: latency: "));
         assert!(

@@ -1,18 +1,19 @@
 //! Segment settings as a front end hands them over: a map of setting names to values (a server's form fields or
 //! JSON, a Python call's keyword arguments, a web page's options object), read by serde into [`SegmentSettings`].
-//! What differs between front ends is only what `postprocessing` may name ([`Origin`]).
+//! What differs between front ends is how they spell the names and what `postprocessing` may name ([`Origin`]).
 
+use std::cell::Cell;
 use std::fmt;
 use std::path::PathBuf;
 
 use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;
-use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, Visitor};
 use serde_path_to_error::Segment;
 
 use super::{DiarizationError, PostProcessing, SegmentSettings};
 
-/// Where settings come from, which decides what `postprocessing` may name.
+/// Where settings come from, which decides how their names are spelled and what `postprocessing` may name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
     /// A program on this machine (the CLI, Python): `postprocessing` names a YAML file here, or holds the file's
@@ -20,7 +21,8 @@ pub enum Origin {
     Local,
     /// A client of a server, which may not name the server's files: it sends the YAML text as `postprocessing_yaml`.
     Remote,
-    /// A web page, which has no files: `postprocessing` is the YAML text itself.
+    /// A web page, which has no files: `postprocessing` is the YAML text itself. Names are spelled in camelCase, as
+    /// JavaScript spells an object's fields (`minDurationOn`).
     Page,
 }
 
@@ -33,9 +35,32 @@ impl Origin {
         }
     }
 
-    /// The names of the settings this origin gives, in the struct's order.
+    /// The settings this origin gives (their field names), in the struct's order.
     pub fn names(self) -> Vec<&'static str> {
         SegmentSettings::names().iter().copied().filter(|name| *name != self.withheld()).collect()
+    }
+
+    /// How this origin spells the setting `field`: a page in camelCase (`min_duration_on` → `minDurationOn`), the
+    /// others as the field.
+    pub fn spelling(self, field: &str) -> String {
+        match self {
+            Origin::Local | Origin::Remote => field.to_string(),
+            Origin::Page => {
+                let mut words = field.split('_');
+                let first = words.next().unwrap_or_default().to_string();
+                words.fold(first, |name, word| {
+                    let mut letters = word.chars();
+                    let initial = letters.next().map(|c| c.to_ascii_uppercase()).into_iter();
+                    name + &initial.chain(letters).collect::<String>()
+                })
+            }
+        }
+    }
+
+    /// The setting (field name) that `name`, as this origin spells it, stands for. Refused
+    /// ([`DiarizationError::Unreadable`]) when none: the error names it and lists this origin's names.
+    pub fn field(self, name: &str) -> Result<&'static str, DiarizationError> {
+        self.names().into_iter().find(|field| self.spelling(field) == name).ok_or_else(|| self.refuse(name))
     }
 
     /// The refusal of a name this origin does not have.
@@ -44,46 +69,44 @@ impl Origin {
             (Origin::Remote, true) => {
                 format!("`{name}` names a file on the server: send the YAML text as `postprocessing_yaml`")
             }
-            _ => format!("unknown setting `{name}` (the settings: {})", self.names().join(", ")),
+            _ => {
+                let names: Vec<String> = self.names().into_iter().map(|field| self.spelling(field)).collect();
+                format!("unknown setting `{name}` (the settings: {})", names.join(", "))
+            }
         };
         DiarizationError::Unreadable(problem)
     }
 
-    /// `settings` as this origin means them: the withheld setting refused, a page's text made the YAML text.
-    fn admit(self, mut settings: SegmentSettings) -> Result<SegmentSettings, DiarizationError> {
-        let given = match self {
-            Origin::Remote => settings.postprocessing.is_some(),
-            Origin::Local | Origin::Page => settings.postprocessing_yaml.is_some(),
-        };
-        if given {
-            return Err(self.refuse(self.withheld()));
-        }
+    /// `settings` as this origin means them: a page's text made the YAML text.
+    fn admit(self, mut settings: SegmentSettings) -> SegmentSettings {
         if let (Origin::Page, Some(NemoParameters::File(text))) = (self, &settings.postprocessing) {
             settings.postprocessing_yaml = Some(text.to_string_lossy().into_owned());
             settings.postprocessing = None;
         }
-        Ok(settings)
+        settings
     }
 }
 
 impl SegmentSettings {
-    /// The settings of `fields`, a map of setting names to values, as `origin` gives them. Refused
+    /// The settings of `fields`, a map of setting names (as `origin` spells them) to values. Refused
     /// ([`DiarizationError::Unreadable`]): a name `origin` does not have (the error names it and lists the
     /// others), a value of the wrong type (the error names its setting). The values' ranges are checked by
     /// [`SegmentSettings::validate`], which [`SegmentSettings::segmenter`] calls.
     pub fn from_fields<'de, D: Deserializer<'de>>(fields: D, origin: Origin) -> Result<Self, DiarizationError> {
-        let settings = serde_path_to_error::deserialize(fields).map_err(|error| {
-            let name = match error.path().iter().next() {
-                Some(Segment::Map { key }) => Some(key.as_str()),
-                _ => None,
-            };
-            match name {
-                Some(name) if !origin.names().contains(&name) => origin.refuse(name),
-                Some(name) => DiarizationError::Unreadable(format!("{name}: {}", error.inner())),
-                None => DiarizationError::Unreadable(format!("segment settings: {}", error.inner())),
+        let refused = Cell::new(None);
+        let named = Named { inner: fields, origin, refused: &refused };
+        let settings = serde_path_to_error::deserialize(named).map_err(|error| {
+            if let Some(name) = refused.take() {
+                return origin.refuse(&name);
+            }
+            match error.path().iter().next() {
+                Some(Segment::Map { key }) => {
+                    DiarizationError::Unreadable(format!("{}: {}", origin.spelling(key), error.inner()))
+                }
+                _ => DiarizationError::Unreadable(format!("segment settings: {}", error.inner())),
             }
         })?;
-        origin.admit(settings)
+        Ok(origin.admit(settings))
     }
 
     /// The names of the settings (the fields, as serde reads them), in the struct's order.
@@ -92,6 +115,69 @@ impl SegmentSettings {
         // Only the names are asked for: the deserializer refuses to read anything, by design.
         let _ = SegmentSettings::deserialize(StructFields(&mut names));
         names
+    }
+}
+
+/// A map of settings as `origin` names them (`inner`: its deserializer, then the struct's visitor, then the map),
+/// read as the struct's fields: each name becomes its field ([`Origin::field`]); a name that is none stops the
+/// reading and is kept in `refused`, for its refusal.
+struct Named<'r, D> {
+    inner: D,
+    origin: Origin,
+    refused: &'r Cell<Option<String>>,
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for Named<'_, D> {
+    type Error = D::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        let Named { inner, origin, refused } = self;
+        inner.deserialize_map(Named { inner: visitor, origin, refused })
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
+        unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// The struct's visitor, handed the origin's map.
+impl<'de, V: Visitor<'de>> Visitor<'de> for Named<'_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map of segment settings")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+        let Named { inner, origin, refused } = self;
+        inner.visit_map(Named { inner: map, origin, refused })
+    }
+}
+
+/// The origin's map, its names read as the fields they stand for.
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Named<'_, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
+        let Some(name) = self.inner.next_key::<String>()? else {
+            return Ok(None);
+        };
+        match self.origin.field(&name) {
+            Ok(field) => seed.deserialize(field.into_deserializer()).map(Some),
+            Err(refusal) => {
+                self.refused.set(Some(name));
+                Err(de::Error::custom(refusal))
+            }
+        }
+    }
+
+    fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, A::Error> {
+        self.inner.next_value_seed(seed)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.inner.size_hint()
     }
 }
 
@@ -204,8 +290,8 @@ mod schema {
 
     impl Origin {
         /// The settings this origin gives as a JSON Schema (2020-12, OpenAPI 3.1's dialect) of an object: each
-        /// setting with its type, range and description (its doc comment). Other names are not refused by the
-        /// schema: a request's object holds the settings beside fields of its own (`allOf`).
+        /// setting, as the origin spells it, with its type, range and description (its doc comment). Other names
+        /// are not refused by the schema: a request's object holds the settings beside fields of its own (`allOf`).
         pub fn json_schema(self) -> Value {
             let names = self.names();
             let mut schema = schemars::schema_for!(SegmentSettings).to_value();
@@ -221,6 +307,10 @@ mod schema {
                                 .extend(range.keywords().into_iter().map(|(key, bound)| (key.into(), bound.into())));
                         }
                     }
+                    *properties = std::mem::take(properties)
+                        .into_iter()
+                        .map(|(name, property)| (self.spelling(&name), property))
+                        .collect();
                 }
             }
             unwrap_descriptions(&mut schema);
