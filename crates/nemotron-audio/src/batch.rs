@@ -48,16 +48,21 @@ pub struct BatchArgs {
     pub shard: Option<Shard>,
     /// Recordings `diarize` runs side by side, their steps sharing each GPU submission (default 8; more take more
     /// GPU memory and may run faster on a large GPU). Each one's outputs are those of its run alone.
-    #[arg(long, requires = "out_dir", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub batch_size: Option<u32>,
+    #[arg(long, requires = "out_dir", value_name = "N", value_parser = batch_limits)]
+    pub batch_size: Option<BatchLimits>,
 }
 
 impl BatchArgs {
     /// How many recordings `diarize` runs side by side.
     fn limits(&self) -> BatchLimits {
-        let defaults = BatchLimits::default();
-        BatchLimits { max_recordings: self.batch_size.map_or(defaults.max_recordings, |n| n as usize), ..defaults }
+        self.batch_size.unwrap_or_default()
     }
+}
+
+/// `--batch-size N`, `serve --offline-batch N`: recordings diarized side by side, checked by the library.
+pub fn batch_limits(text: &str) -> Result<BatchLimits, String> {
+    let recordings = text.parse::<i64>().map_err(|e| e.to_string())?;
+    nemotron_engine::batch_limits(recordings).map_err(|e| e.to_string())
 }
 
 /// `I/N`: entries I, I+N, I+2N, … (0-based).

@@ -26,34 +26,10 @@ pub struct SegmentOptions {
     /// --out-dir: each entry's id).
     #[arg(long, value_parser = file_id, conflicts_with = "out_dir")]
     uri: Option<String>,
-    /// Activity threshold in [0, 1) (default 0.5). Alone: on each 10 ms speaker probability (upstream's rule). With
-    /// post-processing options: onset = offset = this.
-    #[arg(long, value_parser = threshold, conflicts_with_all = ["onset", "offset"])]
-    threshold: Option<f64>,
-    /// Post-processing: speech starts where the speaker probability is above this (NeMo's `onset`).
-    #[arg(long, value_parser = probability)]
-    onset: Option<f64>,
-    /// Post-processing: speech ends where the speaker probability is below this (NeMo's `offset`).
-    #[arg(long, value_parser = probability)]
-    offset: Option<f64>,
-    /// Post-processing: seconds added before each segment.
-    #[arg(long, value_name = "SECONDS", value_parser = finite_seconds, allow_negative_numbers = true)]
-    pad_onset: Option<f64>,
-    /// Post-processing: seconds added after each segment.
-    #[arg(long, value_name = "SECONDS", value_parser = finite_seconds, allow_negative_numbers = true)]
-    pad_offset: Option<f64>,
-    /// Post-processing: drop segments shorter than this many seconds.
-    #[arg(long, value_name = "SECONDS", value_parser = duration)]
-    min_duration_on: Option<f64>,
-    /// Post-processing: fill gaps shorter than this many seconds.
-    #[arg(long, value_name = "SECONDS", value_parser = duration)]
-    min_duration_off: Option<f64>,
-    /// Post-processing parameters from a NeMo YAML file (the flags above override its values).
-    #[arg(long, value_name = "FILE.yaml")]
-    postprocessing: Option<PathBuf>,
-    /// Keep the N speakers with the most active time; drop the others.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    max_speakers: Option<u32>,
+    /// The rule: `--threshold`, NeMo's post-processing flags, `--max-speakers` (the library's settings, each a
+    /// flag; checked before any work by [`SegmentSettings::segmenter`]).
+    #[command(flatten)]
+    settings: SegmentSettings,
 }
 
 /// `--format`.
@@ -76,19 +52,8 @@ impl From<FormatFlag> for SegmentFormat {
 
 impl SegmentOptions {
     /// The segment settings of the flags (checked when the rule is made: [`SegmentSettings::segmenter`]).
-    pub fn settings(&self) -> SegmentSettings {
-        SegmentSettings {
-            threshold: self.threshold,
-            onset: self.onset,
-            offset: self.offset,
-            pad_onset: self.pad_onset,
-            pad_offset: self.pad_offset,
-            min_duration_on: self.min_duration_on,
-            min_duration_off: self.min_duration_off,
-            postprocessing: self.postprocessing.clone(),
-            postprocessing_yaml: None,
-            max_speakers: self.max_speakers.map(|n| n as usize),
-        }
+    pub fn settings(&self) -> &SegmentSettings {
+        &self.settings
     }
 
     /// The file the segments go to, if any (`-`, standard output, is not a file): one of the outputs checked
@@ -131,37 +96,10 @@ impl SegmentOptions {
     }
 }
 
-/// A number for the setting `field`, checked as the library checks it (a usage error otherwise, exit status 2).
-fn setting(field: &str, text: &str) -> Result<f64, String> {
-    let value = text.parse::<f64>().map_err(|e| e.to_string())?;
-    SegmentSettings::check(field, value)?;
-    Ok(value)
-}
-
-/// `--threshold`: a probability in [0, 1).
-fn threshold(text: &str) -> Result<f64, String> {
-    setting("threshold", text)
-}
-
 /// `--uri`: some text besides whitespace.
 fn file_id(text: &str) -> Result<String, String> {
     match text.trim() {
         "" => Err("an RTTM file id cannot be empty".into()),
         _ => Ok(text.to_string()),
     }
-}
-
-/// `--onset`, `--offset`: a probability in [0, 1].
-fn probability(text: &str) -> Result<f64, String> {
-    setting("onset", text)
-}
-
-/// `--pad-*`: finite seconds (NeMo allows negative pads).
-fn finite_seconds(text: &str) -> Result<f64, String> {
-    setting("pad_onset", text)
-}
-
-/// `--min-duration-*`: seconds ≥ 0.
-fn duration(text: &str) -> Result<f64, String> {
-    setting("min_duration_on", text)
 }

@@ -11,7 +11,7 @@ use clap::Args;
 use nemotron_server::{ApiKeys, ServerOptions};
 
 use crate::failure::Failure;
-use crate::{Settings, model};
+use crate::{Settings, batch, model};
 
 /// The flags of `serve`.
 #[derive(Args)]
@@ -59,7 +59,7 @@ pub struct ServeArgs {
     max_wait_ms: u64,
     /// Most uploaded recordings whose diarization steps share one GPU submission (concurrent requests run side
     /// by side, each answered as soon as its own recording is done).
-    #[arg(long, default_value_t = ServerOptions::default().offline_batch, value_parser = at_least_one)]
+    #[arg(long, default_value_t = ServerOptions::default().offline_batch, value_parser = recordings)]
     offline_batch: usize,
     /// How long a shutdown (SIGTERM, Ctrl-C) waits for requests and sessions in flight, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = ServerOptions::default().shutdown_grace.as_secs_f64(), value_parser = seconds)]
@@ -90,6 +90,11 @@ pub fn serve(settings: &Settings, args: &ServeArgs) -> Result<(), Failure> {
     let (engine, quiet) = (settings.engine.clone(), settings.quiet);
     nemotron_server::serve_until_signal(options, move || model::load_source(&source, &engine, quiet).map(Arc::new))
         .map_err(|e| Failure::Runtime(Box::new(e)))
+}
+
+/// `--offline-batch`: as `diarize --batch-size`.
+fn recordings(text: &str) -> Result<usize, String> {
+    batch::batch_limits(text).map(|limits| limits.max_recordings)
 }
 
 fn at_least_one(text: &str) -> Result<usize, String> {

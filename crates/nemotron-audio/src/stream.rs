@@ -148,7 +148,7 @@ pub fn diarize(
     let engine = model::load(settings, input)?;
     let mode = args.latency.unwrap_or(StreamingMode::LowLatency);
     let mut live =
-        Live { session: engine.stream(mode, &options.settings())?, stdout: std::io::stdout().lock(), closed: false };
+        Live { session: engine.stream(mode, options.settings())?, stdout: std::io::stdout().lock(), closed: false };
     let started = Instant::now();
     match source {
         Source::File { path, realtime } => {

@@ -6,6 +6,7 @@ mod cli_support;
 use std::path::Path;
 
 use cli_support::{fails, ok, path_str, run, testdata};
+use nemotron_engine::Origin;
 use nemotron_testkit::postprocess::diarization::formats::{to_csv, to_rttm};
 use nemotron_testkit::postprocess::diarization::{FrameGrid, PostProcessing, threshold_segments};
 use nemotron_testkit::towers::Checkpoint;
@@ -29,6 +30,33 @@ fn json_segments_are_upstreams_extract_speaker_dict() {
         let json = stdout(&[&args[..], &["--segments", "-", "--format", "json"]].concat());
         let upstream = std::fs::read_to_string(dir.join("speaker_dict.json")).unwrap();
         assert!(json == upstream, "{case}: `diarize --format json` differs from upstream's speaker_dict.json");
+    }
+}
+
+/// A value each segment setting takes, as a flag's text.
+fn sample(name: &str) -> String {
+    match name {
+        "threshold" | "onset" | "offset" => "0.4".into(),
+        "pad_onset" | "pad_offset" => "-0.05".into(),
+        "min_duration_on" | "min_duration_off" => "0.1".into(),
+        "postprocessing" => path_str(&testdata("postprocessing/yaml/parameters.yaml")).into(),
+        "max_speakers" => "1".into(),
+        other => panic!("no sample value for the setting `{other}`: add one"),
+    }
+}
+
+/// Each segment setting a program on this machine gives (the library's list) is a `diarize` flag: in `--help`, and
+/// taken.
+#[test]
+fn every_segment_setting_is_a_flag() {
+    let (model, features) = diar_tiny();
+    let help = stdout(&["diarize", "--help"]);
+    let args = ["-q", "diarize", "--model", &model, "--features", &features, "--segments", "-"];
+    for name in Origin::Local.names() {
+        let flag = format!("--{}", name.replace('_', "-"));
+        assert!(help.contains(&format!("{flag} <")), "no {flag} in\n{help}");
+        let rttm = stdout(&[&args[..], &[&flag, &sample(name)]].concat());
+        assert!(rttm.starts_with("SPEAKER "), "{flag}: {rttm}");
     }
 }
 

@@ -25,7 +25,8 @@ pub enum EngineError {
     /// The alignment tokenizer of the checkpoint is missing or unreadable.
     #[error(transparent)]
     Tokenizer(#[from] TokenizerError),
-    /// A NeMo post-processing file that cannot be read or used.
+    /// A NeMo post-processing file that cannot be found, read or used, or segment settings a front end handed over
+    /// that cannot be read (an unknown name, a value of the wrong type: a usage error).
     #[error(transparent)]
     Segments(DiarizationError),
     /// A segment setting out of its range, or two settings that exclude each other (a segment setting refused by
@@ -36,6 +37,12 @@ pub enum EngineError {
         field: &'static str,
         /// What is wrong with it.
         problem: String,
+    },
+    /// A number of recordings to diarize side by side ([`crate::batch_limits`]) below 1.
+    #[error("{recordings}: at least 1 recording")]
+    BatchSize {
+        /// The number asked for.
+        recordings: i64,
     },
     /// A model could not be fetched from the Hugging Face Hub or found in its cache.
     #[cfg(feature = "hub")]
@@ -149,10 +156,13 @@ impl EngineError {
             #[cfg(feature = "hub")]
             EngineError::Hub(error) => hub_kind(error),
             EngineError::Tokenizer(TokenizerError::Missing { .. }) => ErrorKind::NotFound,
+            EngineError::Segments(DiarizationError::Unreadable(_)) => ErrorKind::Usage,
+            EngineError::Segments(DiarizationError::NotFound { .. }) => ErrorKind::NotFound,
             EngineError::Alignment(_) | EngineError::Tokenizer(_) | EngineError::Segments(_) => ErrorKind::BadInput,
-            EngineError::Setting { .. } | EngineError::DuplicateOutput { .. } | EngineError::Environment(_) => {
-                ErrorKind::Usage
-            }
+            EngineError::Setting { .. }
+            | EngineError::BatchSize { .. }
+            | EngineError::DuplicateOutput { .. }
+            | EngineError::Environment(_) => ErrorKind::Usage,
             EngineError::NoSuchModel { .. } => ErrorKind::NotFound,
             #[cfg(feature = "hub")]
             EngineError::NoSuchRepository { .. } => ErrorKind::NotFound,

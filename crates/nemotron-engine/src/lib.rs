@@ -15,7 +15,8 @@
 //!
 //! Cargo features: `decode` and `parallel` (default: audio files decoded, the model's host work on all cores; the
 //! `wasm32-unknown-unknown` build takes neither), `hub` (models by Hub id), `demo` (the tiny random-weight demo
-//! model, compiled in; the examples below run on it, so their outputs are meaningless).
+//! model, compiled in; the examples below run on it, so their outputs are meaningless), `clap` ([`SegmentSettings`]
+//! as the CLI's flags), `schema` ([`Origin::json_schema`], for the server's OpenAPI document).
 //!
 //! # Encode
 //! Every output of the audio module, as the `encode` command's safetensors file:
@@ -132,7 +133,7 @@ pub use live::{LiveRecording, LiveSession, event_json_line};
 pub use nemotron_towers::demo::LABEL as DEMO_LABEL;
 pub use results::{Aligned, Diarized, Encoding, write_segments};
 pub use speaker_dict::SpeakerDictEntry;
-pub use tasks::{AlignRequest, DiarizeBatch};
+pub use tasks::{AlignRequest, DiarizeBatch, batch_limits};
 
 // What the front ends (the CLI, the server, the Python package) need of the libraries below the engine, all here,
 // by where it comes from: front ends import these from the engine, never from the libraries themselves.
@@ -161,7 +162,7 @@ pub mod audio {
 // The post-processing crate: segments, their rules and formats, live segment events and the word alignment.
 pub use nemotron_postprocess::alignment::{Alignment, WordChunk};
 pub use nemotron_postprocess::diarization::{
-    PostProcessing, Segment, SegmentEvent, SegmentFormat, SegmentRule, SegmentSettings,
+    NemoParameters, Origin, PostProcessing, Segment, SegmentEvent, SegmentFormat, SegmentRule, SegmentSettings,
 };
 pub use nemotron_postprocess::time::FRAME_SECONDS;
 

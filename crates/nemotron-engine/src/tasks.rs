@@ -267,6 +267,16 @@ async fn encode_input(model: &AudioModel, input: Input, progress: Progress<'_>) 
     }?)
 }
 
+/// Up to `recordings` inputs diarized side by side, the other limits their defaults: the CLI's `--batch-size`, the
+/// server's `--offline-batch` and Python's `batch_size` (each defaults to [`BatchLimits::default`]'s). Refused
+/// below 1.
+pub fn batch_limits(recordings: i64) -> Result<BatchLimits, EngineError> {
+    match usize::try_from(recordings) {
+        Ok(max_recordings) if max_recordings >= 1 => Ok(BatchLimits { max_recordings, ..BatchLimits::default() }),
+        _ => Err(EngineError::BatchSize { recordings }),
+    }
+}
+
 /// Inputs diarized side by side, added at any time ([`Engine::diarize_batch`]; continuous batching, as the server's
 /// concurrent requests need): each [`DiarizeBatch::step`] runs the next step of every running input as one GPU
 /// submission, and an input that ends leaves its place to the next one added. Each result is what

@@ -1,7 +1,7 @@
 //! Segment settings as the front ends hand them over (serde, as the server's form fields and Python dicts map onto
 //! them): the rule each resolves to, and the field each refusal names.
 
-use nemotron_engine::{EngineError, ErrorKind, SegmentRule, SegmentSettings};
+use nemotron_engine::{EngineError, ErrorKind, Origin, SegmentRule, SegmentSettings, batch_limits};
 use nemotron_postprocess::diarization::PostProcessing;
 
 fn from_json(json: &str) -> SegmentSettings {
@@ -89,4 +89,23 @@ fn a_stream_cannot_keep_the_most_active_speakers() {
         }
     }
     assert!(from_json(r#"{"onset": 0.6}"#).live_rule().is_ok());
+}
+
+#[test]
+fn settings_a_front_end_cannot_hand_over_are_usage_errors_and_a_missing_file_is_not_found() {
+    let unknown = SegmentSettings::from_fields(serde_json::json!({ "tresh": 0.5 }), Origin::Remote).unwrap_err();
+    assert_eq!(EngineError::from(unknown).kind(), ErrorKind::Usage);
+    let missing = from_json(r#"{"postprocessing": "no-such-file.yaml"}"#);
+    let error = EngineError::from(missing.segmenter().unwrap_err());
+    assert_eq!(error.kind(), ErrorKind::NotFound, "{error}");
+    assert!(error.to_string().starts_with("no-such-file.yaml: "), "{error}");
+}
+
+#[test]
+fn batch_limits_take_at_least_one_recording() {
+    assert_eq!(batch_limits(3).unwrap().max_recordings, 3);
+    for refused in [0, -2] {
+        let error = batch_limits(refused).unwrap_err();
+        assert_eq!((error.kind(), error.to_string()), (ErrorKind::Usage, format!("{refused}: at least 1 recording")));
+    }
 }

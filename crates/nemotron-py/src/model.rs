@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use nemotron_engine::{
     AlignRequest, BatchLimits, Engine, EngineOptions, Input, ModelSource, Precision, SegmentRule, SegmentSettings,
-    StreamingMode,
+    StreamingMode, batch_limits,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -188,8 +188,8 @@ impl Model {
         Ok(tensors)
     }
 
-    /// Who spoke when. The keyword arguments are the CLI's segment flags (`threshold`, `onset`, `offset`,
-    /// `pad_onset`, `pad_offset`, `min_duration_on`, `min_duration_off`, `postprocessing`, `max_speakers`).
+    /// Who spoke when. The keyword arguments are the CLI's segment flags, by their names (the engine's
+    /// `SegmentSettings`; `postprocessing`: a YAML file or a dict of NeMo's parameters).
     #[pyo3(signature = (audio, sample_rate=None, **segment_settings))]
     fn diarize(
         &self,
@@ -198,7 +198,7 @@ impl Model {
         sample_rate: Option<i64>,
         segment_settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Diarization> {
-        let (_, segmenter) = settings::from_kwargs(segment_settings)?;
+        let (_, segmenter) = settings::from_kwargs(py, segment_settings)?;
         let audio = Audio::extract("audio", audio, rate(sample_rate)?)?;
         let engine = &self.engine;
         detached(py, || diarize_one(engine, "audio", audio, &segmenter))
@@ -215,14 +215,10 @@ impl Model {
         batch_size: Option<i64>,
         segment_settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Vec<Diarization>> {
-        let (_, segmenter) = settings::from_kwargs(segment_settings)?;
+        let (_, segmenter) = settings::from_kwargs(py, segment_settings)?;
         let sample_rate = rate(sample_rate)?;
-        let defaults = BatchLimits::default();
-        let limits = match batch_size {
-            None => defaults,
-            Some(n) if n >= 1 => BatchLimits { max_recordings: n as usize, ..defaults },
-            Some(n) => return Err(bad_argument("batch_size", format!("{n}: at least 1"))),
-        };
+        let limits = batch_size.map(batch_limits).transpose().map_err(|e| argument_error("batch_size", &e))?;
+        let limits = limits.unwrap_or_default();
         let mut inputs = Vec::new();
         for (i, audio) in audios.try_iter()?.enumerate() {
             inputs.push(Audio::extract(&format!("audios[{i}]"), &audio?, sample_rate)?);
@@ -283,7 +279,7 @@ impl Model {
         segment_settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<StreamSession> {
         let mode = latency.parse::<StreamingMode>().map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let (settings, _): (SegmentSettings, _) = settings::from_kwargs(segment_settings)?;
+        let (settings, _): (SegmentSettings, _) = settings::from_kwargs(py, segment_settings)?;
         let engine = &self.engine;
         detached(py, || engine.stream(mode, &settings).map(StreamSession::new).map_err(|e| to_python(&e)))
     }

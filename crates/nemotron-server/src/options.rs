@@ -3,6 +3,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use nemotron_engine::BatchLimits;
+
 use crate::auth::ApiKeys;
 
 /// How the server listens, what it admits and how long it waits.
@@ -53,7 +55,7 @@ impl Default for ServerOptions {
             socket_send_buffer: None,
             max_batch: 64,
             max_wait: Duration::from_millis(2),
-            offline_batch: 8,
+            offline_batch: BatchLimits::default().max_recordings,
             shutdown_grace: Duration::from_secs(30),
         }
     }

@@ -1,10 +1,12 @@
 //! The routes around the model: health checks, the model list, the OpenAPI document and the page.
 
+use std::sync::LazyLock;
+
 use axum::Json;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use nemotron_engine::StreamingMode;
+use nemotron_engine::{Origin, StreamingMode};
 use serde_json::json;
 
 use crate::error::ApiError;
@@ -16,8 +18,14 @@ const PAGE: &str = include_str!("page/index.html");
 const PAGE_SCRIPT: &str = include_str!("page/page.js");
 /// The speaker timeline it draws: the browser package's page's module, one file for both pages.
 const TIMELINE_SCRIPT: &str = include_str!("../../nemotron-web/page/timeline.js");
-/// The OpenAPI 3.1 document (written by hand; `tests/openapi.rs` checks it against the routes).
-pub const OPENAPI: &str = include_str!("openapi.json");
+/// The OpenAPI 3.1 document: `openapi.json`, written by hand (`tests/http.rs` checks its paths against the routes),
+/// with the schema `SegmentSettings` made from the engine's settings (their names, types, ranges and descriptions).
+pub static OPENAPI: LazyLock<String> = LazyLock::new(|| {
+    let mut document: serde_json::Value =
+        serde_json::from_str(include_str!("openapi.json")).expect("openapi.json is JSON (tests/http.rs reads it)");
+    document["components"]["schemas"]["SegmentSettings"] = Origin::Remote.json_schema();
+    document.to_string()
+});
 
 /// `GET /`.
 pub async fn page() -> Response {
@@ -36,7 +44,7 @@ pub async fn timeline_script() -> Response {
 
 /// `GET /openapi.json`.
 pub async fn openapi() -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI.as_str()).into_response()
 }
 
 /// `GET /health/live`: the process answers.

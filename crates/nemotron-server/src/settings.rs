@@ -1,40 +1,18 @@
-//! Segment settings from what a client sends (form fields, query parameters, a `session.start` message) onto the
-//! engine's [`SegmentSettings`], which checks every value and names the field it refuses.
+//! Segment settings from what a client sends (form fields, query parameters, a `session.start` message): the
+//! engine's [`SegmentSettings`] read by serde, as a remote client gives them ([`Origin::Remote`]: no server file),
+//! every value checked there, each error naming its field.
 
-use nemotron_engine::{EngineError, SegmentSettings};
-use serde::Deserialize;
+use nemotron_engine::{EngineError, Origin, SegmentSettings};
 use serde_json::{Map, Number, Value};
 
 use crate::error::ApiError;
 
-/// The fields a client may set (the engine's, less `postprocessing`, which names a file on the server).
-pub const FIELDS: [&str; 9] = [
-    "threshold",
-    "onset",
-    "offset",
-    "pad_onset",
-    "pad_offset",
-    "min_duration_on",
-    "min_duration_off",
-    "postprocessing_yaml",
-    "max_speakers",
-];
-
-/// The settings of `fields` (JSON values; a form's text values as [`form_value`] makes them). Refused with 400
-/// `invalid_setting`: an unknown field, `postprocessing` (a server path), a value of the wrong type or out of range.
+/// The settings of `fields` (JSON values; a form's text values as [`form_value`] makes them), checked. Refused with
+/// 400 `invalid_setting`: an unknown field, a server path, a value of the wrong type or out of range.
 pub fn segment_settings(fields: Map<String, Value>) -> Result<SegmentSettings, ApiError> {
-    if let Some(field) = fields.keys().find(|key| !FIELDS.contains(&key.as_str())) {
-        let message = match field.as_str() {
-            "postprocessing" => "`postprocessing` names a file on the server: send the YAML text as \
-                                 `postprocessing_yaml`"
-                .to_string(),
-            other => format!("unknown setting `{other}` (the settings: {})", FIELDS.join(", ")),
-        };
-        return Err(ApiError::bad_request("invalid_setting", message));
-    }
-    let settings = SegmentSettings::deserialize(Value::Object(fields))
-        .map_err(|e| ApiError::bad_request("invalid_setting", e.to_string()))?;
-    settings.validate().map_err(|e| ApiError::from(EngineError::from(e)))?;
+    let refused = |e| ApiError::from(EngineError::from(e));
+    let settings = SegmentSettings::from_fields(Value::Object(fields), Origin::Remote).map_err(refused)?;
+    settings.validate().map_err(refused)?;
     Ok(settings)
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::{audio, client, engine, start, start_on, wav};
 use nemotron_engine::{
-    AlignRequest, Engine, EngineOptions, Input, ModelOptions, ModelSource, SegmentFormat, SegmentSettings,
+    AlignRequest, Engine, EngineOptions, Input, ModelOptions, ModelSource, Origin, SegmentFormat, SegmentSettings,
     write_segments,
 };
 use nemotron_server::{ApiKeys, ServerOptions};
@@ -204,6 +204,48 @@ async fn alignments_and_features_are_the_clis_files() {
     server.stop().await.unwrap();
 }
 
+/// A value a client may send for each setting, as form text.
+fn sample(name: &str) -> &'static str {
+    match name {
+        "threshold" | "onset" | "offset" => "0.4",
+        "pad_onset" | "pad_offset" => "-0.05",
+        "min_duration_on" | "min_duration_off" => "0.1",
+        "postprocessing_yaml" => "parameters:\n  onset: 0.7\n",
+        "max_speakers" => "1",
+        other => panic!("no sample value for the setting `{other}`: add one"),
+    }
+}
+
+/// Every segment setting of the engine's list that a client may send is a field of the route, and the OpenAPI
+/// document describes exactly these.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_segment_setting_is_a_field_and_in_the_document() {
+    let server = start(ServerOptions::default()).await;
+    let samples = audio(0.0, 1.0);
+    let c = client();
+    for name in Origin::Remote.names() {
+        let fields = [(name, sample(name))];
+        let response = c.post(server.url("/v1/audio/diarizations")).multipart(upload(&wav(&samples), &fields)).send();
+        let response = response.await.unwrap();
+        assert_eq!(response.status(), 200, "{name}");
+        // A form's text is a number where it reads as one.
+        let value = serde_json::from_str(sample(name)).unwrap_or_else(|_| serde_json::json!(sample(name)));
+        let form = serde_json::json!({ name: value });
+        let settings = SegmentSettings::from_fields(form, Origin::Remote).unwrap();
+        assert_ne!(settings, SegmentSettings::default(), "{name}");
+        let expected = expected_segments(&samples, &settings, SegmentFormat::Json, "meeting");
+        assert_eq!(response.text().await.unwrap(), expected, "{name}");
+    }
+    let document: serde_json::Value = c.get(server.url("/openapi.json")).send().await.unwrap().json().await.unwrap();
+    let schema = &document["components"]["schemas"]["SegmentSettings"]["properties"];
+    let mut described: Vec<&str> = schema.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut names = Origin::Remote.names();
+    described.sort_unstable();
+    names.sort_unstable();
+    assert_eq!(described, names);
+    server.stop().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_get_their_documented_status_and_the_server_keeps_serving() {
     let options = ServerOptions { max_body_bytes: 200_000, ..ServerOptions::default() };
@@ -387,7 +429,7 @@ async fn readiness_waits_for_the_model_and_the_openapi_document_names_every_rout
 
     // The document is the one served, and its paths are the routes: each answers its method (not 404 or 405).
     let document: serde_json::Value = c.get(url("/openapi.json")).send().await.unwrap().json().await.unwrap();
-    assert_eq!(document, serde_json::from_str::<serde_json::Value>(nemotron_server::OPENAPI).unwrap());
+    assert_eq!(document, serde_json::from_str::<serde_json::Value>(&nemotron_server::OPENAPI).unwrap());
     let paths = document["paths"].as_object().unwrap();
     let mut routes: Vec<&str> = paths.keys().map(String::as_str).collect();
     routes.sort_unstable();

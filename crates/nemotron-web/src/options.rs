@@ -1,60 +1,18 @@
 //! The options objects of the JS API, read from their JSON text: the CLI's `diarize` segment flags by the same
-//! names in camelCase (`threshold`, `onset`, `offset`, `padOnset`, `padOffset`, `minDurationOn`, `minDurationOff`,
-//! `maxSpeakers`, `postprocessing` as NeMo YAML text), `format` and `uri` for the segments' text (`diarize`,
-//! `segments`, a live session's `end`, `writeSegments`), `latency` for `stream`. They become the one
-//! [`SegmentSettings`] every front end maps its options onto, which checks each value.
+//! names in camelCase (`padOnset`, `minDurationOn`, …; `postprocessing` as NeMo YAML text: a page has no files),
+//! `format` and `uri` for the segments' text (`diarize`, `segments`, a live session's `end`, `writeSegments`),
+//! `latency` for `stream`. The segment flags are read by serde into the one [`SegmentSettings`] every front end
+//! reads its options into ([`Origin::Page`]), which checks each value.
 
 use std::collections::HashMap;
 
-use nemotron_engine::{EngineError, SegmentFormat, SegmentRule, SegmentSettings, StreamingMode};
-use serde::Deserialize;
+use nemotron_engine::{EngineError, Origin, SegmentFormat, SegmentRule, SegmentSettings, StreamingMode};
 use serde_json::{Map, Value};
 
 use crate::error::WebError;
 
 /// The RTTM file id when `uri` is not given (the server's, for an upload without a file name).
 const DEFAULT_URI: &str = "audio";
-
-/// The segment flags, as `diarize` and `stream` take them.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct SegmentFlags {
-    threshold: Option<f64>,
-    onset: Option<f64>,
-    offset: Option<f64>,
-    pad_onset: Option<f64>,
-    pad_offset: Option<f64>,
-    min_duration_on: Option<f64>,
-    min_duration_off: Option<f64>,
-    /// NeMo post-processing parameters as YAML text (a page has no files to name).
-    postprocessing: Option<String>,
-    max_speakers: Option<usize>,
-}
-
-impl SegmentFlags {
-    /// Refuses any flag: options that only say how segments are written.
-    fn none(self) -> Result<(), WebError> {
-        match self.settings() == SegmentSettings::default() {
-            true => Ok(()),
-            false => Err(WebError::Options("segment flags make segments; these options only write them".into())),
-        }
-    }
-
-    fn settings(self) -> SegmentSettings {
-        SegmentSettings {
-            threshold: self.threshold,
-            onset: self.onset,
-            offset: self.offset,
-            pad_onset: self.pad_onset,
-            pad_offset: self.pad_offset,
-            min_duration_on: self.min_duration_on,
-            min_duration_off: self.min_duration_off,
-            postprocessing: None,
-            postprocessing_yaml: self.postprocessing,
-            max_speakers: self.max_speakers,
-        }
-    }
-}
 
 /// How segments are written as text, as `diarize --segments - --format` writes them.
 #[derive(Debug, PartialEq)]
@@ -69,7 +27,9 @@ impl TextOptions {
     /// The options of their JSON text (`null` or absent: every default); no segment flag.
     pub fn from_json(json: &str) -> Result<Self, WebError> {
         let (mut fields, segments) = parse(json, &["format", "uri"])?;
-        segments.none()?;
+        if segments != SegmentSettings::default() {
+            return Err(WebError::Options("segment flags make segments; these options only write them".into()));
+        }
         Self::from_fields(&mut fields)
     }
 
@@ -103,7 +63,7 @@ impl DiarizeOptions {
     pub fn from_json(json: &str) -> Result<Self, WebError> {
         let (mut fields, segments) = parse(json, &["format", "uri"])?;
         let text = TextOptions::from_fields(&mut fields)?;
-        Ok(Self { rule: segments.settings().segmenter().map_err(EngineError::from)?, text })
+        Ok(Self { rule: segments.segmenter().map_err(EngineError::from)?, text })
     }
 }
 
@@ -124,13 +84,13 @@ impl StreamOptions {
             None => StreamingMode::LowLatency,
             Some(name) => name.parse().map_err(|e| WebError::Options(format!("latency: {e}")))?,
         };
-        Ok(Self { mode, rule: segments.settings().live_rule().map_err(EngineError::from)? })
+        Ok(Self { mode, rule: segments.live_rule().map_err(EngineError::from)? })
     }
 }
 
 /// An options object of its JSON text (`null`, no object given, is every default): the text values of `own`, the
-/// options of one call, and the segment flags, the rest (an unknown name is refused there).
-fn parse(json: &str, own: &[&'static str]) -> Result<(HashMap<&'static str, String>, SegmentFlags), WebError> {
+/// options of one call, and the segment settings, the rest (an unknown name is refused there).
+fn parse(json: &str, own: &[&'static str]) -> Result<(HashMap<&'static str, String>, SegmentSettings), WebError> {
     let invalid = |e: serde_json::Error| WebError::Options(e.to_string());
     let options: Option<Map<String, Value>> = serde_json::from_str(json).map_err(invalid)?;
     let mut rest = options.unwrap_or_default();
@@ -142,7 +102,9 @@ fn parse(json: &str, own: &[&'static str]) -> Result<(HashMap<&'static str, Stri
             Some(other) => return Err(WebError::Options(format!("{name}: {other} is not a string"))),
         }
     }
-    Ok((fields, SegmentFlags::deserialize(Value::Object(rest)).map_err(invalid)?))
+    let settings = SegmentSettings::from_fields(Value::Object(rest), Origin::Page)
+        .map_err(|e| WebError::Options(e.to_string()))?;
+    Ok((fields, settings))
 }
 
 #[cfg(test)]
@@ -194,11 +156,38 @@ mod tests {
     }
 
     #[test]
+    fn every_setting_a_page_gives_is_an_option_in_camel_case() {
+        for name in Origin::Page.names() {
+            let value = match name {
+                "postprocessing" => r#""parameters:\n  onset: 0.7\n""#,
+                "max_speakers" => "2",
+                "pad_onset" | "pad_offset" => "-0.05",
+                "threshold" | "onset" | "offset" | "min_duration_on" | "min_duration_off" => "0.4",
+                other => panic!("no sample value for the setting `{other}`: add one"),
+            };
+            let option = Origin::Page.spelling(name);
+            assert!(!option.contains('_'), "{option}");
+            let json = format!(r#"{{"{option}": {value}}}"#);
+            let options = DiarizeOptions::from_json(&json).unwrap_or_else(|e| panic!("{json}: {}", e.sentence()));
+            assert_ne!(options.rule, DiarizeOptions::from_json("{}").unwrap().rule, "{json}");
+            if name != "max_speakers" {
+                let options = StreamOptions::from_json(&json).unwrap_or_else(|e| panic!("{json}: {}", e.sentence()));
+                assert_ne!(options.rule, StreamOptions::from_json("{}").unwrap().rule, "{json}");
+            }
+        }
+    }
+
+    #[test]
     fn refusals_name_the_option() {
         assert_eq!(refusal(DiarizeOptions::from_json(r#"{"threshold": 1.5}"#)), "threshold: 1.5 is not in [0, 1)");
         assert_eq!(refusal(DiarizeOptions::from_json(r#"{"maxSpeakers": 0}"#)), "max_speakers: 0 is not at least 1");
         assert!(refusal(DiarizeOptions::from_json(r#"{"format": "xml"}"#)).starts_with("options: format: "));
         assert!(refusal(DiarizeOptions::from_json(r#"{"treshold": 0.5}"#)).contains("treshold"));
+        let snake_case = refusal(DiarizeOptions::from_json(r#"{"pad_onset": 0.1}"#));
+        assert!(snake_case.starts_with("options: unknown setting `pad_onset`"), "{snake_case}");
+        assert!(snake_case.contains("padOnset, padOffset, minDurationOn"), "{snake_case}");
+        let wrong_type = refusal(DiarizeOptions::from_json(r#"{"minDurationOn": "long"}"#));
+        assert!(wrong_type.starts_with("options: minDurationOn: invalid type"), "{wrong_type}");
         assert!(refusal(DiarizeOptions::from_json(r#"{"threshold": "high"}"#)).starts_with("options: "));
         assert!(refusal(StreamOptions::from_json(r#"{"latency": "instant"}"#)).starts_with("options: latency: "));
         assert!(

@@ -22,6 +22,14 @@ pub enum DiarizationError {
         /// What is wrong.
         problem: String,
     },
+    /// A file that does not exist.
+    #[error("{file}: {problem}")]
+    NotFound {
+        /// The file (as the caller named it).
+        file: String,
+        /// The system's words for it.
+        problem: String,
+    },
     /// A post-processing setting out of its range.
     #[error("{0}")]
     Setting(String),
@@ -34,6 +42,10 @@ pub enum DiarizationError {
         /// What is wrong with it.
         problem: String,
     },
+    /// Segment settings a front end handed over that cannot be read ([`super::SegmentSettings::from_fields`]): a
+    /// name it does not have, or a value of the wrong type.
+    #[error("{0}")]
+    Unreadable(String),
     /// Scoring inputs that do not fit together (a file the UEM does not cover).
     #[error("{0}")]
     Scoring(String),
@@ -51,5 +63,9 @@ impl DiarizationError {
 
 /// Reads a text file, naming it when it cannot.
 pub(crate) fn read_text(path: &std::path::Path) -> Result<String, DiarizationError> {
-    std::fs::read_to_string(path).map_err(|e| DiarizationError::file(&path.display().to_string(), e.to_string()))
+    let file = path.display().to_string();
+    std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => DiarizationError::NotFound { file, problem: e.to_string() },
+        _ => DiarizationError::file(&file, e.to_string()),
+    })
 }

@@ -6,6 +6,7 @@ from typing import Any, BinaryIO, Dict, Iterable, Iterator, List, Literal, Mappi
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import TypedDict, Unpack
 
 __version__: str
 
@@ -30,6 +31,24 @@ samples (with ``sample_rate``); anything with ``__array__``; ``{"waveform": arra
 
 Latency = Literal["low", "very-low", "ultra-low"]
 PostProcessing = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+class StreamSegmentOptions(TypedDict, total=False):
+    """The keyword arguments of ``Model.stream``: the CLI's segment flags, by their names (``None``: not set)."""
+
+    threshold: Optional[float]
+    onset: Optional[float]
+    offset: Optional[float]
+    pad_onset: Optional[float]
+    pad_offset: Optional[float]
+    min_duration_on: Optional[float]
+    min_duration_off: Optional[float]
+    postprocessing: Optional[PostProcessing]
+
+class SegmentOptions(StreamSegmentOptions, total=False):
+    """The keyword arguments of ``Model.diarize`` and ``Model.diarize_many``: ``stream``'s and ``max_speakers``
+    (known only at the end of a recording)."""
+
+    max_speakers: Optional[int]
 
 class NemotronError(RuntimeError):
     """A run failed for a reason other than its arguments (base of GpuError and InternalError)."""
@@ -147,32 +166,14 @@ class Model:
         self,
         audio: AudioInput,
         sample_rate: Optional[int] = None,
-        *,
-        threshold: Optional[float] = None,
-        onset: Optional[float] = None,
-        offset: Optional[float] = None,
-        pad_onset: Optional[float] = None,
-        pad_offset: Optional[float] = None,
-        min_duration_on: Optional[float] = None,
-        min_duration_off: Optional[float] = None,
-        postprocessing: Optional[PostProcessing] = None,
-        max_speakers: Optional[int] = None,
+        **segment_settings: Unpack[SegmentOptions],
     ) -> Diarization: ...
     def diarize_many(
         self,
         audios: Iterable[AudioInput],
         sample_rate: Optional[int] = None,
         batch_size: Optional[int] = None,
-        *,
-        threshold: Optional[float] = None,
-        onset: Optional[float] = None,
-        offset: Optional[float] = None,
-        pad_onset: Optional[float] = None,
-        pad_offset: Optional[float] = None,
-        min_duration_on: Optional[float] = None,
-        min_duration_off: Optional[float] = None,
-        postprocessing: Optional[PostProcessing] = None,
-        max_speakers: Optional[int] = None,
+        **segment_settings: Unpack[SegmentOptions],
     ) -> List[Diarization]: ...
     def align(
         self,
@@ -186,15 +187,7 @@ class Model:
     def stream(
         self,
         latency: Latency = "low",
-        *,
-        threshold: Optional[float] = None,
-        onset: Optional[float] = None,
-        offset: Optional[float] = None,
-        pad_onset: Optional[float] = None,
-        pad_offset: Optional[float] = None,
-        min_duration_on: Optional[float] = None,
-        min_duration_off: Optional[float] = None,
-        postprocessing: Optional[PostProcessing] = None,
+        **segment_settings: Unpack[StreamSegmentOptions],
     ) -> StreamSession: ...
 
 def read_manifest(path: Union[str, "os.PathLike[str]"]) -> List[Dict[str, Any]]: ...
