@@ -1,7 +1,7 @@
-//! API keys: `Authorization: Bearer <key>` on every route but the health checks (and the page at `/`, which holds
-//! no data and asks for a key itself). Browsers cannot set headers on a WebSocket, so the stream route also takes
-//! the key as the `access_token` query parameter (RFC 6750 §2.3). Keys are compared in constant time and never
-//! logged: the server logs routes, not URIs or headers.
+//! API keys: `Authorization: Bearer <key>` on every route but the health checks (and the page at `/` with its
+//! scripts, which hold no data: the page asks for a key itself). Browsers cannot set headers on a WebSocket, so the
+//! stream route also takes the key as the `access_token` query parameter (RFC 6750 §2.3). Keys are compared in
+//! constant time and never logged: the server logs routes, not URIs or headers.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -16,6 +16,7 @@ use subtle::ConstantTimeEq;
 
 use crate::ServerError;
 use crate::error::ApiError;
+use crate::service;
 
 /// The keys a request may present. `Debug` shows how many there are, never what they are.
 #[derive(Clone)]
@@ -54,9 +55,9 @@ impl ApiKeys {
     }
 }
 
-/// Routes anyone may call: the load balancer's probes and the page (the metrics are not among them).
+/// Routes anyone may call: the load balancer's probes and the page's files (the metrics are not among them).
 fn is_public(path: &str) -> bool {
-    matches!(path, "/" | "/page.js" | "/timeline.js" | "/health/live" | "/health/ready")
+    matches!(path, "/health/live" | "/health/ready") || service::PAGE_FILES.iter().any(|file| file.path == path)
 }
 
 /// The middleware: refuses requests to non-public routes without an accepted key with 401 and

@@ -21,11 +21,10 @@ use crate::{auth, http, metrics, service};
 
 /// The whole application.
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/", get(service::page))
-        .route("/page.js", get(service::page_script))
-        .route("/timeline.js", get(service::timeline_script))
-        .route("/health/live", get(service::live))
+    let page = service::PAGE_FILES
+        .into_iter()
+        .fold(Router::new(), |router, file| router.route(file.path, get(move || async move { file.response() })));
+    page.route("/health/live", get(service::live))
         .route("/health/ready", get(service::ready))
         .route("/metrics", get(metrics::metrics))
         .route("/openapi.json", get(service::openapi))

@@ -12,12 +12,42 @@ use serde_json::json;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// The page at `/`: pick a file or the microphone, watch the speaker timeline fill in (plain HTML and JS, no build).
-const PAGE: &str = include_str!("page/index.html");
-/// The page's script.
-const PAGE_SCRIPT: &str = include_str!("page/page.js");
-/// The speaker timeline it draws: the browser package's page's module, one file for both pages.
-const TIMELINE_SCRIPT: &str = include_str!("../../nemotron-web/page/timeline.js");
+/// The page at `/` and the files it loads, each at `/<name>`: pick a file or the microphone, watch the speaker
+/// timeline fill in (plain HTML and JS modules, no build). Beside its own script, the page imports the browser
+/// package's page modules, embedded from that page's folder: one file for both pages, no copy.
+pub(crate) const PAGE_FILES: [PageFile; 6] = [
+    PageFile::html("/", include_str!("page/index.html")),
+    PageFile::script("/page.js", include_str!("page/page.js")),
+    PageFile::script("/decode.js", include_str!("../../nemotron-web/page/decode.js")),
+    PageFile::script("/capture.js", include_str!("../../nemotron-web/page/capture.js")),
+    PageFile::script("/capture-processor.js", include_str!("../../nemotron-web/page/capture-processor.js")),
+    PageFile::script("/timeline.js", include_str!("../../nemotron-web/page/timeline.js")),
+];
+
+/// One of the page's files: its route, `Content-Type` and text.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PageFile {
+    /// The route it is served at.
+    pub(crate) path: &'static str,
+    content_type: &'static str,
+    text: &'static str,
+}
+
+impl PageFile {
+    const fn html(path: &'static str, text: &'static str) -> Self {
+        Self { path, content_type: "text/html; charset=utf-8", text }
+    }
+
+    const fn script(path: &'static str, text: &'static str) -> Self {
+        Self { path, content_type: "text/javascript; charset=utf-8", text }
+    }
+
+    /// `GET` of its route.
+    pub(crate) fn response(self) -> Response {
+        ([(header::CONTENT_TYPE, self.content_type)], self.text).into_response()
+    }
+}
+
 /// The OpenAPI 3.1 document: `openapi.json`, written by hand (`tests/http.rs` checks its paths against the routes),
 /// with the schema `SegmentSettings` made from the engine's settings (their names, types, ranges and descriptions).
 pub static OPENAPI: LazyLock<String> = LazyLock::new(|| {
@@ -26,21 +56,6 @@ pub static OPENAPI: LazyLock<String> = LazyLock::new(|| {
     document["components"]["schemas"]["SegmentSettings"] = Origin::Remote.json_schema();
     document.to_string()
 });
-
-/// `GET /`.
-pub async fn page() -> Response {
-    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], PAGE).into_response()
-}
-
-/// `GET /page.js`.
-pub async fn page_script() -> Response {
-    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], PAGE_SCRIPT).into_response()
-}
-
-/// `GET /timeline.js`.
-pub async fn timeline_script() -> Response {
-    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], TIMELINE_SCRIPT).into_response()
-}
 
 /// `GET /openapi.json`.
 pub async fn openapi() -> Response {

@@ -16,6 +16,10 @@ use nemotron_server::{ApiKeys, ServerOptions};
 use reqwest::multipart::{Form, Part};
 use reqwest::{Response, StatusCode};
 
+/// The modules the page at `/` loads, served beside it (the browser package's page modules among them); they are not
+/// API, so the OpenAPI document leaves them out.
+const PAGE_SCRIPTS: [&str; 5] = ["/page.js", "/decode.js", "/capture.js", "/capture-processor.js", "/timeline.js"];
+
 fn upload(wav: &[u8], fields: &[(&str, &str)]) -> Form {
     let form = Form::new().part("file", Part::bytes(wav.to_vec()).file_name("meeting.wav"));
     fields.iter().fold(form, |form, (key, value)| form.text(key.to_string(), value.to_string()))
@@ -363,8 +367,12 @@ async fn api_keys_guard_every_route_but_the_health_checks_and_the_page() {
     let keys = ApiKeys::parse("# the team\nsecret-one\nsecret-two\n").unwrap();
     let server = start(ServerOptions { api_keys: Some(keys), ..ServerOptions::default() }).await;
     let c = client();
-    for open in ["/health/live", "/health/ready", "/", "/page.js", "/timeline.js"] {
+    for open in ["/health/live", "/health/ready", "/"].into_iter().chain(PAGE_SCRIPTS) {
         assert_eq!(c.get(server.url(open)).send().await.unwrap().status(), 200, "{open}");
+    }
+    for script in PAGE_SCRIPTS {
+        let response = c.get(server.url(script)).send().await.unwrap();
+        assert_eq!(response.headers()["content-type"], "text/javascript; charset=utf-8", "{script}");
     }
     for guarded in ["/v1/models", "/metrics", "/openapi.json"] {
         let (status, code) = error_of(c.get(server.url(guarded)).send().await.unwrap()).await;
@@ -427,7 +435,8 @@ async fn readiness_waits_for_the_model_and_the_openapi_document_names_every_rout
     assert_eq!(models["data"][0]["id"], engine().description());
     assert_eq!(models["data"][0]["demo"], true);
 
-    // The document is the one served, and its paths are the routes: each answers its method (not 404 or 405).
+    // The document is the one served, and its paths are the routes but the page's scripts: each answers its method
+    // (not 404 or 405).
     let document: serde_json::Value = c.get(url("/openapi.json")).send().await.unwrap().json().await.unwrap();
     assert_eq!(document, serde_json::from_str::<serde_json::Value>(&nemotron_server::OPENAPI).unwrap());
     let paths = document["paths"].as_object().unwrap();
@@ -435,8 +444,6 @@ async fn readiness_waits_for_the_model_and_the_openapi_document_names_every_rout
     routes.sort_unstable();
     let mut known = [
         "/",
-        "/page.js",
-        "/timeline.js",
         "/health/live",
         "/health/ready",
         "/metrics",

@@ -1,7 +1,7 @@
 // The microphone's AudioWorklet processor: runs on the audio thread of a 16 kHz AudioContext (the browser resamples
 // the microphone to it), mixes the channels to mono (their mean, as the CLI's `--channel mix`) and posts the samples
-// to the page in frames of `frame` samples, so the page pushes to the live session a tenth of a second at a time
-// rather than every 128-sample render quantum. `flush` posts what is left and answers `flushed`.
+// to the page in frames of `frame` samples, so a page hands the diarizer a tenth of a second at a time rather than
+// every 128-sample render quantum. `flush` posts what is left and answers `flushed`.
 class Capture extends AudioWorkletProcessor {
   constructor(options) {
     super();

@@ -1,7 +1,8 @@
 // The page: a checkpoint loaded into the wasm package (./pkg/nemotron_web.js, built by scripts/web-build.sh), then
 // a file diarized whole or the microphone diarized live. Everything runs here, on the visitor's GPU through WebGPU.
 
-import { decodeFile, openMicrophone, SAMPLE_RATE } from "./audio.js";
+import { openMicrophone } from "./capture.js";
+import { decodeFile, SAMPLE_RATE } from "./decode.js";
 import { fromPicked, fromUrl } from "./model-source.js";
 import { Results } from "./results.js";
 

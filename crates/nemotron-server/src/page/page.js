@@ -1,11 +1,10 @@
-// The page's script: a WebSocket session fed from a file (decoded at 16 kHz by the browser) or the microphone (an
-// AudioContext at 16 kHz resamples it), and the timeline of the segment events that come back. Plain JS modules, no
-// build: the timeline is the browser package's (`/timeline.js`).
+// The page's script: a WebSocket session fed from a file or the microphone, and the timeline of the segment events
+// that come back. Plain JS modules, no build: the file decoding, the microphone and the timeline are the browser
+// package's page modules (`/decode.js`, `/capture.js` with its worklet `/capture-processor.js`, `/timeline.js`),
+// so both pages hear the same 16 kHz mono samples, channels mixed as the CLI mixes them.
+import { FRAME, openMicrophone } from "./capture.js";
+import { decodeFile, SAMPLE_RATE } from "./decode.js";
 import { drawTimeline, segmentRow } from "./timeline.js";
-
-const SAMPLE_RATE = 16000;
-// Samples per frame sent (0.1 s).
-const FRAME = 1600;
 
 const $ = (id) => document.getElementById(id);
 let session = null;
@@ -89,69 +88,36 @@ function draw(s) {
   drawTimeline($("timeline"), $("legend"), s);
 }
 
-// A file: decoded and resampled to 16 kHz by the browser, channels mixed, and handed to the socket all at once. No
-// pacing: the server stops reading a session whose buffer is full, so the browser keeps the rest (bufferedAmount)
-// and TCP sends it as fast as the server processes; the events arrive as soon as they would with any pacing.
+// A file: decoded at 16 kHz (decode.js), handed to the socket all at once in frames of 0.1 s. No pacing: the server
+// stops reading a session whose buffer is full, so the browser keeps the rest (bufferedAmount) and TCP sends it as
+// fast as the server processes; the events arrive as soon as they would with any pacing.
 async function streamFile(file) {
-  const decoder = new OfflineAudioContext(1, 1, SAMPLE_RATE);
-  const audio = await decoder.decodeAudioData(await file.arrayBuffer());
-  const mono = new Float32Array(audio.length);
-  for (let c = 0; c < audio.numberOfChannels; c++) {
-    const channel = audio.getChannelData(c);
-    for (let i = 0; i < mono.length; i++) mono[i] += channel[i] / audio.numberOfChannels;
-  }
+  const mono = await decodeFile(file);
   startSession((s) => {
     for (let i = 0; i < mono.length; i += FRAME) send(s, mono.subarray(i, i + FRAME));
     end(s);
   });
 }
 
-// The microphone through an AudioWorklet (its module from a Blob: no second file to serve).
-const CAPTURE = `registerProcessor("capture", class extends AudioWorkletProcessor {
-  process(inputs) { if (inputs[0].length) this.port.postMessage(inputs[0][0].slice()); return true; }
-});`;
-
+// The microphone (capture.js), opened before the session starts; its frames go to the socket once the session is
+// ready, and those before are dropped.
 async function streamMicrophone() {
-  const media = await navigator.mediaDevices.getUserMedia({
-    audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false },
+  let s = null;
+  const microphone = await openMicrophone((samples) => {
+    if (s && document.body.dataset.state === "streaming") send(s, samples);
   });
-  const context = new AudioContext({ sampleRate: SAMPLE_RATE });
-  await context.audioWorklet.addModule(URL.createObjectURL(new Blob([CAPTURE], { type: "text/javascript" })));
-  const capture = new AudioWorkletNode(context, "capture");
-  context.createMediaStreamSource(media).connect(capture);
-  let buffered = [];
-  let length = 0;
-  const s = startSession(() => {
+  s = startSession(() => {
     $("stop").disabled = false;
   });
-  capture.port.onmessage = (message) => {
-    if (s.ws.readyState !== WebSocket.OPEN || document.body.dataset.state !== "streaming") return;
-    buffered.push(message.data);
-    length += message.data.length;
-    if (length >= FRAME) flush();
-  };
-  const flush = () => {
-    const frame = new Float32Array(length);
-    let at = 0;
-    for (const piece of buffered) {
-      frame.set(piece, at);
-      at += piece.length;
-    }
-    buffered = [];
-    length = 0;
-    send(s, frame);
-  };
   s.stop = async () => {
-    media.getTracks().forEach((track) => track.stop());
-    await context.close();
-    flush();
+    await microphone.stop();
     end(s);
   };
 }
 
 $("file").addEventListener("change", () => {
   const file = $("file").files[0];
-  if (file) streamFile(file).catch((error) => setStatus(`cannot read ${file.name}: ${error}`, true));
+  if (file) streamFile(file).catch((error) => setStatus(error.message, true));
 });
 $("mic").addEventListener("click", () => {
   streamMicrophone().catch((error) => setStatus(`microphone: ${error}`, true));

@@ -13,7 +13,7 @@ import { join, resolve, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { serve } from "./static-server.mjs";
-import { readWav, writeWav } from "./wav.mjs";
+import { collectErrors, launchChromium, readWav, SAMPLE_RATE, writeWav } from "./support.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "../../../..");
@@ -22,7 +22,6 @@ const binary = process.env.NEMOTRON_AUDIO ?? join(root, "target/debug/nemotron-a
 const tiny = join(root, "testdata/reference/diar-tiny");
 const audio = join(tiny, "audio.wav");
 const work = mkdtempSync(join(tmpdir(), "nemotron-web-page-"));
-const SAMPLE_RATE = 16000;
 // SwiftShader runs WebGPU on the CPU: loading and diarizing take seconds, not milliseconds.
 const SLOW = { timeout: 300_000 };
 let server;
@@ -64,12 +63,13 @@ async function downloaded(page, button) {
   return readFileSync(await download.path(), "utf8");
 }
 
+// A new page, started, and the errors it raises (each test checks there are none).
 async function openPage() {
   const page = await context.newPage();
-  page.on("pageerror", (error) => console.error(`page error: ${error.message}`));
+  const errors = collectErrors(page);
   await page.goto(`${server.origin}/`);
   await page.waitForSelector("body[data-state=idle]", { timeout: 60_000 });
-  return page;
+  return { page, errors };
 }
 
 // Loads a model by `how`, then waits until the page says it is loaded (or fails the test with the page's message).
@@ -110,24 +110,8 @@ before(async () => {
   // The fake microphone plays the test audio in a loop (Chromium reads 16-bit PCM here).
   const microphone = join(work, "microphone-source.wav");
   writeFileSync(microphone, writeWav(readWav(readFileSync(audio)), false));
-  context = await chromium.launchPersistentContext(join(work, "profile"), {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    acceptDownloads: true,
-    args: [
-      "--no-sandbox",
-      "--enable-unsafe-webgpu",
-      "--disable-quic",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-      "--autoplay-policy=no-user-gesture-required",
-      "--use-fake-ui-for-media-stream",
-      "--use-fake-device-for-media-stream",
-      `--use-file-for-fake-audio-capture=${microphone}`,
-    ],
-  });
+  const profile = join(work, "profile");
+  context = await launchChromium(chromium, { profile, microphone, webgpu: true, acceptDownloads: true });
 });
 
 after(async () => {
@@ -138,40 +122,40 @@ after(async () => {
 
 test("without WebGPU the page says so and offers nothing to run", async () => {
   // The same Chromium without --enable-unsafe-webgpu: navigator.gpu is there but gives no adapter.
-  const browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox"],
-  });
+  const browser = await launchChromium(chromium);
   try {
     const page = await browser.newPage();
+    const errors = collectErrors(page);
     await page.goto(`${server.origin}/`);
     await page.waitForSelector("body[data-state=no-webgpu]", { timeout: 60_000 });
     assert.ok(await page.isVisible("#gpu-message"));
     assert.match(await page.textContent("#gpu-message"), /has WebGPU but gives it no GPU/);
     assert.ok(await page.isDisabled("#model-demo"));
+    assert.deepEqual(errors, []);
   } finally {
     await browser.close();
   }
 });
 
 test("the demo model diarizes a WAV as diarize --demo does", SLOW, async () => {
-  const page = await openPage();
+  const { page, errors } = await openPage();
   await loadModel(page, (p) => p.click("#model-demo"));
   await diarizeMatchesCli(page, "--demo");
+  assert.deepEqual(errors, []);
   await page.close();
 });
 
 test("a checkpoint folder diarizes a WAV as diarize --model does", SLOW, async () => {
-  const page = await openPage();
+  const { page, errors } = await openPage();
   await loadModel(page, fromFolder);
   assert.equal(await page.evaluate(() => document.getElementById("progress").value), 1);
   await diarizeMatchesCli(page, tiny);
+  assert.deepEqual(errors, []);
   await page.close();
 });
 
 test("a checkpoint from chosen files, and from a URL, diarizes a WAV as diarize --model does", SLOW, async () => {
-  const page = await openPage();
+  const { page, errors } = await openPage();
   // Files the model does not read among those chosen are left alone.
   const files = ["config.json", "model.safetensors", "audio.wav", "reference.safetensors"].map((f) => join(tiny, f));
   await loadModel(page, (p) => p.setInputFiles("#model-files", files));
@@ -181,11 +165,12 @@ test("a checkpoint from chosen files, and from a URL, diarizes a WAV as diarize 
     await p.click("#model-url-load");
   });
   await diarizeMatchesCli(page, tiny);
+  assert.deepEqual(errors, []);
   await page.close();
 });
 
 test("a broken checkpoint shows what is wrong, and the page stays usable", SLOW, async () => {
-  const page = await openPage();
+  const { page, errors } = await openPage();
   await page.setInputFiles("#model-files", join(tiny, "config.json"));
   await page.waitForSelector("body[data-state=error]", SLOW);
   assert.equal(await page.textContent("#status"), "the chosen files have no model.safetensors");
@@ -195,11 +180,12 @@ test("a broken checkpoint shows what is wrong, and the page stays usable", SLOW,
   await page.waitForSelector("body[data-state=error]", SLOW);
   assert.match(await page.textContent("#status"), /config\.json/);
   assert.ok(await page.isEnabled("#model-demo"));
+  assert.deepEqual(errors, []);
   await page.close();
 });
 
 test("the microphone diarized live shows the segments of diarize --stream on that audio", SLOW, async () => {
-  const page = await openPage();
+  const { page, errors } = await openPage();
   await loadModel(page, fromFolder);
   await page.selectOption("#latency", "very-low");
   await page.click("#mic");
@@ -220,5 +206,6 @@ test("the microphone diarized live shows the segments of diarize --stream on tha
   assert.ok(expected.rows.length > 0, "the CLI finds no segment in the microphone's audio");
   assert.deepEqual(await pageRows(page), expected.rows);
   assert.equal(await downloaded(page, "#download-json"), expected.json);
+  assert.deepEqual(errors, []);
   await page.close();
 });
