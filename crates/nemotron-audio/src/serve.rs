@@ -29,7 +29,7 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = ServerOptions::default().max_sessions, value_parser = at_least_one)]
     max_sessions: usize,
     /// Require `Authorization: Bearer KEY` with one of this file's keys (one per line, `#` comments) on every route
-    /// but `/`, `/page.js` and the health checks.
+    /// but the page (`/` and the files it loads) and the health checks.
     #[arg(long, value_name = "FILE")]
     api_key_file: Option<PathBuf>,
     /// Largest request body; a larger one is refused with 413.
@@ -64,10 +64,18 @@ pub struct ServeArgs {
     /// How long a shutdown (SIGTERM, Ctrl-C) waits for requests and sessions in flight, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = ServerOptions::default().shutdown_grace.as_secs_f64(), value_parser = seconds)]
     shutdown_grace: f64,
+    /// Print the server's OpenAPI 3.1 document (what `GET /openapi.json` answers) and exit, loading no model: for
+    /// client generators and validators.
+    #[arg(long, conflicts_with_all = ["model", "demo"])]
+    openapi: bool,
 }
 
 /// Runs the server until SIGTERM or Ctrl-C.
 pub fn serve(settings: &Settings, args: &ServeArgs) -> Result<(), Failure> {
+    if args.openapi {
+        println!("{}", nemotron_server::OPENAPI.as_str());
+        return Ok(());
+    }
     let source = model::source(args.model.as_deref(), args.demo)?;
     let api_keys = match &args.api_key_file {
         Some(path) => Some(ApiKeys::read(path).map_err(|e| Failure::Runtime(Box::new(e)))?),

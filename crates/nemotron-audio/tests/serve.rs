@@ -308,3 +308,14 @@ fn bad_serve_flags_are_usage_errors_and_a_taken_address_a_runtime_error() {
     let address = taken.local_addr().unwrap().to_string();
     fails(&["serve", "--demo", "--listen", &address], &format!("cannot listen on {address}"));
 }
+
+/// `serve --openapi` prints what `GET /openapi.json` answers, loading no model; with a model it is a usage error.
+#[test]
+fn serve_prints_its_openapi_document() {
+    let printed = ok(&["serve", "--openapi"]);
+    let document: Value = serde_json::from_slice(&printed.stdout).expect("the document is JSON");
+    let served: Value = serde_json::from_str(nemotron_server::OPENAPI.as_str()).unwrap();
+    assert_eq!(document, served);
+    assert_eq!(document["openapi"], "3.1.0");
+    assert_eq!(run(&["serve", "--openapi", "--demo"]).status.code(), Some(2));
+}
