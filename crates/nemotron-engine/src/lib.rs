@@ -111,6 +111,7 @@ mod error;
 mod input;
 mod live;
 pub mod output;
+mod read_ahead;
 mod speaker_dict;
 mod tasks;
 

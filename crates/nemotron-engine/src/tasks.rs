@@ -10,11 +10,9 @@ use nemotron_postprocess::alignment::{
 };
 use nemotron_postprocess::diarization::{Segment, SegmentFormat, SegmentRule, SegmentSettings};
 use nemotron_towers::{
-    AudioModel, AudioOutputs, BatchLimits, Diarization, Diarizer, Error as TowersError, Model, Progress,
-    TranscribeConfig, tensor_file,
+    AudioModel, AudioOutputs, Diarization, Diarizer, Model, Progress, TranscribeConfig, tensor_file,
 };
 
-use crate::diarize_batch::DiarizeBatch;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::input::Input;
@@ -84,46 +82,6 @@ impl Engine {
             Input::Features(features) => diarizer.diarize_features(features, progress).block(),
         }?;
         Ok(Diarized::offline(result, diarizer))
-    }
-
-    /// [`Engine::diarize`] on many inputs, the steps of up to `limits` recordings side by side in one GPU
-    /// submission, each result its input's alone (bit for bit where `nemotron_towers`' `Sortformer::diarize_many`
-    /// says). `progress(input, chunks done, chunks)` follows every step. One result per input, in order: a refused
-    /// or failed input does not stop the others. (A [`DiarizeBatch`] whose inputs all come first.)
-    pub fn diarize_many(
-        &self,
-        inputs: Vec<Input>,
-        limits: &BatchLimits,
-        progress: &mut dyn FnMut(usize, usize, usize),
-    ) -> Vec<Result<Diarized, EngineError>> {
-        let mut batch = self.diarize_batch(limits);
-        let mut results: Vec<Option<Result<Diarized, EngineError>>> = inputs.iter().map(|_| None).collect();
-        for input in inputs {
-            batch.add(input);
-        }
-        while !batch.is_empty() {
-            for (i, result) in batch.step(progress) {
-                results[i] = Some(result);
-            }
-        }
-        let missing = || Err(TowersError::Internal("a recording's result is missing".into()).into());
-        results.into_iter().map(|result| result.unwrap_or_else(missing)).collect()
-    }
-
-    /// `input` as the diarizer reads it: samples through its front end (features stay as they are), so that the
-    /// front end can run elsewhere than a [`DiarizeBatch`]'s steps.
-    pub fn diarizer_features(&self, input: Input) -> Result<Input, EngineError> {
-        match input {
-            Input::Samples(samples) => Ok(Input::Features(self.diarizer().features(&samples)?)),
-            features => Ok(features),
-        }
-    }
-
-    /// An empty [`DiarizeBatch`]: inputs diarized side by side as they come, the steps of up to `limits` of them in
-    /// one GPU submission.
-    pub fn diarize_batch(&self, limits: &BatchLimits) -> DiarizeBatch<'_> {
-        let diarizer = self.diarizer();
-        DiarizeBatch::new(diarizer, diarizer.batch(limits))
     }
 
     /// Speaker-attributed word timestamps of a transcript on `input` (a Transcribe checkpoint with the
