@@ -3,8 +3,9 @@
 //!
 //! - `<case>.safetensors` for the demo model and the upstream reference case diar-tiny: `samples` (the first
 //!   seconds of the case's recording, 16 kHz), the speaker logits and probabilities `diarize` computes on them, and
-//!   as metadata `segments_json` (`diarize --segments - --format json`'s text) and `stream_events`
-//!   (`diarize --stream`'s lines, the samples pushed in pieces of `stream_piece`);
+//!   as metadata `segments_json` (`diarize --segments - --format json`'s text), `stream_events`
+//!   (`diarize --stream`'s lines, the samples pushed in pieces of `stream_piece`) and `stream_segments_json` (the
+//!   JSON segments file `diarize --stream --segments` writes at the stream's end);
 //! - `errors.json`: bad inputs and the CLI's sentence for each (`nemotron-audio diarize --model DIR` on a
 //!   checkpoint folder without `DIR/`: the browser hands files over without a folder).
 //!
@@ -68,12 +69,14 @@ fn case(engine: &Engine, recording: &str) -> Result<Vec<u8>, String> {
     for piece in samples.chunks(PIECE) {
         events.extend(live.push(piece).map_err(sentence)?);
     }
-    events.extend(live.finish().map_err(sentence)?.0);
+    let (last, stream_segments) = live.finish().map_err(sentence)?;
+    events.extend(last);
     let lines: Vec<String> = events.iter().map(nemotron_engine::event_json_line).collect();
     let metadata = HashMap::from([
         ("segments_json".to_string(), write_segments(&segments, SegmentFormat::Json, "audio")),
         ("stream_events".to_string(), lines.join("\n")),
         ("stream_piece".to_string(), PIECE.to_string()),
+        ("stream_segments_json".to_string(), write_segments(&stream_segments, SegmentFormat::Json, "audio")),
     ]);
     let [logits, probabilities] = diarized.speaker_tensors();
     let tensors = [("samples", vec![samples.len()], samples.as_slice()), logits, probabilities]

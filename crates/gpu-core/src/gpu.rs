@@ -203,9 +203,9 @@ impl Gpu {
     }
 
     /// A device-side scratch buffer of at least `words` words, shared by every caller that uses
-    /// `key` and grown as needed. Sharing is safe because the queue runs submissions one after
-    /// another: a kernel pair that writes then reads the scratch within one submission cannot be
-    /// interleaved with another submission's pair.
+    /// `key` and grown as needed until [`Gpu::release_scratch`]. Sharing is safe because the queue
+    /// runs submissions one after another: a kernel pair that writes then reads the scratch within
+    /// one submission cannot be interleaved with another submission's pair.
     pub fn scratch(&self, key: &'static str, words: usize) -> Result<crate::GpuBuffer> {
         let mut scratch = self.inner.scratch.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(buffer) = scratch.get(key).filter(|b| b.len_words() >= words) {
@@ -216,6 +216,12 @@ impl Gpu {
         let buffer = self.zeros(key, (words.max(64) + words / 2).min(max_words).max(words))?;
         scratch.insert(key, buffer.clone());
         Ok(buffer)
+    }
+
+    /// Frees every scratch buffer, for when the calls that grew them are over: the next request of a key makes one of
+    /// its size. A recording keeps the buffers it binds until its submission, so work recorded now is unaffected.
+    pub fn release_scratch(&self) {
+        self.inner.scratch.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
     /// Persists the driver pipeline cache now (it is also saved when the last clone drops).

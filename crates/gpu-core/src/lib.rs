@@ -24,6 +24,7 @@ mod pipeline;
 mod profile;
 mod profiler;
 mod recorder;
+mod reuse;
 mod transfer;
 mod wait;
 
@@ -35,6 +36,7 @@ pub use pipeline::{Access, Kernel, KernelSpec, KernelVariant, MAX_PARAMS_BYTES, 
 pub use profile::{Capability, ComputeUnitSource, ComputeUnits, DEFAULT_COMPUTE_UNITS, DeviceProfile};
 pub use profiler::Profile;
 pub use recorder::{Recorder, Timing};
+pub use reuse::{Reused, SHRINK_AFTER_CALLS, reuse_or_make};
 pub use transfer::host_vec;
 
 /// Re-exported so dependants name the same wgpu version.

@@ -203,14 +203,14 @@ pub fn diarize(
 }
 
 /// A live session whose events go to standard output.
-struct Live<'e, 'o> {
-    session: LiveSession<'e>,
+struct Live<'o> {
+    session: LiveSession,
     stdout: std::io::StdoutLock<'o>,
     /// Standard output's reader has gone (e.g. `| head`): the stream stops early, as a pipeline expects.
     closed: bool,
 }
 
-impl Live<'_, '_> {
+impl Live<'_> {
     fn push(&mut self, samples: &[f32]) -> Result<(), Failure> {
         let events = self.session.push(samples)?;
         print(&mut self.stdout, &mut self.closed, &events)

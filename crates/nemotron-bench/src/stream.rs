@@ -173,7 +173,7 @@ fn capacity(max: usize, mut trial: impl FnMut(usize) -> Result<LoadTrial>) -> Re
 
 /// Times each chunk of `audio` pushed to copies of the warmed-up session: one pass for the host time, one
 /// with GPU timestamps (which wait for the GPU before the readback).
-fn latency(warm: &DiarizerSession<'_>, audio: &[f32]) -> Result<StreamLatency> {
+fn latency(warm: &DiarizerSession, audio: &[f32]) -> Result<StreamLatency> {
     let (walls, rows, _) = chunk_times(warm.fork()?, audio)?;
     let (_, _, gpus) = chunk_times(warm.fork()?.with_gpu_timing(true), audio)?;
     let (chunk, _) = warm.mode().frames();
@@ -193,7 +193,7 @@ fn no_chunk(mode: StreamingMode) -> Error {
 }
 
 /// Pushes `audio` one chunk's samples at a time: per chunk, its push's host time, step rows and GPU time.
-fn chunk_times(mut session: DiarizerSession<'_>, audio: &[f32]) -> Result<(Vec<f64>, Vec<usize>, Vec<f64>)> {
+fn chunk_times(mut session: DiarizerSession, audio: &[f32]) -> Result<(Vec<f64>, Vec<usize>, Vec<f64>)> {
     let (mut walls, mut rows, mut gpus) = (Vec::new(), Vec::new(), Vec::new());
     let mut fed = 0;
     while fed + session.samples_until_next_chunk() <= audio.len() {
@@ -211,7 +211,7 @@ fn chunk_times(mut session: DiarizerSession<'_>, audio: &[f32]) -> Result<(Vec<f
 }
 
 /// `sessions` copies of the warmed-up session, each on its own thread, push `audio` a chunk at a time.
-fn load_trial(warm: &DiarizerSession<'_>, audio: &[f32], sessions: usize) -> Result<LoadTrial> {
+fn load_trial(warm: &DiarizerSession, audio: &[f32], sessions: usize) -> Result<LoadTrial> {
     let seconds = audio.len() as f64 / 16_000.0;
     let barrier = std::sync::Barrier::new(sessions);
     let copies = (0..sessions).map(|_| warm.fork()).collect::<Result<Vec<_>>>()?;
@@ -252,15 +252,15 @@ fn load_trial(warm: &DiarizerSession<'_>, audio: &[f32], sessions: usize) -> Res
 
 /// `sessions` copies of the warmed-up session pushed together, one chunk's samples each per round: every round one
 /// [`push_many`], whose wall time each session's chunk waits.
-fn batched_trial(warm: &DiarizerSession<'_>, audio: &[f32], sessions: usize) -> Result<LoadTrial> {
-    let mut all: Vec<DiarizerSession<'_>> =
+fn batched_trial(warm: &DiarizerSession, audio: &[f32], sessions: usize) -> Result<LoadTrial> {
+    let mut all: Vec<DiarizerSession> =
         (0..sessions).map(|_| Ok(warm.fork()?.with_gpu_timing(true))).collect::<Result<_>>()?;
     let (mut walls, mut gpus, mut fed) = (Vec::new(), Vec::new(), 0);
     let start = Instant::now();
     while fed + all[0].samples_until_next_chunk() <= audio.len() {
         let piece = &audio[fed..fed + all[0].samples_until_next_chunk()];
         let round = Instant::now();
-        let mut pushes: Vec<(&mut DiarizerSession<'_>, &[f32])> = all.iter_mut().map(|s| (s, piece)).collect();
+        let mut pushes: Vec<(&mut DiarizerSession, &[f32])> = all.iter_mut().map(|s| (s, piece)).collect();
         let outputs = push_many(&mut pushes).block();
         walls.push(round.elapsed().as_secs_f64() * 1e3);
         for (i, output) in outputs.into_iter().enumerate() {

@@ -1,13 +1,16 @@
-//! Where a model comes from ([`ModelSource`]: a checkpoint folder, a Hugging Face Hub id, the built-in demo), and
-//! the [`Engine`] that holds it loaded on a GPU.
+//! Where a model comes from ([`ModelSource`]: a checkpoint folder, files handed over by name, a Hugging Face Hub id,
+//! the built-in demo), and the [`Engine`] that holds it loaded on a GPU.
 
+#[cfg(not(target_arch = "wasm32"))]
 use nemotron_towers::blocking::Block;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use nemotron_postprocess::alignment::AlignmentTokenizer;
 use nemotron_postprocess::alignment::TokenizerError;
-use nemotron_towers::{Gpu, GpuOptions, Model, ModelConfig, ModelOptions};
+#[cfg(not(target_arch = "wasm32"))]
+use nemotron_towers::ModelConfig;
+use nemotron_towers::{CheckpointFiles, Gpu, GpuOptions, Model, ModelOptions, NamedFiles};
 
 use crate::environment;
 use crate::error::EngineError;
@@ -24,6 +27,9 @@ pub enum ModelSource {
     /// A checkpoint folder: `config.json` with `model.safetensors` or a sharded index (and, for `align`,
     /// `alignment_tokenizer/`).
     Folder(PathBuf),
+    /// A checkpoint folder's files handed over by name (what a browser has), read by the folder's rule; errors name
+    /// the files as handed over. There is no alignment tokenizer.
+    Files(NamedFiles),
     /// A Hugging Face Hub repository (only the audio tensors are fetched, into the standard cache).
     #[cfg(feature = "hub")]
     Hub(RepoId),
@@ -112,7 +118,7 @@ pub struct Engine {
 /// Where the alignment tokenizer is read from.
 enum TokenizerSource {
     Folder(PathBuf),
-    /// A random-weight model has none.
+    /// A random-weight model, or files handed over, have none.
     None,
     #[cfg(feature = "demo")]
     Demo,
@@ -120,14 +126,25 @@ enum TokenizerSource {
 
 impl Engine {
     /// Resolves `source` (fetching a Hub model's audio part, with `download` told of each file's progress), then
-    /// creates a GPU context and loads the model onto it.
+    /// creates a GPU context and loads the model onto it ([`Engine::load_async`], waited for).
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn load(
+        source: &ModelSource,
+        options: &EngineOptions,
+        download: DownloadProgress<'_>,
+    ) -> Result<Self, EngineError> {
+        Self::load_async(source, options, download).block()
+    }
+
+    /// [`Engine::load`] as a future (what a browser awaits: there, nothing may block).
+    pub async fn load_async(
         source: &ModelSource,
         options: &EngineOptions,
         download: DownloadProgress<'_>,
     ) -> Result<Self, EngineError> {
         let (folder, description) = match source {
             ModelSource::Folder(dir) => (dir.clone(), dir.display().to_string()),
+            ModelSource::Files(files) => return Self::load_files(files, options).await,
             #[cfg(feature = "hub")]
             ModelSource::Hub(id) => {
                 // `--model owner/name` named no folder either: the error says so.
@@ -141,28 +158,41 @@ impl Engine {
                 (folder, format!("{}@{commit}", id.repo))
             }
             #[cfg(feature = "demo")]
-            ModelSource::Demo => return Self::load_demo(options),
+            ModelSource::Demo => return Self::load_demo(options).await,
         };
         #[cfg(not(feature = "hub"))]
         let _ = download;
-        let gpu = open_gpu(&options.gpu)?;
-        let model = Model::load(&gpu, &folder, &options.model).block()?;
+        let gpu = gpu(&options.gpu).await?;
+        let model = Model::load(&gpu, &folder, &options.model).await?;
         let tokenizer_source = TokenizerSource::Folder(folder);
         Ok(Self { model, gpu, description, tokenizer_source, tokenizer: OnceLock::new() })
     }
 
+    /// The model of files handed over, described by its kind (the files have no folder to name).
+    async fn load_files(files: &NamedFiles, options: &EngineOptions) -> Result<Self, EngineError> {
+        let gpu = gpu(&options.gpu).await?;
+        let model = Model::from_files(&gpu, &CheckpointFiles::Named(files.clone()), &options.model).await?;
+        let description = match model {
+            Model::Transcribe(_) => "Nemotron 3.5 Transcribe checkpoint",
+            Model::Diarization(_) => "Nemotron 3 Diarization checkpoint",
+        };
+        let (description, tokenizer_source) = (description.to_string(), TokenizerSource::None);
+        Ok(Self { model, gpu, description, tokenizer_source, tokenizer: OnceLock::new() })
+    }
+
     #[cfg(feature = "demo")]
-    fn load_demo(options: &EngineOptions) -> Result<Self, EngineError> {
+    async fn load_demo(options: &EngineOptions) -> Result<Self, EngineError> {
         log::warn!("using the {}: its outputs are meaningless", nemotron_towers::demo::LABEL);
-        let gpu = open_gpu(&options.gpu)?;
+        let gpu = gpu(&options.gpu).await?;
         let (config, checkpoint) = crate::demo::model()?;
-        let model = Model::from_checkpoint(&gpu, config, &checkpoint, &options.model).block()?;
+        let model = Model::from_checkpoint(&gpu, config, &checkpoint, &options.model).await?;
         let description = nemotron_towers::demo::LABEL.to_string();
         Ok(Self { model, gpu, description, tokenizer_source: TokenizerSource::Demo, tokenizer: OnceLock::new() })
     }
 
     /// A model of `config`'s shapes with random weights (seeded), for benchmarks of the engine's front ends (e.g.
     /// `nemotron-audio bench --serve`): its outputs are meaningless and it has no alignment tokenizer.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn random(config: &ModelConfig, seed: u64, options: &EngineOptions) -> Result<Self, EngineError> {
         let gpu = open_gpu(&options.gpu)?;
         let model = Model::random(&gpu, config, seed, &options.model).block()?;
@@ -184,7 +214,8 @@ impl Engine {
         &self.gpu
     }
 
-    /// Where the model came from: `owner/name@commit`, a folder, or the demo's label.
+    /// Where the model came from: `owner/name@commit`, a folder, the demo's label, or (files handed over, which have
+    /// no folder) the kind of checkpoint.
     pub fn description(&self) -> &str {
         &self.description
     }
@@ -237,6 +268,12 @@ pub fn fetch(id: &RepoId, options: &HubOptions, progress: DownloadProgress<'_>) 
 }
 
 /// A GPU context of `options`, as [`Engine::load`] opens one (`bench` times the library on a context of its own).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn open_gpu(options: &GpuOptions) -> Result<Gpu, EngineError> {
-    Ok(Gpu::with_options(options).block().map_err(nemotron_towers::Error::from)?)
+    gpu(options).block()
+}
+
+/// A GPU context of `options`, on the adapter's own limits.
+async fn gpu(options: &GpuOptions) -> Result<Gpu, EngineError> {
+    Ok(Gpu::with_options(options).await.map_err(nemotron_towers::Error::from)?)
 }

@@ -106,6 +106,13 @@ impl From<DiarizationError> for EngineError {
     }
 }
 
+/// A checkpoint that cannot be read (e.g. files handed over twice by one name).
+impl From<CheckpointError> for EngineError {
+    fn from(error: CheckpointError) -> Self {
+        EngineError::Towers(error.into())
+    }
+}
+
 /// A model configuration that cannot be read or used (`bench --config`, [`crate::Engine::random`]'s).
 impl From<nemotron_towers::ConfigError> for EngineError {
     fn from(error: nemotron_towers::ConfigError) -> Self {

@@ -1,11 +1,14 @@
 //! What a task runs on: 16 kHz mono samples (decoded from a file, bytes, a reader, or PCM handed over), or log-mel
 //! features from a features file.
 
+#[cfg(feature = "decode")]
 use std::io::Read;
 use std::path::Path;
 
+#[cfg(feature = "decode")]
+use nemotron_io::AudioOptions;
 use nemotron_io::audio::{self, SAMPLE_RATE};
-use nemotron_io::{AudioError, AudioOptions, Channel};
+use nemotron_io::{AudioError, Channel};
 use nemotron_postprocess::time::FRAME_SECONDS;
 use nemotron_towers::{Features, tensor_file};
 
@@ -26,17 +29,20 @@ const IN_MEMORY: &str = "in-memory audio";
 impl Input {
     /// Decodes an audio file: WAV, FLAC, MP3, Ogg Vorbis, AAC or M4A, any channel count, 1 to 768 kHz (resampled to
     /// 16 kHz mono), the channel and stretch `options` say.
+    #[cfg(feature = "decode")]
     pub fn read_path(path: &Path, options: &AudioOptions) -> Result<Self, EngineError> {
         Ok(Input::Samples(audio::read_audio_with(path, options)?))
     }
 
     /// Decodes an audio file held in memory, as [`Input::read_path`] does; `name` names it in errors.
+    #[cfg(feature = "decode")]
     pub fn read_bytes(bytes: Vec<u8>, name: &str, options: &AudioOptions) -> Result<Self, EngineError> {
         Ok(Input::Samples(audio::read_audio_bytes(bytes, name, options)?))
     }
 
     /// Reads a whole audio file from `reader` (e.g. standard input), then decodes it as [`Input::read_path`] does;
     /// `name` names it in errors.
+    #[cfg(feature = "decode")]
     pub fn read_from(reader: impl Read, name: &str, options: &AudioOptions) -> Result<Self, EngineError> {
         Ok(Input::Samples(audio::read_audio_from(reader, name, options)?))
     }

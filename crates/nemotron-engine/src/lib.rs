@@ -1,16 +1,21 @@
 //! `nemotron-engine`: the front door of Nemotron 3.5 Transcribe's audio perception on any GPU — what every front end
-//! (the `nemotron-audio` CLI, the server, the Python package) needs, in one place: resolve a model
-//! ([`ModelSource`]: a checkpoint folder, a Hugging Face Hub id, the built-in demo), read an input ([`Input`]: any
-//! audio file, bytes, PCM in memory, or a features file), run a task on an [`Engine`] — [`Engine::encode`],
-//! [`Engine::diarize`], [`Engine::align`], [`Engine::stream`] — and produce each output format's bytes exactly as
-//! the CLI writes them. Front ends only parse their own arguments and print or send. Batch runs read NeMo manifests
-//! with [`read_manifest`], as the CLI's `--manifest` does.
+//! (the `nemotron-audio` CLI, the server, the Python package, the browser package) needs, in one place: resolve a
+//! model ([`ModelSource`]: a checkpoint folder, its files handed over by name, a Hugging Face Hub id, the built-in
+//! demo), read an input ([`Input`]: any audio file, bytes, PCM in memory, or a features file), run a task on an
+//! [`Engine`] — [`Engine::encode`], [`Engine::diarize`], [`Engine::align`], [`Engine::stream`] — and produce each
+//! output format's bytes exactly as the CLI writes them. Front ends only parse their own arguments and print or send.
+//! Batch runs read NeMo manifests with [`read_manifest`], as the CLI's `--manifest` does.
+//!
+//! Everything that waits for the GPU is a future underneath (`Engine::load_async`, `Engine::diarize_async`,
+//! `LiveSession::push_async`, …: what a browser awaits); the blocking forms without `_async` (native targets) wait
+//! for those.
 //!
 //! Errors are one [`EngineError`], each keeping the library's error as its source, classified by
 //! [`EngineError::kind`] (a usage error, bad input, not found, GPU, I/O).
 //!
-//! Cargo features: `hub` (models by Hub id), `demo` (the tiny random-weight demo model, compiled in; the examples
-//! below run on it, so their outputs are meaningless).
+//! Cargo features: `decode` and `parallel` (default: audio files decoded, the model's host work on all cores; the
+//! `wasm32-unknown-unknown` build takes neither), `hub` (models by Hub id), `demo` (the tiny random-weight demo
+//! model, compiled in; the examples below run on it, so their outputs are meaningless).
 //!
 //! # Encode
 //! Every output of the audio module, as the `encode` command's safetensors file:
@@ -104,29 +109,32 @@
 
 #[cfg(feature = "demo")]
 mod demo;
-mod diarize_batch;
 mod engine;
 mod environment;
 mod error;
 mod input;
 mod live;
 pub mod output;
+#[cfg(not(target_arch = "wasm32"))]
 mod read_ahead;
+mod results;
 mod speaker_dict;
 mod tasks;
 
-pub use diarize_batch::DiarizeBatch;
 #[cfg(feature = "hub")]
 pub use engine::fetch;
-pub use engine::{DownloadProgress, Engine, EngineOptions, ModelSource, open_gpu};
+#[cfg(not(target_arch = "wasm32"))]
+pub use engine::open_gpu;
+pub use engine::{DownloadProgress, Engine, EngineOptions, ModelSource};
 pub use environment::UnknownSetting;
 pub use error::{EngineError, ErrorKind};
 pub use input::Input;
 pub use live::{LiveRecording, LiveSession, event_json_line};
 #[cfg(feature = "demo")]
 pub use nemotron_towers::demo::LABEL as DEMO_LABEL;
+pub use results::{Aligned, Diarized, Encoding, write_segments};
 pub use speaker_dict::SpeakerDictEntry;
-pub use tasks::{AlignRequest, Aligned, Diarized, Encoding, write_segments};
+pub use tasks::{AlignRequest, DiarizeBatch};
 
 // What the front ends (the CLI, the server, the Python package) need of the libraries below the engine, all here,
 // by where it comes from: front ends import these from the engine, never from the libraries themselves.
@@ -134,8 +142,8 @@ pub use tasks::{AlignRequest, Aligned, Diarized, Encoding, write_segments};
 // The model crate: options, the GPU, features, streaming modes.
 pub use nemotron_towers::streaming::UnknownStreamingMode;
 pub use nemotron_towers::{
-    BatchLimits, ConfigError, Error as TowersError, Features, Gpu, GpuOptions, MatmulOptions, ModelConfig,
-    ModelOptions, Precision, Progress, StreamingMode, error_sentence,
+    BatchLimits, Capability, CheckpointError, ConfigError, Error as TowersError, Features, Gpu, GpuOptions,
+    MatmulOptions, ModelConfig, ModelOptions, NamedFiles, Precision, Progress, StreamingMode, error_sentence,
 };
 // The I/O crate: audio input, NeMo manifests, raw PCM streams.
 pub use nemotron_io::manifest::{ManifestEntry, ManifestError, read_manifest};
@@ -147,7 +155,9 @@ pub use nemotron_hub::{HubError, RepoId};
 
 /// Audio files and streams decoded to 16 kHz mono samples (what `diarize --stream` feeds a session from a file).
 pub mod audio {
-    pub use nemotron_io::audio::{SAMPLE_RATE, read_audio_from, read_audio_with};
+    pub use nemotron_io::audio::SAMPLE_RATE;
+    #[cfg(feature = "decode")]
+    pub use nemotron_io::audio::{read_audio_from, read_audio_with};
 }
 
 /// The library's benchmark (`nemotron-audio bench`, feature `bench`): the towers timed on random weights of a release
@@ -164,7 +174,9 @@ pub mod bench {
 
 // The post-processing crate: segments, their rules and formats, live segment events and the word alignment.
 pub use nemotron_postprocess::alignment::{Alignment, WordChunk};
-pub use nemotron_postprocess::diarization::{Segment, SegmentEvent, SegmentFormat, SegmentRule, SegmentSettings};
+pub use nemotron_postprocess::diarization::{
+    PostProcessing, Segment, SegmentEvent, SegmentFormat, SegmentRule, SegmentSettings,
+};
 pub use nemotron_postprocess::time::FRAME_SECONDS;
 
 /// Diarization error rates (`nemotron-audio score`): RTTM and UEM files read, each file scored as NIST's `md-eval`.

@@ -3,19 +3,25 @@
 
 use nemotron_postprocess::diarization::Segment;
 use nemotron_postprocess::diarization::segments::sort_segments;
-use nemotron_postprocess::diarization::{LiveSegments, SegmentEvent, SegmentSettings};
+use nemotron_postprocess::diarization::{LiveSegments, SegmentEvent, SegmentRule, SegmentSettings};
+#[cfg(not(target_arch = "wasm32"))]
 use nemotron_towers::blocking::Block;
 use nemotron_towers::{DiarizerSession, StreamOutput, StreamingMode};
 
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::tasks::Diarized;
+use crate::results::Diarized;
 
 impl Engine {
     /// A live session in `mode`, its events made by the rule `settings` ask for (refused when they keep the most
     /// active speakers, which are known only at the end).
-    pub fn stream(&self, mode: StreamingMode, settings: &SegmentSettings) -> Result<LiveSession<'_>, EngineError> {
-        let rule = settings.live_rule()?;
+    pub fn stream(&self, mode: StreamingMode, settings: &SegmentSettings) -> Result<LiveSession, EngineError> {
+        self.stream_by(mode, settings.live_rule()?)
+    }
+
+    /// A live session in `mode` whose events `rule` makes (a rule of [`SegmentSettings::live_rule`]: one that keeps
+    /// the most active speakers is refused).
+    pub fn stream_by(&self, mode: StreamingMode, rule: SegmentRule) -> Result<LiveSession, EngineError> {
         let diarizer = self.diarizer();
         let config = diarizer.config();
         let events = LiveSegments::new(rule, config.speakers, config.encoder.subsampling)?;
@@ -28,9 +34,10 @@ impl Engine {
     }
 }
 
-/// A streaming diarization session and the segment events of its outputs.
-pub struct LiveSession<'e> {
-    session: DiarizerSession<'e>,
+/// A streaming diarization session and the segment events of its outputs. It holds a handle of the engine's
+/// diarizer and borrows nothing: it can outlive the [`Engine`] that started it, and be kept anywhere.
+pub struct LiveSession {
+    session: DiarizerSession,
     kept: Kept,
     speakers: usize,
     subsampling: usize,
@@ -66,35 +73,56 @@ pub struct LiveRecording {
     pub diarized: Diarized,
 }
 
-impl LiveSession<'_> {
+impl LiveSession {
     /// Feeds 16 kHz mono samples (any number); the events they made final.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn push(&mut self, samples: &[f32]) -> Result<Vec<SegmentEvent>, EngineError> {
-        let output = self.session.push(samples).block()?;
+        self.push_async(samples).block()
+    }
+
+    /// [`LiveSession::push`] as a future (what a browser awaits).
+    pub async fn push_async(&mut self, samples: &[f32]) -> Result<Vec<SegmentEvent>, EngineError> {
+        let output = self.session.push(samples).await?;
         Ok(self.kept.take(output))
     }
 
     /// Feeds several sessions at once, as [`LiveSession::push`] feeds one: the chunks due in more than one of them
     /// run as one batched GPU step (see [`nemotron_towers::streaming::push_many`]: each session's frames equal its
     /// solo run's within float rounding, ≤ 1e-6 relative). One result per entry, in order.
-    pub fn push_many(pushes: &mut [(&mut LiveSession<'_>, &[f32])]) -> Vec<Result<Vec<SegmentEvent>, EngineError>> {
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn push_many(pushes: &mut [(&mut LiveSession, &[f32])]) -> Vec<Result<Vec<SegmentEvent>, EngineError>> {
+        Self::push_many_async(pushes).block()
+    }
+
+    /// [`LiveSession::push_many`] as a future.
+    pub async fn push_many_async(
+        pushes: &mut [(&mut LiveSession, &[f32])],
+    ) -> Vec<Result<Vec<SegmentEvent>, EngineError>> {
         let outputs = {
-            let mut sessions: Vec<(&mut DiarizerSession<'_>, &[f32])> =
+            let mut sessions: Vec<(&mut DiarizerSession, &[f32])> =
                 pushes.iter_mut().map(|(live, samples)| (&mut live.session, *samples)).collect();
-            nemotron_towers::streaming::push_many(&mut sessions).block()
+            nemotron_towers::streaming::push_many(&mut sessions).await
         };
         pushes.iter_mut().zip(outputs).map(|((live, _), output)| Ok(live.kept.take(output?))).collect()
     }
 
     /// Ends the stream: the last events, and every segment of the stream ordered by start then speaker.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn finish(self) -> Result<(Vec<SegmentEvent>, Vec<Segment>), EngineError> {
         let LiveRecording { events, segments, .. } = self.finish_recording()?;
         Ok((events, segments))
     }
 
     /// Ends the stream, keeping its speaker tensors too (what `diarize --stream --out` writes).
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn finish_recording(self) -> Result<LiveRecording, EngineError> {
+        self.finish_recording_async().block()
+    }
+
+    /// [`LiveSession::finish_recording`] as a future (what a browser awaits).
+    pub async fn finish_recording_async(self) -> Result<LiveRecording, EngineError> {
         let LiveSession { session, mut kept, speakers, subsampling } = self;
-        let mut events = kept.take(session.finish().block()?);
+        let mut events = kept.take(session.finish().await?);
         let last = kept.events.finish();
         kept.segments.extend(last.iter().filter_map(SegmentEvent::segment));
         events.extend(last);
@@ -112,6 +140,11 @@ impl LiveSession<'_> {
     /// The session's streaming mode.
     pub fn mode(&self) -> StreamingMode {
         self.session.mode()
+    }
+
+    /// Speaker slots: the columns of [`LiveSession::logits`] and [`LiveSession::probabilities`].
+    pub fn speakers(&self) -> usize {
+        self.speakers
     }
 
     /// `[frames, speakers]` speaker logits at 10 ms so far.

@@ -1,22 +1,33 @@
-//! The offline tasks of an [`Engine`] — encode, diarize, align — and their results, each able to give the bytes of
-//! every output format the CLI writes.
+//! The offline tasks of an [`Engine`] — encode, diarize, align — each a future ([`Engine::diarize_async`], …) with
+//! the blocking form native callers wait on ([`Engine::diarize`], …); their results are in `results.rs`. Continuous
+//! batching of diarizations: [`DiarizeBatch`] takes inputs while it runs (the server's requests), and
+//! [`Engine::diarize_many`] (native targets: its readers are threads) feeds it a list of entries (the CLI's manifests
+//! and folders, Python's `diarize_many`).
 
+#[cfg(not(target_arch = "wasm32"))]
 use nemotron_towers::blocking::Block;
+#[cfg(not(target_arch = "wasm32"))]
+use std::collections::HashMap;
+#[cfg(not(target_arch = "wasm32"))]
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use nemotron_postprocess::alignment::{
-    self, AlignOptions, Alignment, AlignmentTokenizer, FrameLogProbs, Frames, SpeakerLogits, Stream, WordChunk,
-    subtitles,
+    self, AlignOptions, Alignment, AlignmentTokenizer, FrameLogProbs, Frames, SpeakerLogits, Stream,
 };
-use nemotron_postprocess::diarization::{Segment, SegmentFormat, SegmentRule, SegmentSettings};
-use nemotron_towers::{
-    AudioModel, AudioOutputs, Diarization, Diarizer, Model, Progress, TranscribeConfig, tensor_file,
-};
+use nemotron_towers::{AudioModel, AudioOutputs, BatchLimits, Diarizer, DiarizerBatch, Model, Progress};
 
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::input::Input;
-use crate::output;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::read_ahead::ReadAhead;
+use crate::results::{Aligned, Diarized, Encoding};
+
+/// Entries [`Engine::diarize_many`] reads ahead of its batch: read and not yet added, each holding its samples and
+/// features.
+#[cfg(not(target_arch = "wasm32"))]
+const READ_AHEAD: usize = 4;
 
 /// What `align` aligns: a transcript (`<spk:N>` tags open speaker turns) and its language (`zh` and `ja` align
 /// character by character; detected from the script when absent).
@@ -60,40 +71,149 @@ impl Engine {
 
     /// The whole audio module on `input` (a Transcribe checkpoint); with `word_timestamps`, the word-timestamp head
     /// runs on the ASR states too. `progress` hears of each stage.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn encode(&self, input: Input, word_timestamps: bool, progress: Progress<'_>) -> Result<Encoding, EngineError> {
+        self.encode_async(input, word_timestamps, progress).block()
+    }
+
+    /// [`Engine::encode`] as a future.
+    pub async fn encode_async(
+        &self,
+        input: Input,
+        word_timestamps: bool,
+        progress: Progress<'_>,
+    ) -> Result<Encoding, EngineError> {
         let model = self.transcribe("encode")?;
         if word_timestamps {
             // Before the towers run: a checkpoint without the head fails at once.
             model.word_timestamp_head()?;
         }
-        let outputs = encode_input(model, input, progress)?;
+        let outputs = encode_input(model, input, progress).await?;
         let logits = match word_timestamps {
-            true => Some(model.word_timestamp_logits(&outputs).block()?.logits),
+            true => Some(model.word_timestamp_logits(&outputs).await?.logits),
             false => None,
         };
         Ok(Encoding::new(outputs, model.config(), logits))
     }
 
     /// Who spoke when: the diarizer on `input` (either kind of checkpoint).
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn diarize(&self, input: Input, progress: Progress<'_>) -> Result<Diarized, EngineError> {
+        self.diarize_async(input, progress).block()
+    }
+
+    /// [`Engine::diarize`] as a future (what a browser awaits).
+    pub async fn diarize_async(&self, input: Input, progress: Progress<'_>) -> Result<Diarized, EngineError> {
         let diarizer = self.diarizer();
         let result = match input {
-            Input::Samples(samples) => diarizer.diarize_audio(&samples, progress).block(),
-            Input::Features(features) => diarizer.diarize_features(features, progress).block(),
+            Input::Samples(samples) => diarizer.diarize_audio(&samples, progress).await,
+            Input::Features(features) => diarizer.diarize_features(features, progress).await,
         }?;
         Ok(Diarized::offline(result, diarizer))
     }
 
+    /// [`Engine::diarize`] of many entries through one [`DiarizeBatch`] (the continuous batch the server's requests
+    /// share): the steps of up to `limits` recordings share each GPU submission, and a recording that ends gives its
+    /// place to the next entry at once, so that a long one holds no short one back. `read` turns an entry into its
+    /// input (decoding a file, say) and what the caller keeps with it; it and the front end run on a few threads, a
+    /// few entries ahead of the batch, while the GPU works.
+    ///
+    /// `done(position, result)` hears of each entry (its position among `entries`) as it is done, in the order they
+    /// finish: its diarization and what `read` kept, or why it failed (`read`'s error, or the engine's). A refused or
+    /// failed entry does not stop the others; [`ControlFlow::Break`] from `done` stops the run (entries still running
+    /// are dropped). Recordings join the batch in the entries' order, as places free, so the recordings a step holds
+    /// depend on the entries alone, not on how fast they are read: a run gives the same bits every time, each
+    /// recording's those of [`Engine::diarize`] alone (bit for bit where no kernel splits its work by the batch's
+    /// size, within float rounding where one does: see `nemotron_towers`' `DiarizerBatch`).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn diarize_many<T, K, E>(
+        &self,
+        entries: impl IntoIterator<Item = T, IntoIter: Send>,
+        read: impl Fn(T) -> Result<(Input, K), E> + Sync,
+        limits: &BatchLimits,
+        done: &mut dyn FnMut(usize, Result<(Diarized, K), E>) -> ControlFlow<()>,
+    ) where
+        T: Send,
+        K: Send,
+        E: From<EngineError> + Send,
+    {
+        let prepare = |entry: T| -> Result<(Input, K), E> {
+            let (input, kept) = read(entry)?;
+            Ok((self.diarizer_features(input)?, kept))
+        };
+        let readers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(READ_AHEAD);
+        std::thread::scope(|scope| {
+            let mut ready = ReadAhead::start(scope, entries.into_iter(), &prepare, readers, READ_AHEAD).enumerate();
+            let mut batch = self.diarize_batch(limits);
+            // Each recording in the batch, by its number there: its entry's position and what `read` kept.
+            let mut running: HashMap<usize, (usize, K)> = HashMap::new();
+            let mut more = true;
+            loop {
+                while more && batch.len() < batch.capacity() {
+                    match ready.next() {
+                        Some((position, Ok((input, kept)))) => {
+                            running.insert(batch.add(input), (position, kept));
+                        }
+                        Some((position, Err(error))) => {
+                            if done(position, Err(error)).is_break() {
+                                return;
+                            }
+                        }
+                        None => more = false,
+                    }
+                }
+                if batch.is_empty() {
+                    return;
+                }
+                for (number, result) in batch.step(&mut |_, _, _| {}) {
+                    // Every number a step reports is one `add` gave, reported once.
+                    let Some((position, kept)) = running.remove(&number) else { continue };
+                    if done(position, result.map(|diarized| (diarized, kept)).map_err(E::from)).is_break() {
+                        return;
+                    }
+                }
+            }
+        });
+    }
+
+    /// `input` as the diarizer reads it: samples through its front end (features stay as they are), so that the
+    /// front end can run elsewhere than a [`DiarizeBatch`]'s steps.
+    pub fn diarizer_features(&self, input: Input) -> Result<Input, EngineError> {
+        match input {
+            Input::Samples(samples) => Ok(Input::Features(self.diarizer().features(&samples)?)),
+            features => Ok(features),
+        }
+    }
+
+    /// An empty [`DiarizeBatch`]: inputs diarized side by side as they come, the steps of up to `limits` of them in
+    /// one GPU submission.
+    pub fn diarize_batch(&self, limits: &BatchLimits) -> DiarizeBatch<'_> {
+        let diarizer = self.diarizer();
+        DiarizeBatch { diarizer, batch: diarizer.batch(limits) }
+    }
+
     /// Speaker-attributed word timestamps of a transcript on `input` (a Transcribe checkpoint with the
     /// word-timestamp head and an alignment tokenizer): the towers run once, the alignment on the host.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn align(&self, input: Input, request: &AlignRequest, progress: Progress<'_>) -> Result<Aligned, EngineError> {
-        self.align_speakers(input, request, None, progress)
+        self.align_async(input, request, progress).block()
+    }
+
+    /// [`Engine::align`] as a future.
+    pub async fn align_async(
+        &self,
+        input: Input,
+        request: &AlignRequest,
+        progress: Progress<'_>,
+    ) -> Result<Aligned, EngineError> {
+        self.align_speakers(input, request, None, progress).await
     }
 
     /// [`Engine::align`] with the speakers of `diarization` in place of the model's own diarizer's: the speaker
     /// logits of the same recording from another diarizer (a standalone Nemotron 3 Diarization model, say), which
     /// place the speaker tags and make the result's diarization. It must cover the recording's frames with as many
     /// speakers as the model has (a [`crate::ErrorKind::Usage`] error naming `diarization` otherwise).
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn align_with_diarization(
         &self,
         input: Input,
@@ -101,10 +221,21 @@ impl Engine {
         diarization: &Diarized,
         progress: Progress<'_>,
     ) -> Result<Aligned, EngineError> {
-        self.align_speakers(input, request, Some(diarization), progress)
+        self.align_with_diarization_async(input, request, diarization, progress).block()
     }
 
-    fn align_speakers(
+    /// [`Engine::align_with_diarization`] as a future.
+    pub async fn align_with_diarization_async(
+        &self,
+        input: Input,
+        request: &AlignRequest,
+        diarization: &Diarized,
+        progress: Progress<'_>,
+    ) -> Result<Aligned, EngineError> {
+        self.align_speakers(input, request, Some(diarization), progress).await
+    }
+
+    async fn align_speakers(
         &self,
         input: Input,
         request: &AlignRequest,
@@ -114,12 +245,12 @@ impl Engine {
         let model = self.transcribe("align")?;
         model.word_timestamp_head()?;
         let tokenizer = self.alignment_tokenizer()?;
-        let mut outputs = encode_input(model, input, progress)?;
+        let mut outputs = encode_input(model, input, progress).await?;
         if let Some(diarization) = diarization {
             outputs.speaker_logits = replacement_logits(&outputs, model.config().diarization.speakers, diarization)?;
         }
         let options = AlignOptions { language: request.language.clone(), ..AlignOptions::default() };
-        Ok(Aligned { alignment: align(model, &outputs, tokenizer, &request.transcript, &options)? })
+        Ok(Aligned { alignment: align(model, &outputs, tokenizer, &request.transcript, &options).await? })
     }
 }
 
@@ -127,7 +258,7 @@ impl Engine {
 /// `align_word_timestamps` with the speaker logits): the word-timestamp head's log-probabilities, kept for the
 /// transcript's classes only, and the alignment that matches the transcript's `<spk:N>` tags to the diarizer's
 /// speakers.
-fn align(
+async fn align(
     model: &AudioModel,
     outputs: &AudioOutputs,
     tokenizer: &AlignmentTokenizer,
@@ -152,7 +283,7 @@ fn align(
             log_probs.push_log_probs(&values[..rows * classes.len()]);
             Ok(())
         })
-        .block()?;
+        .await?;
     let speakers = SpeakerLogits { logits: &outputs.speaker_logits, speakers: c.diarization.speakers };
     Ok(alignment::align_streams(&streams, &log_probs, frames, Some(speakers), options)?)
 }
@@ -180,237 +311,73 @@ fn replacement_logits(
     Ok(diarization.logits()[..rows * speakers].to_vec())
 }
 
-fn encode_input(model: &AudioModel, input: Input, progress: Progress<'_>) -> Result<AudioOutputs, EngineError> {
+async fn encode_input(model: &AudioModel, input: Input, progress: Progress<'_>) -> Result<AudioOutputs, EngineError> {
     Ok(match input {
-        Input::Samples(samples) => model.encode_audio(&samples, progress).block(),
-        Input::Features(features) => model.encode_features(features, progress).block(),
+        Input::Samples(samples) => model.encode_audio(&samples, progress).await,
+        Input::Features(features) => model.encode_features(features, progress).await,
     }?)
 }
 
-/// Every output of the audio module for one recording, and the word-timestamp logits when asked for.
-pub struct Encoding {
-    outputs: AudioOutputs,
-    /// `input_features_mask` as f32: 1 for the valid frames, then 0.
-    mask: Vec<f32>,
-    hidden: usize,
-    speakers: usize,
-    text_hidden: usize,
-    vocab: usize,
-    word_timestamp_logits: Option<Vec<f32>>,
+/// Inputs diarized side by side, added at any time ([`Engine::diarize_batch`]; continuous batching, as the server's
+/// concurrent requests need, and [`Engine::diarize_many`]'s lists): each [`DiarizeBatch::step`] runs the next step of
+/// every running input as one GPU submission, and an input that ends leaves its place to the next one added. Each
+/// result is what [`Engine::diarize`] gives the input alone (within what [`Engine::diarize_many`] says).
+pub struct DiarizeBatch<'e> {
+    diarizer: &'e Diarizer,
+    batch: DiarizerBatch<'e>,
 }
 
-impl Encoding {
-    fn new(outputs: AudioOutputs, c: &TranscribeConfig, word_timestamp_logits: Option<Vec<f32>>) -> Self {
-        let f = &outputs.features;
-        let mask = (0..f.frames).map(|i| if i < f.valid { 1.0 } else { 0.0 }).collect();
-        Self {
-            mask,
-            hidden: c.asr.hidden,
-            speakers: c.diarization.speakers,
-            text_hidden: c.text_hidden,
-            vocab: c.word_timestamps.vocab_size.max(1),
-            word_timestamp_logits,
-            outputs,
+impl DiarizeBatch<'_> {
+    /// Adds an input (its front end runs now, unless it is features already: [`Engine::diarizer_features`]); returns
+    /// its number, in the order added from 0. An input the diarizer cannot take is refused by the next
+    /// [`DiarizeBatch::step`].
+    pub fn add(&mut self, input: Input) -> usize {
+        let features = match input {
+            Input::Samples(samples) => self.diarizer.features(&samples),
+            Input::Features(features) => Ok(features),
+        };
+        match features {
+            Ok(features) => self.batch.add(features),
+            Err(error) => self.batch.refuse(error),
         }
     }
 
-    /// The outputs, as the library returns them.
-    pub fn outputs(&self) -> &AudioOutputs {
-        &self.outputs
+    /// Inputs added and not yet reported by a step.
+    pub fn len(&self) -> usize {
+        self.batch.len()
     }
 
-    /// `[2·T, vocab]` word-timestamp logits, when asked for.
-    pub fn word_timestamp_logits(&self) -> Option<&[f32]> {
-        self.word_timestamp_logits.as_deref()
+    /// Whether every input added has been reported by a step.
+    pub fn is_empty(&self) -> bool {
+        self.batch.is_empty()
     }
 
-    /// Audio tokens: rows of `audio_embeds`.
-    pub fn tokens(&self) -> usize {
-        self.outputs.audio_embeds.len() / self.text_hidden.max(1)
+    /// Inputs whose steps share one submission: more added wait for a place.
+    pub fn capacity(&self) -> usize {
+        self.batch.capacity()
     }
 
-    /// `(name, shape, values)` of every tensor `encode` writes, in its order: `input_features`,
-    /// `input_features_mask`, `asr_last_hidden_state`, `speaker_logits`, `speaker_probabilities`,
-    /// `last_hidden_state`, `audio_embeds`, then `word_timestamp_logits` when asked for.
-    pub fn tensors(&self) -> Vec<(&str, Vec<usize>, &[f32])> {
-        let (o, hidden, speakers, text) = (&self.outputs, self.hidden, self.speakers, self.text_hidden);
-        let f = &o.features;
-        let mel = f.data.len() / f.frames.max(1);
-        let frames = o.asr_hidden.len() / hidden;
-        let tensors: [(&str, Vec<usize>, &[f32]); 7] = [
-            ("input_features", vec![f.frames, mel], &f.data),
-            ("input_features_mask", vec![f.frames], &self.mask),
-            ("asr_last_hidden_state", vec![frames, hidden], &o.asr_hidden),
-            ("speaker_logits", vec![f.frames, speakers], &o.speaker_logits),
-            ("speaker_probabilities", vec![frames, speakers], &o.speaker_probabilities),
-            ("last_hidden_state", vec![frames, hidden], &o.fused),
-            ("audio_embeds", vec![o.audio_embeds.len() / text, text], &o.audio_embeds),
-        ];
-        let vocab = self.vocab;
-        let head = self.word_timestamp_logits().map(|l| ("word_timestamp_logits", vec![l.len() / vocab, vocab], l));
-        tensors.into_iter().chain(head).collect()
+    /// One GPU submission for the next step of every running input (blocking until its results are read): the
+    /// inputs done with it, by number, in no particular order. `progress(input, chunks done, chunks)` follows each
+    /// input's step.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn step(
+        &mut self,
+        progress: &mut dyn FnMut(usize, usize, usize),
+    ) -> Vec<(usize, Result<Diarized, EngineError>)> {
+        self.step_async(progress).block()
     }
 
-    /// The `encode` output file's bytes (safetensors, f32).
-    pub fn to_safetensors(&self) -> Result<Vec<u8>, EngineError> {
-        safetensors_bytes(&self.tensors())
-    }
-
-    /// Writes the `encode` output file to `path`, atomically, straight from the values (a long recording's outputs
-    /// are gigabytes: no copy is made in memory).
-    pub fn write(&self, path: &Path) -> Result<(), EngineError> {
-        write_tensors(path, &self.tensors())
-    }
-}
-
-/// Who spoke when in one recording: the diarizer's outputs.
-pub struct Diarized {
-    logits: Vec<f32>,
-    probabilities: Vec<f32>,
-    frames: usize,
-    speakers: usize,
-    subsampling: usize,
-}
-
-impl Diarized {
-    pub(crate) fn offline(result: Diarization, diarizer: &Diarizer) -> Self {
-        let c = diarizer.config();
-        let Diarization { features, speaker_logits, speaker_probabilities } = result;
-        Self::new(speaker_logits, speaker_probabilities, features.valid, c.speakers, c.encoder.subsampling)
-    }
-
-    /// Outputs of a diarizer with `speakers` slots at encoder `subsampling`, over `frames` valid 10 ms frames.
-    pub(crate) fn new(
-        logits: Vec<f32>,
-        probabilities: Vec<f32>,
-        frames: usize,
-        speakers: usize,
-        subsampling: usize,
-    ) -> Self {
-        Self { logits, probabilities, frames, speakers, subsampling }
-    }
-
-    /// `[F, speakers]` speaker logits at 10 ms (padded frames included).
-    pub fn logits(&self) -> &[f32] {
-        &self.logits
-    }
-
-    /// `[T, speakers]` speaker probabilities at the encoder rate.
-    pub fn probabilities(&self) -> &[f32] {
-        &self.probabilities
-    }
-
-    /// Valid 10 ms frames: the recording's length.
-    pub fn frames(&self) -> usize {
-        self.frames
-    }
-
-    /// Speaker slots (columns of the logits and probabilities).
-    pub fn speakers(&self) -> usize {
-        self.speakers
-    }
-
-    /// 10 ms frames per encoder row.
-    pub fn subsampling(&self) -> usize {
-        self.subsampling
-    }
-
-    /// The segments `settings` ask for, ordered by start then speaker.
-    pub fn segments(&self, settings: &SegmentSettings) -> Result<Vec<Segment>, EngineError> {
-        Ok(self.segments_by(&settings.segmenter()?))
-    }
-
-    /// The segments `rule` gives, ordered by start then speaker.
-    pub fn segments_by(&self, rule: &SegmentRule) -> Vec<Segment> {
-        rule.segments(&self.logits, &self.probabilities, self.speakers, self.frames(), self.subsampling)
-    }
-
-    /// `speaker_logits` `[frames, speakers]` and `speaker_probabilities` `[rows, speakers]`: what `diarize --out`
-    /// writes.
-    pub fn speaker_tensors(&self) -> [(&str, Vec<usize>, &[f32]); 2] {
-        let rows = |values: &[f32]| values.len() / self.speakers.max(1);
-        [
-            ("speaker_logits", vec![rows(&self.logits), self.speakers], &self.logits),
-            ("speaker_probabilities", vec![rows(&self.probabilities), self.speakers], &self.probabilities),
-        ]
-    }
-
-    /// The `diarize --out` file's bytes (safetensors, f32).
-    pub fn speaker_tensors_safetensors(&self) -> Result<Vec<u8>, EngineError> {
-        safetensors_bytes(&self.speaker_tensors())
-    }
-
-    /// Writes the `diarize --out` file to `path`, atomically.
-    pub fn write_speaker_tensors(&self, path: &Path) -> Result<(), EngineError> {
-        write_tensors(path, &self.speaker_tensors())
-    }
-}
-
-/// The segments as text in `format`, exactly as `diarize --segments` writes them; `uri` is the RTTM file id
-/// (whitespace becomes `_`; the other formats carry none).
-pub fn write_segments(segments: &[Segment], format: SegmentFormat, uri: &str) -> String {
-    format.write(uri, segments)
-}
-
-/// Speaker-attributed word timestamps of a transcript.
-pub struct Aligned {
-    alignment: Alignment,
-}
-
-impl Aligned {
-    /// The alignment: words, the diarization, the tag-to-speaker map and the tags whose words could not be placed.
-    pub fn alignment(&self) -> &Alignment {
-        &self.alignment
-    }
-
-    /// Each word's text, start, end and speaker tag.
-    pub fn words(&self) -> &[WordChunk] {
-        &self.alignment.chunks
-    }
-
-    /// The words, the diarization and the tag-to-speaker map as `align --out` writes them (pretty JSON in
-    /// upstream's `align_word_timestamps` shape, ending in a newline).
-    pub fn to_json(&self) -> Result<String, EngineError> {
-        let json = serde_json::to_string_pretty(&self.alignment).map_err(EngineError::Serialise)?;
-        Ok(json + "\n")
-    }
-
-    /// SubRip subtitles, as `align --srt` writes them.
-    pub fn to_srt(&self) -> String {
-        subtitles::to_srt(&subtitles::cues(&self.alignment))
-    }
-
-    /// WebVTT subtitles, as `align --vtt` writes them.
-    pub fn to_vtt(&self) -> String {
-        subtitles::to_vtt(&subtitles::cues(&self.alignment))
-    }
-}
-
-/// A safetensors buffer of f32 tensors.
-fn safetensors_bytes(tensors: &[(&str, Vec<usize>, &[f32])]) -> Result<Vec<u8>, EngineError> {
-    let owned: Vec<(String, tensor_file::Tensor)> = tensors
-        .iter()
-        .map(|(name, shape, values)| (name.to_string(), tensor_file::Tensor::f32(shape.clone(), values)))
-        .collect();
-    Ok(tensor_file::serialize(&owned, Default::default())?)
-}
-
-/// Writes f32 tensors to `path` atomically, streamed from their values.
-fn write_tensors(path: &Path, tensors: &[(&str, Vec<usize>, &[f32])]) -> Result<(), EngineError> {
-    output::write_atomic(path, |temporary| tensor_file::write_f32(temporary, tensors).map_err(reason))
-}
-
-/// The I/O error of a failed tensor write, without the temporary path: safetensors writes through a temporary file
-/// of its own, whose errors end in `at path "…/.tmpXXXX"` (the error of [`write_tensors`] names the final path).
-fn reason(error: nemotron_towers::Error) -> std::io::Error {
-    match error {
-        nemotron_towers::Error::Output { source, .. } => {
-            let text = source.to_string();
-            match text.find(" at path \"") {
-                Some(at) => std::io::Error::new(source.kind(), &text[..at]),
-                None => source,
-            }
-        }
-        other => std::io::Error::other(other),
+    /// [`DiarizeBatch::step`] as a future.
+    pub async fn step_async(
+        &mut self,
+        progress: &mut dyn FnMut(usize, usize, usize),
+    ) -> Vec<(usize, Result<Diarized, EngineError>)> {
+        let finished = self.batch.step(progress).await;
+        let diarizer = self.diarizer;
+        finished
+            .into_iter()
+            .map(|(i, result)| (i, result.map(|d| Diarized::offline(d, diarizer)).map_err(EngineError::from)))
+            .collect()
     }
 }

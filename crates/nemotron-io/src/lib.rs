@@ -6,6 +6,9 @@
 //! - [`raw_pcm`]: raw PCM byte streams (no header) → samples, a piece at a time (live sources).
 //! - [`manifest`]: NeMo-style JSON-lines manifests of recordings.
 //!
+//! Cargo feature `decode` (default): audio files decoded (symphonia). Without it — the `wasm32-unknown-unknown`
+//! build of a browser, which decodes audio itself — samples in memory are still resampled and mixed.
+//!
 //! ```no_run
 //! # fn main() -> Result<(), nemotron_io::AudioError> {
 //! let samples = nemotron_io::read_audio("speech.wav".as_ref())?;
@@ -21,6 +24,8 @@ pub mod audio;
 pub mod manifest;
 pub mod raw_pcm;
 
-pub use audio::{AudioError, AudioOptions, Channel, SampleError, read_audio};
+#[cfg(feature = "decode")]
+pub use audio::read_audio;
+pub use audio::{AudioError, AudioOptions, Channel, SampleError};
 pub use manifest::{ManifestEntry, ManifestError, read_manifest};
 pub use raw_pcm::{PartialSample, RawDecoder, RawFormat};

@@ -3,7 +3,6 @@
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use nemotron_engine::{
     AlignRequest, BatchLimits, Engine, EngineError, EngineOptions, Input, ModelSource, Precision, SegmentRule,
@@ -22,7 +21,7 @@ use crate::stream::StreamSession;
 /// A model loaded on a GPU: a Transcribe checkpoint (every task) or a standalone diarizer (`diarize`, `stream`).
 #[pyclass(frozen, module = "nemotron_audio")]
 pub struct Model {
-    engine: Arc<Engine>,
+    engine: Engine,
 }
 
 /// Where samples go before a task: their rate, checked.
@@ -108,7 +107,7 @@ impl Model {
     fn load(py: Python<'_>, source: ModelSource, options: EngineOptions) -> PyResult<Self> {
         let engine =
             detached(py, move || Engine::load(&source, &options, &mut |_, _, _| {}).map_err(|e| to_python(&e)))?;
-        Ok(Self { engine: Arc::new(engine) })
+        Ok(Self { engine })
     }
 
     /// The environment's settings (as the CLI reads them) with `precision` over them.
@@ -305,10 +304,8 @@ impl Model {
     ) -> PyResult<StreamSession> {
         let mode = latency.parse::<StreamingMode>().map_err(|e| PyValueError::new_err(e.to_string()))?;
         let (settings, _): (SegmentSettings, _) = settings::from_kwargs(segment_settings)?;
-        let engine = Arc::clone(&self.engine);
-        detached(py, move || {
-            StreamSession::new(engine, |engine| engine.stream(mode, &settings).map_err(|e| to_python(&e)))
-        })
+        let engine = &self.engine;
+        detached(py, || engine.stream(mode, &settings).map(StreamSession::new).map_err(|e| to_python(&e)))
     }
 
     fn __repr__(&self) -> String {

@@ -1,9 +1,9 @@
 //! Live diarization from Python: a [`StreamSession`] takes 16 kHz samples in pieces of any size and returns the
 //! segment events they made final, as `diarize --stream` prints them; a context manager.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
-use nemotron_engine::{Engine, LiveRecording, LiveSession, SegmentEvent, event_json_line};
+use nemotron_engine::{LiveRecording, LiveSession, SegmentEvent, event_json_line};
 use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -11,21 +11,9 @@ use pyo3::prelude::*;
 use crate::errors::{bad_argument, detached, to_python};
 use crate::results::{Diarization, Segment, array};
 
-self_cell::self_cell!(
-    /// A live session and the engine it runs on, kept alive together.
-    struct Live {
-        owner: Arc<Engine>,
-        #[not_covariant]
-        dependent: LiveSlot,
-    }
-);
-
-/// The session until it is finished.
-type LiveSlot<'e> = Option<LiveSession<'e>>;
-
-/// What a session holds: running, or what its end gave.
+/// What a session holds: running (boxed: a session is large beside the other states), or what its end gave.
 enum State {
-    Running(Live),
+    Running(Box<LiveSession>),
     Finished(Py<Diarization>),
     Closed,
 }
@@ -77,9 +65,8 @@ pub struct StreamSession {
 }
 
 impl StreamSession {
-    pub fn new(engine: Arc<Engine>, start: impl FnOnce(&Engine) -> PyResult<LiveSession<'_>>) -> PyResult<Self> {
-        let live = Live::try_new(engine, |engine| start(engine).map(Some))?;
-        Ok(Self { state: Mutex::new(State::Running(live)) })
+    pub fn new(session: LiveSession) -> Self {
+        Self { state: Mutex::new(State::Running(Box::new(session))) }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -121,11 +108,8 @@ impl StreamSession {
         let samples = read_samples(samples)?;
         detached(py, || {
             let mut state = self.lock();
-            let State::Running(live) = &mut *state else { return Err(ended()) };
-            live.with_dependent_mut(|_, slot| match slot {
-                Some(session) => session.push(&samples).map(|e| events(&e)).map_err(|e| to_python(&e)),
-                None => Err(ended()),
-            })
+            let State::Running(session) = &mut *state else { return Err(ended()) };
+            session.push(&samples).map(|e| events(&e)).map_err(|e| to_python(&e))
         })
     }
 
@@ -135,15 +119,9 @@ impl StreamSession {
         // The lock is taken and given back without the GIL: no thread waits for the GIL while holding it.
         let (seconds, recording) = detached(py, || {
             let mut state = self.lock();
-            let State::Running(live) = &mut *state else { return Err(ended()) };
-            let finished = live.with_dependent_mut(|_, slot| {
-                slot.take().map(|session| (session.processed_seconds(), session.finish_recording()))
-            });
-            *state = State::Closed;
-            match finished {
-                Some((seconds, result)) => Ok((seconds, result.map_err(|e| to_python(&e))?)),
-                None => Err(ended()),
-            }
+            let State::Running(session) = std::mem::replace(&mut *state, State::Closed) else { return Err(ended()) };
+            let seconds = session.processed_seconds();
+            Ok((seconds, session.finish_recording().map_err(|e| to_python(&e))?))
         })?;
         let LiveRecording { events: last, segments, diarized } = recording;
         let diarization = Py::new(py, Diarization::new(segments, diarized, "audio".into(), seconds))?;
@@ -170,10 +148,7 @@ impl StreamSession {
     #[getter]
     fn probabilities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let (values, speakers) = match &*self.lock() {
-            State::Running(live) => live.with_dependent(|_, slot| match slot {
-                Some(session) => (session.probabilities().to_vec(), live.borrow_owner().diarizer().config().speakers),
-                None => (Vec::new(), 1),
-            }),
+            State::Running(session) => (session.probabilities().to_vec(), session.speakers()),
             State::Finished(diarization) => return diarization.get().probabilities_array(py),
             State::Closed => return Err(ended()),
         };
@@ -184,7 +159,7 @@ impl StreamSession {
     #[getter]
     fn processed_seconds(&self) -> f64 {
         match &*self.lock() {
-            State::Running(live) => live.with_dependent(|_, slot| slot.as_ref().map_or(0.0, |s| s.processed_seconds())),
+            State::Running(session) => session.processed_seconds(),
             State::Finished(diarization) => diarization.get().seconds(),
             State::Closed => 0.0,
         }

@@ -184,6 +184,7 @@ fn start_scheduler(state: &AppState, engine: Arc<Engine>) -> Result<(), ServerEr
         .map_err(|source| ServerError::Io { what: "starting the stream scheduler", source })?;
     let diarize_queue = DiarizeQueue::start(engine.clone(), state.options.offline_batch, state.metrics.clone())
         .map_err(|source| ServerError::Io { what: "starting the diarization queue", source })?;
+    state.metrics.watch_gpu(engine.gpu());
     state.set_loaded(engine, scheduler, diarize_queue);
     Ok(())
 }

@@ -1,15 +1,16 @@
 //! Prometheus metrics (`GET /metrics`, text exposition format): requests and errors by route and code, the
-//! sessions open, the most audio a session held waiting, the scheduler's queue, GPU time per step or request and the
-//! audio processed.
+//! sessions open, the most audio a session held waiting, the scheduler's queue, GPU time per step or request, the
+//! audio processed and the GPU memory the engine holds.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use nemotron_engine::Gpu;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -73,6 +74,10 @@ pub struct Metrics {
     pub gpu_seconds: Family<TaskLabels, Histogram>,
     /// Seconds of audio processed.
     pub audio_seconds: Family<TaskLabels, Counter<f64, std::sync::atomic::AtomicU64>>,
+    /// Bytes in the engine's GPU buffers, read at each scrape (0 until the model is loaded).
+    pub gpu_memory: Gauge,
+    /// The engine's GPU context, once the model is loaded.
+    gpu: OnceLock<Gpu>,
 }
 
 impl Default for Metrics {
@@ -91,6 +96,8 @@ impl Default for Metrics {
             diarize_queue: Histogram::new(exponential_buckets(1.0, 2.0, 10)),
             gpu_seconds: Family::new_with_constructor(seconds),
             audio_seconds: Family::default(),
+            gpu_memory: Gauge::default(),
+            gpu: OnceLock::new(),
         };
         let r = &mut metrics.registry;
         r.register("http_requests", "HTTP requests answered, by route, method and status", metrics.requests.clone());
@@ -107,13 +114,24 @@ impl Default for Metrics {
         r.register("diarize_queue_recordings", queue, metrics.diarize_queue.clone());
         r.register("gpu_step_duration_seconds", "Time of one engine call, by task", metrics.gpu_seconds.clone());
         r.register("audio_processed_seconds", "Seconds of audio processed, by task", metrics.audio_seconds.clone());
+        let memory = "Bytes in the engine's GPU buffers now (weights, live sessions' pages, workspaces)";
+        r.register_with_unit("gpu_memory", memory, Unit::Bytes, metrics.gpu_memory.clone());
         metrics
     }
 }
 
 impl Metrics {
+    /// Reads the GPU memory of `gpu` (the loaded engine's context) at every scrape from now on.
+    pub fn watch_gpu(&self, gpu: &Gpu) {
+        // Set once, by the one load.
+        let _ = self.gpu.set(gpu.clone());
+    }
+
     /// The text exposition of every metric.
     pub fn render(&self) -> String {
+        if let Some(gpu) = self.gpu.get() {
+            self.gpu_memory.set(i64::try_from(gpu.memory_in_use()).unwrap_or(i64::MAX));
+        }
         let mut text = String::new();
         // Writing into a String cannot fail.
         let _ = encode(&mut text, &self.registry);

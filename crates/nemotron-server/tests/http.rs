@@ -149,6 +149,26 @@ async fn a_device_lost_in_a_shared_step_fails_every_upload_in_it_as_the_servers_
     server.stop().await.unwrap();
 }
 
+/// `nemotron_gpu_memory_bytes` is the engine's GPU memory at the scrape: a gauge in bytes, more than nothing (the
+/// weights) and at most the most the context has held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metrics_export_the_gpu_memory_in_use() {
+    let server = start(ServerOptions::default()).await;
+    let metrics = client().get(server.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    for line in ["# TYPE nemotron_gpu_memory_bytes gauge", "# UNIT nemotron_gpu_memory_bytes bytes"] {
+        assert!(metrics.lines().any(|l| l == line), "no `{line}` in\n{metrics}");
+    }
+    let bytes: u64 = metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("nemotron_gpu_memory_bytes "))
+        .unwrap_or_else(|| panic!("no GPU memory in\n{metrics}"))
+        .parse()
+        .unwrap();
+    let peak = engine().gpu().peak_memory();
+    assert!(bytes > 0 && bytes <= peak, "{bytes} bytes in use, {peak} at the peak");
+    server.stop().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn alignments_and_features_are_the_clis_files() {
     let server = start(ServerOptions::default()).await;

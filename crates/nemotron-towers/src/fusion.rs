@@ -7,13 +7,12 @@ use async_lock::Mutex;
 use audio_kernels::{
     Epilogue, GemmShape, LAYER_NORM_EPS, Weight, gemm, layer_norm, layer_norm_f64, speaker_fusion, speaker_table,
 };
-use gpu_core::{Gpu, GpuBuffer, Recorder};
+use gpu_core::{Gpu, GpuBuffer, Recorder, reuse_or_make};
 
 use crate::config::TranscribeConfig;
 use crate::error::{Error, Result};
 use crate::names::FusionNames;
 use crate::weights::{self, FusionWeights, GpuWeights};
-use crate::workspace::reuse_or_make;
 
 /// Fused states and projected rows of one recording.
 pub struct FusionOutput {

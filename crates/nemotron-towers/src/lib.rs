@@ -31,8 +31,9 @@
 //! Below the front door, for users who need a part:
 //! - [`frontend`]: the log-mel front end, on 16 kHz mono samples (audio files and streams become those in the
 //!   `nemotron-io` crate).
-//! - [`config`], [`checkpoint`]: `config.json` and safetensors (one file or sharded; bytes handed over, or
-//!   memory-mapped files on native targets), in the release's NeMo names or the Transformers names;
+//! - [`config`], [`checkpoint`]: `config.json` and safetensors (one file or sharded; a folder's files,
+//!   memory-mapped on native targets, or the same files handed over by name, read by one rule: [`CheckpointFiles`]),
+//!   in the release's NeMo names or the Transformers names;
 //!   [`audio_tensors`]: which tensors a config reads (what a Hub client fetches the shards of).
 //! - [`tower`], [`sortformer`]: one encoder tower, or the diarizer, on the GPU.
 //! - [`streaming`]: live sessions ([`DiarizerSession`]: audio in any pieces, each frame's logits as soon as it
@@ -90,14 +91,13 @@ pub mod tower;
 #[cfg_attr(feature = "test-support", allow(missing_docs))]
 mod weights;
 pub mod word_timestamps;
-mod workspace;
 
 pub use audio_kernels::{MatmulOptions, Precision, TensorCoreKernel};
-pub use checkpoint::{Checkpoint, CheckpointError};
+pub use checkpoint::{Checkpoint, CheckpointError, CheckpointFiles, NamedFiles};
 pub use config::{ConfigError, DiarizationConfig, EncoderConfig, ModelConfig, TranscribeConfig, WordTimestampConfig};
 pub use error::{Error, Result, SampleError, error_sentence};
 pub use frontend::Features;
-pub use gpu_core::{Gpu, GpuOptions};
+pub use gpu_core::{Capability, Gpu, GpuOptions};
 pub use offline::{BatchLimits, DiarizerBatch};
 pub use pipeline::{AudioModel, AudioOutputs, Diarization, Diarizer, Model, ModelOptions, Progress, audio_tensors};
 pub use streaming::{DiarizerSession, StreamOutput, StreamingMode};

@@ -143,6 +143,9 @@ impl Sortformer {
         valid_frames: usize,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Vec<f32>> {
+        // A user while its steps run: the workspaces they grow are kept from one step to the next, and freed after
+        // the last (if no live session or batch is left).
+        let _user = Joined::new(self);
         let mut running = [(0, Recording::new(self.config(), features, valid_frames))];
         while matches!(&running[0].1, Ok(recording) if !recording.done()) {
             self.run_steps(&mut running, &mut |_, done, all| progress(done, all)).await;
@@ -216,6 +219,24 @@ pub struct DiarizerBatch<'d> {
     running: Vec<(usize, Result<Recording<Features>>)>,
     /// Refused before they could wait.
     refused: Vec<(usize, Error)>,
+    /// While the batch holds recordings, it is one of its diarizer's users (it will step again).
+    joined: Option<Joined<'d>>,
+}
+
+/// One user of a diarizer ([`Sortformer::join`]) for as long as it lives.
+struct Joined<'s>(&'s Sortformer);
+
+impl<'s> Joined<'s> {
+    fn new(sortformer: &'s Sortformer) -> Self {
+        sortformer.join();
+        Self(sortformer)
+    }
+}
+
+impl Drop for Joined<'_> {
+    fn drop(&mut self) {
+        self.0.leave();
+    }
 }
 
 impl Diarizer {
@@ -228,6 +249,7 @@ impl Diarizer {
             waiting: VecDeque::new(),
             running: Vec::new(),
             refused: Vec::new(),
+            joined: None,
         }
     }
 }
@@ -243,6 +265,7 @@ impl DiarizerBatch<'_> {
         let valid = features.valid;
         self.waiting.push_back((self.added, Recording::new(c, features, valid)));
         self.added += 1;
+        self.follow_recordings();
         self.added - 1
     }
 
@@ -251,6 +274,7 @@ impl DiarizerBatch<'_> {
     pub fn refuse(&mut self, error: Error) -> usize {
         self.refused.push((self.added, error));
         self.added += 1;
+        self.follow_recordings();
         self.added - 1
     }
 
@@ -291,6 +315,7 @@ impl DiarizerBatch<'_> {
             self.running.drain(..).partition(|(_, state)| !matches!(state, Ok(recording) if !recording.done()));
         self.running = going;
         finished.extend(done);
+        self.follow_recordings();
         let diarizer = self.diarizer;
         finished
             .into_iter()
@@ -302,5 +327,15 @@ impl DiarizerBatch<'_> {
                 (number, diarization)
             })
             .collect()
+    }
+
+    /// Joins the diarizer's users when the batch has recordings, leaves them when it has none: the workspaces its
+    /// steps grew are kept from one step to the next, and freed once it is done (if no live session is left).
+    fn follow_recordings(&mut self) {
+        if self.is_empty() {
+            self.joined = None;
+        } else if self.joined.is_none() {
+            self.joined = Some(Joined::new(self.diarizer.sortformer()));
+        }
     }
 }

@@ -2,12 +2,13 @@
 //! projector, for a Transcribe checkpoint; PCM → log-mel → Sortformer for a diarizer alone.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use gpu_core::Gpu;
 
 use crate::asr::AsrEncoder;
 use crate::beside::beside;
-use crate::checkpoint::{Checkpoint, CheckpointError};
+use crate::checkpoint::{Checkpoint, CheckpointError, CheckpointFiles};
 use crate::config::{DiarizationConfig, ModelConfig, TranscribeConfig, check_word_timestamp_width};
 use crate::error::{Error, Result};
 use crate::frontend::{Features, LogMel};
@@ -51,8 +52,15 @@ pub struct Diarization {
     pub speaker_probabilities: Vec<f32>,
 }
 
-/// The Sortformer with its front end. `Send + Sync`, shared between threads like [`AudioModel`].
+/// The Sortformer with its front end. A handle: its clones share one loaded diarizer, so a live session
+/// ([`Diarizer::session`]) holds one and borrows nothing. `Send + Sync`, shared between threads like [`AudioModel`].
+#[derive(Clone)]
 pub struct Diarizer {
+    parts: Arc<DiarizerParts>,
+}
+
+/// What a [`Diarizer`]'s clones share.
+struct DiarizerParts {
     frontend: LogMel,
     sortformer: Sortformer,
 }
@@ -60,17 +68,22 @@ pub struct Diarizer {
 impl Diarizer {
     /// The diarizer's resolved config (encoder, head, chunk schedule, speaker cache).
     pub fn config(&self) -> &DiarizationConfig {
-        self.sortformer.config()
+        self.parts.sortformer.config()
     }
 
     /// The log-mel front end, with the checkpoint's window and filter bank when it has them.
     pub fn frontend(&self) -> &LogMel {
-        &self.frontend
+        &self.parts.frontend
+    }
+
+    /// Whether `other` is a handle of the same loaded diarizer (whose sessions can share a batched step).
+    pub(crate) fn is(&self, other: &Diarizer) -> bool {
+        Arc::ptr_eq(&self.parts, &other.parts)
     }
 
     /// The GPU Sortformer (encoder, head and speaker-cache loop) behind [`Diarizer::diarize_features`].
     pub fn sortformer(&self) -> &Sortformer {
-        &self.sortformer
+        &self.parts.sortformer
     }
 
     /// 16 kHz mono samples (at least [`MIN_SAMPLES`](nemotron_postprocess::time::MIN_SAMPLES), all finite) → speaker activity.
@@ -81,7 +94,7 @@ impl Diarizer {
     /// 16 kHz mono samples (at least [`MIN_SAMPLES`](nemotron_postprocess::time::MIN_SAMPLES), all finite) → the log-mel features the diarizer reads.
     pub fn features(&self, samples: &[f32]) -> Result<Features> {
         check_samples(samples)?;
-        Ok(self.frontend.compute(samples)?)
+        Ok(self.frontend().compute(samples)?)
     }
 
     /// Log-mel features (as the front end makes them) → speaker activity.
@@ -95,7 +108,7 @@ impl Diarizer {
         let c = self.config();
         check_features(features, c.encoder.mel_bins, c.encoder.subsampling)?;
         let speaker_logits = self
-            .sortformer
+            .sortformer()
             .diarize(&features.data, features.valid, &mut |done, all| progress("diarization", done, all))
             .await?;
         let probabilities = self.probabilities(&speaker_logits);
@@ -200,7 +213,7 @@ impl AudioModel {
     /// 16 kHz mono samples (at least [`MIN_SAMPLES`](nemotron_postprocess::time::MIN_SAMPLES), all finite) → all outputs.
     pub async fn encode_audio(&self, samples: &[f32], progress: Progress<'_>) -> Result<AudioOutputs> {
         check_samples(samples)?;
-        let features = self.diarizer.frontend.compute(samples)?;
+        let features = self.diarizer.frontend().compute(samples)?;
         self.encode_features(features, progress).await
     }
 
@@ -245,7 +258,7 @@ pub enum Model {
     /// Nemotron 3.5 Transcribe: both towers, fusion and projector.
     Transcribe(Box<AudioModel>),
     /// A standalone Nemotron 3 Diarization checkpoint (or only its diarizer).
-    Diarization(Box<Diarizer>),
+    Diarization(Diarizer),
 }
 
 impl Model {
@@ -253,8 +266,15 @@ impl Model {
     /// hold audio tensors are opened), checks every audio tensor (all problems reported at once), and uploads the
     /// weights.
     pub async fn load(gpu: &Gpu, dir: &Path, options: &ModelOptions) -> Result<Self> {
-        let config = ModelConfig::from_file(&dir.join("config.json"))?;
-        let checkpoint = Checkpoint::open(dir)?;
+        Self::from_files(gpu, &CheckpointFiles::Folder(dir.to_path_buf()), options).await
+    }
+
+    /// [`Model::load`] of a checkpoint's files, in a folder or handed over by name, by the one rule of
+    /// [`CheckpointFiles`]: the config first (a checkpoint with two problems is refused for the same one either way),
+    /// then the weights.
+    pub async fn from_files(gpu: &Gpu, files: &CheckpointFiles, options: &ModelOptions) -> Result<Self> {
+        let config = files.config()?;
+        let checkpoint = files.checkpoint()?;
         Self::from_checkpoint(gpu, config, &checkpoint, options).await
     }
 
@@ -306,10 +326,10 @@ impl Model {
         let sortformer = Sortformer::build(store, names, config.diarization())
             .await?
             .losing_device_at_step_of(lose_device_at_step_of);
-        let diarizer = Diarizer { frontend, sortformer };
+        let diarizer = Diarizer { parts: Arc::new(DiarizerParts { frontend, sortformer }) };
         let t = match config {
             ModelConfig::Transcribe(t) => t,
-            ModelConfig::Diarization(_) => return Ok(Model::Diarization(Box::new(diarizer))),
+            ModelConfig::Diarization(_) => return Ok(Model::Diarization(diarizer)),
         };
         let source = source.display().to_string();
         let (Some(asr), Some(fusion)) = (&names.asr, &names.fusion) else {

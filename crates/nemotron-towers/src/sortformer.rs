@@ -4,13 +4,13 @@
 //! the live sessions' rows stay on the GPU.
 
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 
 use async_lock::Mutex;
 
 use audio_kernels::MatmulOptions;
 use audio_kernels::{Activation, ConvBatch, Epilogue, GemmShape, Weight, conv_im2col, gemm};
-use gpu_core::{Gpu, GpuBuffer, Recorder, Timing};
+use gpu_core::{Gpu, GpuBuffer, Recorder, Reused, Timing};
 use nemotron_postprocess::math::sigmoid;
 
 use crate::checkpoint::Checkpoint;
@@ -20,7 +20,6 @@ use crate::names::ModelNames;
 use crate::streaming::resident::{ResidentRows, Slot, StepRows};
 use crate::tower::{InputKind, Sequence, Submission, Tower, no_prologue};
 use crate::weights::{self, Expectations, GpuStore, GpuWeights, HeadWeights, Linear};
-use crate::workspace::reuse_or_make;
 
 fn epilogue(l: &Linear<Weight, GpuBuffer>, activation: Activation) -> Epilogue<'_> {
     Epilogue { bias: l.bias.as_ref(), activation, accumulate: false }
@@ -59,11 +58,14 @@ pub struct Sortformer {
     head: HeadWeights<Weight, GpuBuffer>,
     silence: Vec<f32>,
     config: DiarizationConfig,
-    workspace: Mutex<Option<HeadWorkspace>>,
+    workspace: Mutex<Reused<HeadWorkspace>>,
     /// The live sessions' speaker cache and FIFO rows.
-    resident: ResidentRows,
+    resident: Arc<ResidentRows>,
     /// [`crate::ModelOptions::lose_device_at_step_of`].
     lose_device_at_step_of: Option<usize>,
+    /// Live sessions and offline batches with recordings ([`Sortformer::join`]): while there is one, the workspaces
+    /// sized by the batches of its steps are kept between steps.
+    users: std::sync::Mutex<usize>,
 }
 
 impl Sortformer {
@@ -92,9 +94,19 @@ impl Sortformer {
         let head = weights::head(store, &names.head, config)?;
         // The offline cache update gathers its rows on the host, so the silence embedding lives there too.
         let silence = tower.gpu().read_f32_range(&head.silence, 0, config.encoder.hidden).await?;
-        let resident = ResidentRows::new(tower.gpu(), silence.clone());
-        let workspace = Mutex::new(None);
-        Ok(Self { tower, head, silence, config: config.clone(), workspace, resident, lose_device_at_step_of: None })
+        let resident = Arc::new(ResidentRows::new(tower.gpu(), silence.clone()));
+        let workspace = Mutex::new(Reused::default());
+        let users = Default::default();
+        Ok(Self {
+            tower,
+            head,
+            silence,
+            config: config.clone(),
+            workspace,
+            resident,
+            lose_device_at_step_of: None,
+            users,
+        })
     }
 
     /// This diarizer, losing its device at its first step of at least `steps` sequences (a test's setting).
@@ -130,8 +142,10 @@ impl Sortformer {
         let every_row = 0..valid.len();
         let all = std::slice::from_ref(&every_row);
         let batch = [Sequence { rows, valid }];
-        let mut steps = self.steps(InputKind::Embeddings, &batch, all, (no_prologue, no_prologue), Timing::Off).await?;
-        Ok(steps.pop().ok_or_else(|| Error::Internal("a step's output is missing".into()))?.logits)
+        let steps = self.steps(InputKind::Embeddings, &batch, all, (no_prologue, no_prologue), Timing::Off).await;
+        // A lone step: unless a session or a batch is live, none follows that would reuse the workspaces.
+        self.release_if_idle();
+        Ok(steps?.pop().ok_or_else(|| Error::Internal("a step's output is missing".into()))?.logits)
     }
 
     /// Streaming steps, of one session each, as one submission and one readback (each sequence padded to the
@@ -149,7 +163,7 @@ impl Sortformer {
             steps.iter().zip(&valid).map(|(s, v)| Sequence { rows: s.features, valid: v }).collect();
         let gathered: Vec<usize> = steps.iter().map(|s| s.rows.sources.len()).collect();
         let logits: Vec<Range<usize>> = steps.iter().map(|s| s.logits.clone()).collect();
-        let slots: Vec<StepRows<'_, '_>> = steps.iter().map(|s| s.rows.clone()).collect();
+        let slots: Vec<StepRows<'_>> = steps.iter().map(|s| s.rows.clone()).collect();
         let copies = self.resident.copies(&slots, seq_len).await?;
         let total = steps.len() * seq_len;
         let kind = InputKind::GatheredThenFeatures { gathered: &gathered };
@@ -159,8 +173,48 @@ impl Sortformer {
     }
 
     /// A live session's rows on the GPU, for steps of up to `step_rows` rows.
-    pub(crate) fn lease_rows(&self, step_rows: usize) -> Result<Slot<'_>> {
+    pub(crate) fn lease_rows(&self, step_rows: usize) -> Result<Slot> {
         self.resident.lease(step_rows)
+    }
+
+    /// Counts a live session or an offline batch with recordings, which will step again: the workspaces its steps
+    /// grew stay until the last such user has gone ([`Sortformer::leave`]).
+    pub(crate) fn join(&self) {
+        *self.users() += 1;
+    }
+
+    /// A user counted by [`Sortformer::join`] has gone: after the last one, the workspaces sized by the batches of
+    /// their steps are freed (what a step of 500 sessions grew is not kept for the next session alone; the
+    /// workspaces also shrink while users remain, after a run of much smaller steps: `gpu_core::Reused`).
+    pub(crate) fn leave(&self) {
+        let mut users = self.users();
+        *users = users.saturating_sub(1);
+        if *users == 0 {
+            self.release_workspaces();
+        }
+    }
+
+    /// Frees the workspaces when no user is left.
+    fn release_if_idle(&self) {
+        if *self.users() == 0 {
+            self.release_workspaces();
+        }
+    }
+
+    /// The tower's workspace (with the context's scratch), the head's, and the row pairs of the sessions' copies.
+    /// Called under the users' lock: a lone step that ends as the last user leaves either finds no user and frees them
+    /// itself, or has unlocked them before the one leaving tries.
+    fn release_workspaces(&self) {
+        self.tower.release_workspace();
+        if let Some(mut head) = self.workspace.try_lock() {
+            head.release();
+        }
+        self.resident.release_pairs();
+    }
+
+    fn users(&self) -> MutexGuard<'_, usize> {
+        // A count changed in one statement is consistent whatever panicked while it was held.
+        self.users.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The encoder and head over a batch of sequences in one submission; reads back, in one round trip, the logits of
@@ -196,10 +250,10 @@ impl Sortformer {
         self.tower
             .run(kind, batch, Submission::Whole, prologue, async |mut rec, encoded, projected, n| {
                 let mut guard = self.workspace.lock().await;
-                let work = reuse_or_make(
-                    &mut guard,
-                    |w| w.capacity >= n,
-                    || HeadWorkspace::new(self.tower.gpu(), c, n.next_multiple_of(64)),
+                let work = guard.get(
+                    n.next_multiple_of(64),
+                    |w| w.capacity,
+                    |rows| HeadWorkspace::new(self.tower.gpu(), c, rows),
                 )?;
                 self.tower.gpu().write_u32(&work.lengths, 0, &lengths)?;
                 let conv = ConvBatch { sequences: batch.len(), seq_len, lengths: &work.lengths };
@@ -276,7 +330,7 @@ pub(crate) fn each_step<O>(outputs: Result<Vec<O>>, steps: usize) -> Vec<Result<
 pub(crate) struct StepInput<'a> {
     pub features: &'a [f32],
     /// The session's rows: which to gather before the chunk, which to keep after it.
-    pub rows: StepRows<'a, 'a>,
+    pub rows: StepRows<'a>,
     /// The step's rows whose logits are read back.
     pub logits: Range<usize>,
 }

@@ -7,7 +7,7 @@
 use async_lock::Mutex;
 
 use audio_kernels::{Epilogue, GemmShape, MatmulOptions, Weight, gemm, log_softmax_gather};
-use gpu_core::{Gpu, GpuBuffer, Profile, Recorder, Timing};
+use gpu_core::{Gpu, GpuBuffer, Profile, Recorder, Timing, reuse_or_make};
 
 use crate::checkpoint::Checkpoint;
 use crate::chunks::{Chunk, MAX_CHUNKS_PER_BATCH, schedule};
@@ -16,7 +16,6 @@ use crate::error::{Error, Result};
 use crate::names::{ModelNames, WordTimestampNames};
 use crate::tower::Tower;
 use crate::weights::{self, Expectations, GpuStore, GpuWeights, Linear, Norm, WordTimestampWeights};
-use crate::workspace::reuse_or_make;
 
 /// Consecutive head frames of one batch of chunks, in time order.
 #[derive(Clone, Copy, Debug)]

@@ -335,9 +335,9 @@ fn a_device_lost_in_a_batched_step_is_the_source_of_every_recordings_error() {
 fn a_device_lost_in_a_batched_streaming_step_is_the_source_of_every_sessions_error() {
     let (_gpu, model, recordings) = losing_device_at_a_step_of_two();
     let diarizer = model.diarizer();
-    let mut sessions: Vec<DiarizerSession<'_>> =
+    let mut sessions: Vec<DiarizerSession> =
         (0..2).map(|_| diarizer.session(StreamingMode::LowLatency).unwrap()).collect();
-    let mut pushes: Vec<(&mut DiarizerSession<'_>, &[f32])> =
+    let mut pushes: Vec<(&mut DiarizerSession, &[f32])> =
         sessions.iter_mut().zip(&recordings).map(|(session, samples)| (session, samples.as_slice())).collect();
     let outputs = nemotron_towers::streaming::push_many(&mut pushes).block();
     assert_lost_device(shared_source(&outputs));

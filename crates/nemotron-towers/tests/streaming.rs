@@ -254,7 +254,7 @@ fn sessions_on_four_threads_get_the_sequential_bits() {
 
 /// Runs the sessions of `jobs` side by side, each push to the next session in turn, random piece sizes.
 fn interleaved(jobs: &[(StreamingMode, usize)], seed: u64) -> Vec<Session> {
-    let mut sessions: Vec<(DiarizerSession<'_>, usize, Session)> =
+    let mut sessions: Vec<(DiarizerSession, usize, Session)> =
         jobs.iter().map(|&(mode, _)| (diarizer().session(mode).unwrap(), 0, Session::default())).collect();
     let mut pieces = random_pieces(seed);
     while sessions.iter().zip(jobs).any(|((_, fed, _), &(_, len))| *fed < len) {
@@ -288,14 +288,14 @@ fn batched_pushes_equal_each_session_alone() {
     let starts = [0, 40_000, 8_000, 0, 21_111, 3_000];
     let samples: Vec<&[f32]> = starts.iter().map(|&s| &audio()[s..]).collect();
     let alone: Vec<Session> = modes.iter().zip(&samples).map(|(&mode, s)| run(mode, s, || 4_000)).collect();
-    let mut sessions: Vec<DiarizerSession<'_>> = modes.iter().map(|&m| diarizer().session(m).unwrap()).collect();
+    let mut sessions: Vec<DiarizerSession> = modes.iter().map(|&m| diarizer().session(m).unwrap()).collect();
     let mut batched: Vec<Session> = modes.iter().map(|_| Session::default()).collect();
     let mut fed = vec![0; modes.len()];
     let mut pieces: Vec<_> = (0..modes.len()).map(|i| random_pieces(0x5ca1e + i as u64)).collect();
     let mut batch_sizes = Vec::new();
     while fed.iter().zip(&samples).any(|(&f, s)| f < s.len()) {
         let ends: Vec<usize> = (0..modes.len()).map(|i| (fed[i] + pieces[i]()).min(samples[i].len())).collect();
-        let mut pushes: Vec<(&mut DiarizerSession<'_>, &[f32])> =
+        let mut pushes: Vec<(&mut DiarizerSession, &[f32])> =
             sessions.iter_mut().enumerate().map(|(i, s)| (s, &samples[i][fed[i]..ends[i]])).collect();
         let outputs = nemotron_towers::streaming::push_many(&mut pushes).block();
         batch_sizes.push(outputs.iter().filter(|o| o.as_ref().is_ok_and(|o| !o.chunks.is_empty())).count());
@@ -324,8 +324,7 @@ fn a_refused_push_in_a_batch_leaves_the_others_running() {
     let mut bad = diarizer().session(StreamingMode::UltraLowLatency).unwrap();
     let mut broken = audio()[..20_000].to_vec();
     broken[12_345] = f32::NAN;
-    let mut pushes: Vec<(&mut DiarizerSession<'_>, &[f32])> =
-        vec![(&mut good, &audio()[..20_000]), (&mut bad, &broken)];
+    let mut pushes: Vec<(&mut DiarizerSession, &[f32])> = vec![(&mut good, &audio()[..20_000]), (&mut bad, &broken)];
     let outputs = nemotron_towers::streaming::push_many(&mut pushes).block();
     assert!(!outputs[0].as_ref().unwrap().chunks.is_empty(), "the good session ran its chunks");
     let Err(Error::Samples(SampleError::NonFinite { index, .. })) = &outputs[1] else {

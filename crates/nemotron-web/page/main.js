@@ -2,15 +2,15 @@
 // a file diarized whole or the microphone diarized live. Everything runs here, on the visitor's GPU through WebGPU.
 
 import { decodeFile, openMicrophone, SAMPLE_RATE } from "./audio.js";
-import { fromJson, sortSegments, toJson, toRttm } from "./formats.js";
 import { fromPicked, fromUrl } from "./model-source.js";
 import { Results } from "./results.js";
 
 const $ = (id) => document.getElementById(id);
 let Diarizer; // the package's class, once its module is initialised
+let writeSegments; // the package's segment writer (the CLI's RTTM, JSON and CSV)
 let diarizer = null; // the model loaded
 let results = new Results();
-let outputs = null; // {uri, segments, json} of the last diarization, for the downloads
+let outputs = null; // {uri, segments, json} of the last diarization (the package's), for the downloads
 let live = null; // the microphone session: {session, microphone, queue, recorded, failed}
 
 function setStatus(text, isError = false) {
@@ -92,12 +92,12 @@ async function diarizeFile(file) {
     const seconds = samples.length / SAMPLE_RATE;
     setStatus(`diarizing ${file.name} (${seconds.toFixed(2)} s)`);
     const started = performance.now();
-    const json = await diarizer.diarize(samples, { format: "json" });
+    const uri = file.name.replace(/\.[^.]*$/, "");
+    const { segments, text: json } = await diarizer.segments(samples, { format: "json", uri });
     const took = (performance.now() - started) / 1000;
-    const segments = fromJson(json);
     results.processed = seconds;
     results.add(segments);
-    outputs = { uri: file.name.replace(/\.[^.]*$/, ""), segments, json };
+    outputs = { uri, segments, json };
     const speakers = new Set(segments.map((s) => s.speaker)).size;
     setStatus(`${file.name}: ${segments.length} segments of ${speakers} speakers in ${seconds.toFixed(2)} s of ` +
       `audio, diarized in ${took.toFixed(2)} s (${(seconds / took).toFixed(2)}× realtime)`);
@@ -150,10 +150,12 @@ async function stopMicrophone() {
     await s.microphone.stop();
     await s.queue;
     if (s.failed) return;
-    results.take(await s.session.end());
-    const segments = sortSegments([...results.segments]);
-    outputs = { uri: "microphone", segments, json: toJson(segments) };
-    setStatus(`microphone: ${segments.length} segments in ${results.processed.toFixed(2)} s of audio`);
+    const uri = "microphone";
+    // The last events, carrying every segment of the stream and their JSON, as `diarize --stream` writes them.
+    const last = await s.session.end({ format: "json", uri });
+    results.take(last);
+    outputs = { uri, segments: last.segments, json: last.text };
+    setStatus(`microphone: ${last.segments.length} segments in ${results.processed.toFixed(2)} s of audio`);
     setState("done");
   } catch (error) {
     fail(error);
@@ -189,7 +191,7 @@ $("audio-file").addEventListener("change", (e) => {
 $("mic").addEventListener("click", startMicrophone);
 $("stop").addEventListener("click", stopMicrophone);
 $("download-rttm").addEventListener("click", () =>
-  download(`${outputs.uri}.rttm`, toRttm(outputs.uri, outputs.segments), "text/plain"),
+  download(`${outputs.uri}.rttm`, writeSegments(outputs.segments, { format: "rttm", uri: outputs.uri }), "text/plain"),
 );
 $("download-json").addEventListener("click", () => download(`${outputs.uri}.json`, outputs.json, "application/json"));
 window.addEventListener("unhandledrejection", (e) => fail(e.reason));
@@ -210,6 +212,7 @@ async function start() {
     const pkg = await import("./pkg/nemotron_web.js");
     await pkg.default();
     Diarizer = pkg.Diarizer;
+    writeSegments = pkg.writeSegments;
   } catch (error) {
     fail(new Error(`the diarizer's package did not start: ${error.message}`));
     return;

@@ -1,19 +1,19 @@
-//! The JS API: [`Diarizer`] and [`LiveDiarization`], converting JS values to and from what [`crate::diarizer`]
-//! takes and gives. Every error is a rejected promise (or a thrown `Error` for the synchronous `stream`) whose message
-//! is [`WebError::sentence`]; a panic would be a bug, reported on the console by the panic hook.
+//! The JS API: [`Diarizer`] (an engine), [`LiveDiarization`] (a live session) and [`write_segments`], converting JS
+//! values to and from what [`crate::diarizer`] takes and gives. Every error is a rejected promise (or a thrown `Error`
+//! for the synchronous `stream` and `writeSegments`) whose message is [`WebError::sentence`]; a panic would be a bug,
+//! reported on the console by the panic hook.
 
 use std::rc::Rc;
 use std::sync::Arc;
 
-use gpu_core::Capability;
 use js_sys::{Array, ArrayBuffer, Float32Array, Function, JSON, Object, Promise, Reflect, Uint8Array};
+use nemotron_engine::{Capability, Engine, LiveSession, Segment};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use crate::diarizer::{Live, Loaded};
+use crate::diarizer::{self, NamedFile, Segments};
 use crate::error::WebError;
-use crate::files::NamedFile;
-use crate::options::{DiarizeOptions, StreamOptions};
+use crate::options::{DiarizeOptions, StreamOptions, TextOptions};
 
 /// Runs when the module is instantiated: a panic (a bug) is reported on the console with its message.
 #[wasm_bindgen(start)]
@@ -25,9 +25,9 @@ fn rejected(error: WebError) -> JsValue {
     js_sys::Error::new(&error.sentence()).into()
 }
 
-/// A message of the package's own, as a JS `Error`.
+/// A message of the package's own about an argument, as a JS `Error`.
 fn own_error(name: &str, problem: &str) -> JsValue {
-    rejected(WebError::File { name: name.into(), problem: problem.into() })
+    rejected(WebError::Argument { name: name.into(), problem: problem.into() })
 }
 
 /// An options argument as JSON text (`undefined` and `null` are `null`: every default).
@@ -74,7 +74,7 @@ fn named_files(files: &Array, progress: Option<&Function>) -> Result<Vec<NamedFi
         }
         copied += f64::from(view.length());
         report(progress, 0.5 * copied / total.max(1.0));
-        named.push(NamedFile { name, bytes });
+        named.push((name, bytes));
     }
     Ok(named)
 }
@@ -91,18 +91,65 @@ fn set(object: &Object, key: &str, value: impl Into<JsValue>) {
 }
 
 /// `diarize --stream`'s event lines as objects (the same fields).
-fn event_objects(lines: Vec<String>) -> Result<JsValue, JsValue> {
+fn event_objects(lines: Vec<String>) -> Result<Array, JsValue> {
     let events = Array::new();
     for line in lines {
         events.push(&JSON::parse(&line)?);
     }
-    Ok(events.into())
+    Ok(events)
+}
+
+/// Segments as `{ speaker, start, end }` objects (seconds).
+fn segment_objects(segments: &[Segment]) -> Array {
+    segments
+        .iter()
+        .map(|s| {
+            let object = Object::new();
+            set(&object, "speaker", s.speaker as u32);
+            set(&object, "start", s.start);
+            set(&object, "end", s.end);
+            JsValue::from(object)
+        })
+        .collect()
+}
+
+/// Segments of `{ speaker, start, end }` objects (what [`segment_objects`] makes, or the page's own).
+fn segments_of(objects: &Array) -> Result<Vec<Segment>, JsValue> {
+    let invalid = |i: u32, field: &str| {
+        own_error(&format!("segments[{i}]"), &format!("`{field}` is not a number of the kind a segment has"))
+    };
+    let mut segments = Vec::new();
+    for (i, object) in (0..).zip(objects.iter()) {
+        let number = |field: &str| Reflect::get(&object, &field.into()).ok().and_then(|v| v.as_f64());
+        let speaker = number("speaker").filter(|k| k.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(k));
+        let speaker = speaker.ok_or_else(|| invalid(i, "speaker"))? as usize;
+        let start = number("start").filter(|t| t.is_finite()).ok_or_else(|| invalid(i, "start"))?;
+        let end = number("end").filter(|t| t.is_finite()).ok_or_else(|| invalid(i, "end"))?;
+        segments.push(Segment { speaker, start, end });
+    }
+    Ok(segments)
+}
+
+/// `{ segments, text }`.
+fn segments_result(result: &Segments) -> Object {
+    let object = Object::new();
+    set(&object, "segments", segment_objects(&result.segments));
+    set(&object, "text", result.text.as_str());
+    object
+}
+
+/// The segments `[{ speaker, start, end }]` as `diarize --segments - --format` writes them: `format` `rttm`
+/// (default), `json` or `csv`, `uri` the RTTM file id (default `audio`). The writers are the CLI's.
+#[wasm_bindgen(js_name = writeSegments)]
+pub fn write_segments(segments: Array, options: JsValue) -> Result<String, JsValue> {
+    let options = TextOptions::from_json(&options_json(&options)?).map_err(rejected)?;
+    Ok(nemotron_engine::write_segments(&segments_of(&segments)?, options.format, &options.uri))
 }
 
 /// A diarization model on the GPU.
 #[wasm_bindgen]
 pub struct Diarizer {
-    loaded: Rc<Loaded>,
+    engine: Rc<Engine>,
 }
 
 #[wasm_bindgen]
@@ -111,24 +158,24 @@ impl Diarizer {
     /// `model.safetensors.index.json` and its shards); `progress(fraction)` hears of the load.
     pub async fn load(files: Array, progress: Option<Function>) -> Result<Diarizer, JsValue> {
         let files = named_files(&files, progress.as_ref())?;
-        let loaded = Loaded::load(files).await.map_err(rejected)?;
+        let engine = diarizer::load(files).await.map_err(rejected)?;
         report(progress.as_ref(), 1.0);
-        Ok(Diarizer { loaded: Rc::new(loaded) })
+        Ok(Diarizer { engine: Rc::new(engine) })
     }
 
     /// The built-in demo model (random weights: its outputs are meaningless).
     pub async fn demo() -> Result<Diarizer, JsValue> {
-        Ok(Diarizer { loaded: Rc::new(Loaded::demo().await.map_err(rejected)?) })
+        Ok(Diarizer { engine: Rc::new(diarizer::demo().await.map_err(rejected)?) })
     }
 
     /// `{ description, speakers, adapter, backend, driver, subgroups, maxStorageBufferBindingSize,
     /// maxComputeWorkgroupStorageSize, summary }`: the model and the GPU adapter it runs on.
     pub fn info(&self) -> Object {
-        let gpu = self.loaded.gpu();
+        let gpu = self.engine.gpu();
         let (adapter, limits) = (gpu.adapter_info(), gpu.limits());
         let info = Object::new();
-        set(&info, "description", self.loaded.description());
-        set(&info, "speakers", self.loaded.speakers() as u32);
+        set(&info, "description", self.engine.description());
+        set(&info, "speakers", self.engine.diarizer().config().speakers as u32);
         set(&info, "adapter", adapter.name.as_str());
         set(&info, "backend", format!("{:?}", adapter.backend));
         set(&info, "driver", adapter.driver.as_str());
@@ -143,12 +190,19 @@ impl Diarizer {
     /// by the CLI's segment flags in camelCase (`threshold`, `onset`, `padOnset`, `maxSpeakers`, …; `uri` names
     /// the RTTM file id).
     pub fn diarize(&self, samples: Float32Array, options: JsValue) -> Promise {
-        let (loaded, samples) = (self.loaded.clone(), samples.to_vec());
-        let options = options_json(&options);
+        let (engine, samples, options) = (self.engine.clone(), samples.to_vec(), options_json(&options));
         future_to_promise(async move {
             let options = DiarizeOptions::from_json(&options?).map_err(rejected)?;
-            let diarization = loaded.diarize(&samples).await.map_err(rejected)?;
-            Ok(loaded.segments(&diarization, &options).into())
+            Ok(diarizer::segments(&engine, samples, &options).await.map_err(rejected)?.text.into())
+        })
+    }
+
+    /// [`Diarizer::diarize`]'s segments as objects too: `{ segments: [{ speaker, start, end }], text }`.
+    pub fn segments(&self, samples: Float32Array, options: JsValue) -> Promise {
+        let (engine, samples, options) = (self.engine.clone(), samples.to_vec(), options_json(&options));
+        future_to_promise(async move {
+            let options = DiarizeOptions::from_json(&options?).map_err(rejected)?;
+            Ok(segments_result(&diarizer::segments(&engine, samples, &options).await.map_err(rejected)?).into())
         })
     }
 
@@ -156,14 +210,14 @@ impl Diarizer {
     /// probabilities: Float32Array [rows × speakers] at the encoder rate, speakers, frames }`.
     #[wasm_bindgen(js_name = speakerActivity)]
     pub fn speaker_activity(&self, samples: Float32Array) -> Promise {
-        let (loaded, samples) = (self.loaded.clone(), samples.to_vec());
+        let (engine, samples) = (self.engine.clone(), samples.to_vec());
         future_to_promise(async move {
-            let diarization = loaded.diarize(&samples).await.map_err(rejected)?;
+            let diarized = diarizer::speaker_activity(&engine, samples).await.map_err(rejected)?;
             let activity = Object::new();
-            set(&activity, "logits", Float32Array::from(diarization.speaker_logits.as_slice()));
-            set(&activity, "probabilities", Float32Array::from(diarization.speaker_probabilities.as_slice()));
-            set(&activity, "speakers", loaded.speakers() as u32);
-            set(&activity, "frames", diarization.features.valid as u32);
+            set(&activity, "logits", Float32Array::from(diarized.logits()));
+            set(&activity, "probabilities", Float32Array::from(diarized.probabilities()));
+            set(&activity, "speakers", diarized.speakers() as u32);
+            set(&activity, "frames", diarized.frames() as u32);
             Ok(activity.into())
         })
     }
@@ -171,27 +225,16 @@ impl Diarizer {
     /// A live session: `latency` `low` (default), `very-low` or `ultra-low`, and the segment flags of its events.
     pub fn stream(&self, options: JsValue) -> Result<LiveDiarization, JsValue> {
         let options = StreamOptions::from_json(&options_json(&options)?).map_err(rejected)?;
-        let live = self.loaded.stream(options).map_err(rejected)?;
-        // SAFETY: the session borrows the model inside `self.loaded`'s allocation, which `Stream` keeps alive (its
-        // `loaded` field is dropped after its `live` field) and which never moves or changes while shared.
-        let live = unsafe { std::mem::transmute::<Live<'_>, Live<'static>>(live) };
-        let stream = Stream { live: async_lock::Mutex::new(Some(live)), _loaded: self.loaded.clone() };
-        Ok(LiveDiarization { stream: Rc::new(stream) })
+        let live = diarizer::stream(&self.engine, options).map_err(rejected)?;
+        Ok(LiveDiarization { live: Rc::new(async_lock::Mutex::new(Some(live))) })
     }
-}
-
-/// A live session and the model it runs on.
-struct Stream {
-    /// `None` once ended. Pushes take turns: a second waits for the first.
-    live: async_lock::Mutex<Option<Live<'static>>>,
-    /// Dropped after `live`, which borrows from it.
-    _loaded: Rc<Loaded>,
 }
 
 /// A live diarization session (`Diarizer.stream`).
 #[wasm_bindgen]
 pub struct LiveDiarization {
-    stream: Rc<Stream>,
+    /// `None` once ended. Pushes take turns: a second waits for the first.
+    live: Rc<async_lock::Mutex<Option<LiveSession>>>,
 }
 
 #[wasm_bindgen]
@@ -199,20 +242,28 @@ impl LiveDiarization {
     /// Feeds 16 kHz mono samples (any number); the events they made final, as `diarize --stream` prints them:
     /// `{ event: "start", speaker, time }`, `{ event: "end", speaker, time, start, end }`.
     pub fn push(&self, samples: Float32Array) -> Promise {
-        let (stream, samples) = (self.stream.clone(), samples.to_vec());
+        let (live, samples) = (self.live.clone(), samples.to_vec());
         future_to_promise(async move {
-            let mut live = stream.live.lock().await;
+            let mut live = live.lock().await;
             let live = live.as_mut().ok_or_else(|| rejected(WebError::Ended))?;
-            event_objects(live.push(&samples).await.map_err(rejected)?)
+            Ok(event_objects(diarizer::push(live, &samples).await.map_err(rejected)?)?.into())
         })
     }
 
-    /// Ends the stream: the last events.
-    pub fn end(&self) -> Promise {
-        let stream = self.stream.clone();
+    /// Ends the stream: the last events, an array that also carries the whole stream's segments (as a regular
+    /// expression's match carries its `index`): `segments` (`[{ speaker, start, end }]`, by start then speaker) and
+    /// `text`, as `diarize --stream --segments` writes them in `format` (`rttm`, default, `json` or `csv`; `uri` the
+    /// RTTM file id).
+    pub fn end(&self, options: JsValue) -> Promise {
+        let (live, options) = (self.live.clone(), options_json(&options));
         future_to_promise(async move {
-            let live = stream.live.lock().await.take().ok_or_else(|| rejected(WebError::Ended))?;
-            event_objects(live.end().await.map_err(rejected)?)
+            let options = TextOptions::from_json(&options?).map_err(rejected)?;
+            let live = live.lock().await.take().ok_or_else(|| rejected(WebError::Ended))?;
+            let ended = diarizer::end(live, &options).await.map_err(rejected)?;
+            let events = event_objects(ended.events)?;
+            set(&events, "segments", segment_objects(&ended.segments.segments));
+            set(&events, "text", ended.segments.text.as_str());
+            Ok(events.into())
         })
     }
 }

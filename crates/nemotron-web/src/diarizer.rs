@@ -1,109 +1,90 @@
-//! What the JS API does, in plain async Rust (the `bindings` module only converts values): a model loaded on a new
-//! GPU context from named files or the demo, offline diarization with its segments as `diarize --format` text, and
-//! live sessions whose events are `diarize --stream`'s lines. Native tests run these same functions.
+//! What the JS API does, in plain async Rust on the engine (the `bindings` module only converts values; native tests
+//! run these same functions): a model loaded from named files or the demo, offline diarization with its segments and
+//! their `diarize --format` text, and live sessions whose events are `diarize --stream`'s lines. Every step is the
+//! engine's: the checkpoint's rule, the model, the segment rules and writers are the CLI's.
 
-use nemotron_postprocess::diarization::{LiveSegments, SegmentEvent};
-use nemotron_towers::{Diarization, DiarizerSession, Gpu, GpuOptions, Model, ModelOptions};
+use std::sync::Arc;
+
+use nemotron_engine::{
+    Diarized, Engine, EngineError, EngineOptions, GpuOptions, Input, LiveSession, ModelSource, NamedFiles, Segment,
+    SegmentEvent, write_segments,
+};
 
 use crate::error::WebError;
-use crate::files::{NamedFile, model_files};
-use crate::options::{DiarizeOptions, StreamOptions};
+use crate::options::{DiarizeOptions, StreamOptions, TextOptions};
 
-/// A model on its GPU context.
-pub struct Loaded {
-    // Declared before the GPU context: dropped first.
-    model: Model,
-    gpu: Gpu,
-    description: String,
+/// The engine's options in a browser: the defaults, the GPU context labelled for this package (on the adapter's own
+/// limits, not WebGPU's defaults: `Gpu::with_options` asks for them).
+fn engine_options() -> EngineOptions {
+    EngineOptions { gpu: GpuOptions { label: "nemotron-web".into(), ..GpuOptions::default() }, ..Default::default() }
 }
 
-/// A GPU context on the adapter's own limits (`Gpu::with_options` asks for them, not WebGPU's defaults).
-async fn open_gpu() -> Result<Gpu, WebError> {
-    let options = GpuOptions { label: "nemotron-web".into(), ..GpuOptions::default() };
-    Ok(Gpu::with_options(&options).await.map_err(nemotron_towers::Error::from)?)
+/// A file handed over: its name (without a folder, as the index names a shard) and its bytes, held once.
+pub type NamedFile = (String, Arc<[u8]>);
+
+/// The model of a checkpoint folder's files handed over by name: `config.json` with `model.safetensors`, or with
+/// `model.safetensors.index.json` and its shards (read by the rule of a checkpoint folder; a name given twice is
+/// refused). The files' bytes are dropped once the model is on the GPU.
+pub async fn load(files: Vec<NamedFile>) -> Result<Engine, WebError> {
+    let source = ModelSource::Files(NamedFiles::new(files).map_err(EngineError::from)?);
+    Ok(Engine::load_async(&source, &engine_options(), &mut |_, _, _| {}).await?)
 }
 
-impl Loaded {
-    /// The checkpoint of `files` (see [`crate::files`]), its tensors uploaded one by one; the files' bytes are
-    /// dropped once the model is on the GPU.
-    pub async fn load(files: Vec<NamedFile>) -> Result<Self, WebError> {
-        let (config, checkpoint) = model_files(files)?;
-        let description = match &config {
-            nemotron_towers::ModelConfig::Transcribe(_) => "Nemotron 3.5 Transcribe checkpoint (its diarizer)",
-            nemotron_towers::ModelConfig::Diarization(_) => "Nemotron 3 Diarization checkpoint",
-        };
-        let gpu = open_gpu().await?;
-        let model = Model::from_checkpoint(&gpu, config, &checkpoint, &ModelOptions::default()).await?;
-        Ok(Self { model, gpu, description: description.into() })
-    }
+/// The built-in demo model (random weights: its outputs are meaningless).
+pub async fn demo() -> Result<Engine, WebError> {
+    Ok(Engine::load_async(&ModelSource::Demo, &engine_options(), &mut |_, _, _| {}).await?)
+}
 
-    /// The built-in demo model (random weights: its outputs are meaningless).
-    pub async fn demo() -> Result<Self, WebError> {
-        let (config, checkpoint) = nemotron_towers::demo::model()?;
-        let gpu = open_gpu().await?;
-        let model = Model::from_checkpoint(&gpu, config, &checkpoint, &ModelOptions::default()).await?;
-        Ok(Self { model, gpu, description: nemotron_towers::demo::LABEL.into() })
-    }
+/// The diarizer on 16 kHz mono samples: speaker logits at 10 ms and probabilities at the encoder rate.
+pub async fn speaker_activity(engine: &Engine, samples: Vec<f32>) -> Result<Diarized, WebError> {
+    Ok(engine.diarize_async(Input::Samples(samples), &mut |_, _, _| {}).await?)
+}
 
-    /// What was loaded.
-    pub fn description(&self) -> &str {
-        &self.description
-    }
+/// Segments, and their text in the format asked for.
+#[derive(Debug, PartialEq)]
+pub struct Segments {
+    /// Ordered by start, then speaker.
+    pub segments: Vec<Segment>,
+    /// As `diarize --segments - --format` writes them.
+    pub text: String,
+}
 
-    /// The GPU context.
-    pub fn gpu(&self) -> &Gpu {
-        &self.gpu
-    }
-
-    /// Speaker slots of the diarizer.
-    pub fn speakers(&self) -> usize {
-        self.model.diarizer().config().speakers
-    }
-
-    /// The diarizer on 16 kHz mono samples: speaker logits at 10 ms and probabilities at the encoder rate.
-    pub async fn diarize(&self, samples: &[f32]) -> Result<Diarization, WebError> {
-        Ok(self.model.diarizer().diarize_audio(samples, &mut |_, _, _| {}).await?)
-    }
-
-    /// The segments of `diarization` as `diarize --segments - --format` writes them, by the rule `options` ask for.
-    pub fn segments(&self, diarization: &Diarization, options: &DiarizeOptions) -> String {
-        let c = self.model.diarizer().config();
-        let (logits, probabilities) = (&diarization.speaker_logits, &diarization.speaker_probabilities);
-        let valid = diarization.features.valid;
-        let segments = options.rule.segments(logits, probabilities, c.speakers, valid, c.encoder.subsampling);
-        options.format.write(&options.uri, &segments)
-    }
-
-    /// A live session of the mode and rule `options` ask for.
-    pub fn stream(&self, options: StreamOptions) -> Result<Live<'_>, WebError> {
-        let diarizer = self.model.diarizer();
-        let c = diarizer.config();
-        let events = LiveSegments::new(options.rule, c.speakers, c.encoder.subsampling)?;
-        Ok(Live { session: diarizer.session(options.mode)?, events })
+impl Segments {
+    fn new(segments: Vec<Segment>, options: &TextOptions) -> Self {
+        let text = write_segments(&segments, options.format, &options.uri);
+        Self { segments, text }
     }
 }
 
-/// A live session: audio in pieces of any size, `diarize --stream`'s event lines as soon as they are final.
-pub struct Live<'m> {
-    session: DiarizerSession<'m>,
-    events: LiveSegments,
+/// Who spoke when in 16 kHz mono samples, by the rule `options` ask for.
+pub async fn segments(engine: &Engine, samples: Vec<f32>, options: &DiarizeOptions) -> Result<Segments, WebError> {
+    let diarized = speaker_activity(engine, samples).await?;
+    Ok(Segments::new(diarized.segments_by(&options.rule), &options.text))
 }
 
-impl Live<'_> {
-    /// Feeds 16 kHz mono samples; the events they made final.
-    pub async fn push(&mut self, samples: &[f32]) -> Result<Vec<String>, WebError> {
-        let output = self.session.push(samples).await?;
-        Ok(lines(self.events.push(&output.speaker_logits, &output.speaker_probabilities)))
-    }
+/// A live session of the mode and rule `options` ask for.
+pub fn stream(engine: &Engine, options: StreamOptions) -> Result<LiveSession, WebError> {
+    Ok(engine.stream_by(options.mode, options.rule)?)
+}
 
-    /// Ends the stream: the events of its last chunk, then those its end made final.
-    pub async fn end(self) -> Result<Vec<String>, WebError> {
-        let Live { session, mut events } = self;
-        let output = session.finish().await?;
-        let mut last = events.push(&output.speaker_logits, &output.speaker_probabilities);
-        last.extend(events.finish());
-        Ok(lines(last))
-    }
+/// Feeds 16 kHz mono samples to a live session; the event lines they made final.
+pub async fn push(live: &mut LiveSession, samples: &[f32]) -> Result<Vec<String>, WebError> {
+    Ok(lines(live.push_async(samples).await?))
+}
+
+/// The end of a live session.
+#[derive(Debug, PartialEq)]
+pub struct Ended {
+    /// The event lines of its last chunk, then those its end made final.
+    pub events: Vec<String>,
+    /// Every segment of the stream, and their text (what `diarize --stream --segments` writes).
+    pub segments: Segments,
+}
+
+/// Ends a live session.
+pub async fn end(live: LiveSession, options: &TextOptions) -> Result<Ended, WebError> {
+    let recording = live.finish_recording_async().await?;
+    Ok(Ended { events: lines(recording.events), segments: Segments::new(recording.segments, options) })
 }
 
 fn lines(events: Vec<SegmentEvent>) -> Vec<String> {

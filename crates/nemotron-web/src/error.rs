@@ -1,21 +1,18 @@
 //! What the package refuses, each error one sentence ([`WebError::sentence`]): the message of a rejected promise's
 //! JS `Error`, the CLI's sentence for the same problem.
 
-use nemotron_postprocess::diarization::DiarizationError;
+use nemotron_engine::{EngineError, error_sentence};
 
 /// Errors of the browser package.
 #[derive(Debug, thiserror::Error)]
 pub enum WebError {
-    /// The model, checkpoint, GPU or input failed in the model crate.
+    /// The engine refused or failed: the checkpoint, a setting, the GPU, the input.
     #[error(transparent)]
-    Towers(#[from] nemotron_towers::Error),
-    /// A segment setting out of its range, or a post-processing YAML text that cannot be used.
-    #[error(transparent)]
-    Segments(#[from] DiarizationError),
-    /// A file handed over that cannot be used as a checkpoint's.
+    Engine(#[from] EngineError),
+    /// An argument that is not what the JS API takes (a file entry without a name, a segment without a start).
     #[error("{name}: {problem}")]
-    File {
-        /// The file's name, as handed over.
+    Argument {
+        /// The argument, as the JS API names it.
         name: String,
         /// What is wrong with it.
         problem: String,
@@ -31,6 +28,6 @@ pub enum WebError {
 impl WebError {
     /// The error as one sentence, as the CLI prints it after `error: `.
     pub fn sentence(&self) -> String {
-        nemotron_towers::error_sentence(self)
+        error_sentence(self)
     }
 }

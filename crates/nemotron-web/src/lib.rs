@@ -2,23 +2,26 @@
 //! (`scripts/web-build.sh DIR` builds it into `DIR/pkg/`):
 //!
 //! ```js
-//! import init, { Diarizer } from "./pkg/nemotron_web.js";
+//! import init, { Diarizer, writeSegments } from "./pkg/nemotron_web.js";
 //! await init();
 //! const d = await Diarizer.load([{ name: "config.json", bytes }, { name: "model.safetensors", bytes }], f => {});
 //! const json = await d.diarize(samples16k, { format: "json" });   // = `diarize --segments - --format json`
+//! const { segments, text } = await d.segments(samples16k, {});    // the same, as objects too
+//! const rttm = writeSegments(segments, { format: "rttm" });        // the CLI's writer
 //! const live = d.stream({ latency: "low" });                         // = `diarize --stream --latency low`
 //! const events = await live.push(samples16k);                        // its event lines, as objects
-//! const last = await live.end();
+//! const last = await live.end({ format: "json" });                  // last.segments, last.text: the whole stream's
 //! ```
 //!
-//! A checkpoint is handed over as named files ([`files`]): a standalone Nemotron 3 Diarization checkpoint or a
-//! Transcribe checkpoint (its diarizer runs), one file or shards with their index; `Diarizer.demo()` loads the
-//! built-in tiny model with random weights. Options are the CLI's `diarize` flags in camelCase ([`options`]). A
-//! refusal rejects the promise with a JS `Error` whose message is the CLI's sentence for the same problem
-//! ([`WebError::sentence`]).
+//! The package is a binding of `nemotron-engine`, the front door every front end calls, and owns no model logic: a
+//! checkpoint is handed over as named files, read by the engine with the rule of a checkpoint folder (a standalone
+//! Nemotron 3 Diarization checkpoint or a Transcribe checkpoint, whose diarizer runs; one file or shards with their
+//! index); `Diarizer.demo()` loads the built-in tiny model with random weights. Options are the CLI's `diarize` flags
+//! in camelCase ([`options`]); segments are written by the CLI's writers. A refusal rejects the promise with a JS
+//! `Error` whose message is the CLI's sentence for the same problem ([`WebError::sentence`]).
 //!
-//! The work is plain async Rust ([`diarizer`]), the same on native targets, where its tests run; the JS bindings
-//! (wasm32 only) convert values.
+//! The calls are plain async Rust on the engine ([`diarizer`]), the same on native targets, where its tests run; the
+//! JS bindings (wasm32 only) convert values.
 
 #![warn(missing_docs)]
 
@@ -26,7 +29,6 @@
 pub mod bindings;
 pub mod diarizer;
 mod error;
-pub mod files;
 pub mod options;
 
 pub use error::WebError;

@@ -1,12 +1,12 @@
 //! The options objects of the JS API, read from their JSON text: the CLI's `diarize` segment flags by the same
 //! names in camelCase (`threshold`, `onset`, `offset`, `padOnset`, `padOffset`, `minDurationOn`, `minDurationOff`,
-//! `maxSpeakers`, `postprocessing` as NeMo YAML text), `format` and `uri` for `diarize`, `latency` for `stream`.
-//! They become the one [`SegmentSettings`] every front end maps its options onto, which checks each value.
+//! `maxSpeakers`, `postprocessing` as NeMo YAML text), `format` and `uri` for the segments' text (`diarize`,
+//! `segments`, a live session's `end`, `writeSegments`), `latency` for `stream`. They become the one
+//! [`SegmentSettings`] every front end maps its options onto, which checks each value.
 
 use std::collections::HashMap;
 
-use nemotron_postprocess::diarization::{SegmentFormat, SegmentRule, SegmentSettings};
-use nemotron_towers::StreamingMode;
+use nemotron_engine::{EngineError, SegmentFormat, SegmentRule, SegmentSettings, StreamingMode};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -32,6 +32,14 @@ struct SegmentFlags {
 }
 
 impl SegmentFlags {
+    /// Refuses any flag: options that only say how segments are written.
+    fn none(self) -> Result<(), WebError> {
+        match self.settings() == SegmentSettings::default() {
+            true => Ok(()),
+            false => Err(WebError::Options("segment flags make segments; these options only write them".into())),
+        }
+    }
+
     fn settings(self) -> SegmentSettings {
         SegmentSettings {
             threshold: self.threshold,
@@ -48,21 +56,24 @@ impl SegmentFlags {
     }
 }
 
-/// What `diarize` is asked for: the rule that makes the segments and how they are written.
+/// How segments are written as text, as `diarize --segments - --format` writes them.
 #[derive(Debug, PartialEq)]
-pub struct DiarizeOptions {
-    /// How speaker activity becomes segments.
-    pub rule: SegmentRule,
+pub struct TextOptions {
     /// The text format (`format`: `rttm`, the CLI's default on standard output, `json` or `csv`).
     pub format: SegmentFormat,
     /// The RTTM file id (`uri`; whitespace becomes `_`).
     pub uri: String,
 }
 
-impl DiarizeOptions {
-    /// The options of their JSON text (`null` or absent: every default).
+impl TextOptions {
+    /// The options of their JSON text (`null` or absent: every default); no segment flag.
     pub fn from_json(json: &str) -> Result<Self, WebError> {
         let (mut fields, segments) = parse(json, &["format", "uri"])?;
+        segments.none()?;
+        Self::from_fields(&mut fields)
+    }
+
+    fn from_fields(fields: &mut HashMap<&'static str, String>) -> Result<Self, WebError> {
         let format = match fields.remove("format").as_deref() {
             None => SegmentFormat::Rttm,
             Some(name) => name.parse().map_err(|e| WebError::Options(format!("format: {e}")))?,
@@ -74,7 +85,25 @@ impl DiarizeOptions {
             Some(uri) => uri,
             None => DEFAULT_URI.into(),
         };
-        Ok(Self { rule: segments.settings().segmenter()?, format, uri })
+        Ok(Self { format, uri })
+    }
+}
+
+/// What `diarize` is asked for: the rule that makes the segments and how they are written.
+#[derive(Debug, PartialEq)]
+pub struct DiarizeOptions {
+    /// How speaker activity becomes segments.
+    pub rule: SegmentRule,
+    /// How they are written.
+    pub text: TextOptions,
+}
+
+impl DiarizeOptions {
+    /// The options of their JSON text (`null` or absent: every default).
+    pub fn from_json(json: &str) -> Result<Self, WebError> {
+        let (mut fields, segments) = parse(json, &["format", "uri"])?;
+        let text = TextOptions::from_fields(&mut fields)?;
+        Ok(Self { rule: segments.settings().segmenter().map_err(EngineError::from)?, text })
     }
 }
 
@@ -95,7 +124,7 @@ impl StreamOptions {
             None => StreamingMode::LowLatency,
             Some(name) => name.parse().map_err(|e| WebError::Options(format!("latency: {e}")))?,
         };
-        Ok(Self { mode, rule: segments.settings().live_rule()? })
+        Ok(Self { mode, rule: segments.settings().live_rule().map_err(EngineError::from)? })
     }
 }
 
@@ -120,7 +149,7 @@ fn parse(json: &str, own: &[&'static str]) -> Result<(HashMap<&'static str, Stri
 mod tests {
     use super::*;
 
-    use nemotron_postprocess::diarization::PostProcessing;
+    use nemotron_engine::PostProcessing;
 
     fn refusal<T: std::fmt::Debug>(result: Result<T, WebError>) -> String {
         result.expect_err("refused").sentence()
@@ -131,7 +160,9 @@ mod tests {
         for json in ["null", "{}"] {
             let options = DiarizeOptions::from_json(json).unwrap();
             let rule = SegmentRule::Threshold { threshold: 0.5, max_speakers: None };
-            assert_eq!(options, DiarizeOptions { rule, format: SegmentFormat::Rttm, uri: "audio".into() });
+            let text = TextOptions { format: SegmentFormat::Rttm, uri: "audio".into() };
+            assert_eq!(TextOptions::from_json(json).unwrap(), text);
+            assert_eq!(options, DiarizeOptions { rule, text });
             assert_eq!(
                 StreamOptions::from_json(json).unwrap(),
                 StreamOptions { mode: StreamingMode::LowLatency, rule }
@@ -152,7 +183,7 @@ mod tests {
             ..PostProcessing::default()
         };
         assert_eq!(options.rule, SegmentRule::PostProcessing(expected));
-        assert_eq!((options.format, options.uri.as_str()), (SegmentFormat::Json, "talk"));
+        assert_eq!(options.text, TextOptions { format: SegmentFormat::Json, uri: "talk".into() });
         let yaml = r#"{"postprocessing": "parameters:\n  onset: 0.8\n", "offset": 0.4, "latency": "ultra-low"}"#;
         let options = StreamOptions::from_json(yaml).unwrap();
         let expected = PostProcessing { onset: 0.8, offset: 0.4, ..PostProcessing::default() };
@@ -178,5 +209,7 @@ mod tests {
             refusal(DiarizeOptions::from_json(r#"{"uri": " "}"#)),
             "options: uri: an RTTM file id cannot be empty"
         );
+        assert!(refusal(TextOptions::from_json(r#"{"threshold": 0.4}"#)).starts_with("options: segment flags"));
+        assert!(refusal(TextOptions::from_json(r#"{"latency": "low"}"#)).contains("latency"));
     }
 }

@@ -1,13 +1,14 @@
 //! The package in a headless Chromium on WebGPU (`scripts/web-test.sh`), through its JS API, against the native run
 //! of the same inputs (`testdata/web/`, written by `cargo xtask golden` from the code the CLI runs): the speaker
-//! logits and probabilities to 1e-5 relative, the segments as `diarize --format json` writes them, a live session's
-//! events as `diarize --stream` prints them, and each refusal with the CLI's sentence.
+//! logits and probabilities to 1e-5 relative, the segments as `diarize --format json` writes them (as text, and as
+//! objects the package writes back to the same text), a live session's events as `diarize --stream` prints them and
+//! its segments as `diarize --stream --segments` writes them, and each refusal with the CLI's sentence.
 
 #![cfg(target_arch = "wasm32")]
 
 use js_sys::{Array, Float32Array, JSON, Object, Reflect, Uint8Array};
 use nemotron_towers::Checkpoint;
-use nemotron_web::bindings::Diarizer;
+use nemotron_web::bindings::{Diarizer, write_segments};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
@@ -112,9 +113,15 @@ async fn matches_the_native_run(diarizer: Diarizer, golden: &[u8]) {
         assert!(error <= 1e-5, "{key}: {error:.3e} relative");
     }
 
-    let options = JSON::parse(r#"{"format": "json"}"#).expect("JSON");
-    let json = JsFuture::from(diarizer.diarize(input, options)).await.map_err(message).expect("runs");
+    let options = || JSON::parse(r#"{"format": "json"}"#).expect("JSON");
+    let json = JsFuture::from(diarizer.diarize(input.clone(), options())).await.map_err(message).expect("runs");
     assert_eq!(json.as_string().as_deref(), Some(metadata["segments_json"].as_str()));
+    let both = JsFuture::from(diarizer.segments(input, options())).await.map_err(message).expect("runs");
+    assert_eq!(get(&both, "text").as_string().as_deref(), Some(metadata["segments_json"].as_str()));
+    let segments = Array::from(&get(&both, "segments"));
+    assert!(segments.length() > 0, "no segment: the objects' round trip would be empty");
+    let written = write_segments(segments, options()).map_err(message).expect("written");
+    assert_eq!(written, metadata["segments_json"]);
 
     let live = diarizer.stream(JsValue::NULL).map_err(message).expect("a session");
     let piece: usize = metadata["stream_piece"].parse().expect("a piece size");
@@ -123,10 +130,13 @@ async fn matches_the_native_run(diarizer: Diarizer, golden: &[u8]) {
         let pushed = JsFuture::from(live.push(Float32Array::from(chunk))).await.map_err(message).expect("pushed");
         events.extend(Array::from(&pushed).iter());
     }
-    let last = JsFuture::from(live.end()).await.map_err(message).expect("ended");
+    let last = JsFuture::from(live.end(options())).await.map_err(message).expect("ended");
     events.extend(Array::from(&last).iter());
     let expected: Vec<JsValue> = metadata["stream_events"].lines().map(|l| JSON::parse(l).expect("a line")).collect();
     assert_eq!(canonical(&events), canonical(&expected));
+    assert_eq!(get(&last, "text").as_string().as_deref(), Some(metadata["stream_segments_json"].as_str()));
+    let written = write_segments(Array::from(&get(&last, "segments")), options()).map_err(message).expect("written");
+    assert_eq!(written, metadata["stream_segments_json"]);
 }
 
 #[wasm_bindgen_test]

@@ -11,13 +11,7 @@ use symphonia::core::formats::{FormatOptions, TrackType};
 use symphonia::core::io::{MediaSource, MediaSourceStream};
 use symphonia::core::meta::MetadataOptions;
 
-use super::{AudioError, AudioOptions, Channel, MAX_SAMPLE_RATE, MIN_SAMPLE_RATE, SampleError, riff, select};
-
-/// The heard channel at the source rate.
-pub(super) struct Decoded {
-    pub mono: Vec<f32>,
-    pub rate: u32,
-}
+use super::{AudioError, AudioOptions, Channel, Decoded, MAX_SAMPLE_RATE, MIN_SAMPLE_RATE, SampleError, riff, select};
 
 /// Decodes `source` (`extension` hints the container) as `options` say; `input` names it in errors.
 pub(super) fn decode(

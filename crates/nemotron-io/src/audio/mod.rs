@@ -4,13 +4,17 @@
 //! Containers and codecs: WAV (PCM 8–32-bit integer, float 32/64, `WAVE_FORMAT_EXTENSIBLE`, RF64, μ-law, A-law,
 //! IMA/MS ADPCM), FLAC, MP3, Ogg Vorbis, AAC (ADTS) and M4A/MP4 (AAC). One channel is picked or all are averaged
 //! ([`Channel`]); a stretch can be cut out ([`AudioOptions::offset`], [`AudioOptions::duration`]); other rates go
-//! through rubato's FFT resampler.
+//! through rubato's FFT resampler. Decoding files takes the `decode` feature (default); without it (a browser, which
+//! decodes with its own decoders) only samples in memory are converted ([`to_16k_mono`]).
 
+#[cfg(feature = "decode")]
 mod decode;
 mod resample;
+#[cfg(feature = "decode")]
 mod riff;
 
 use std::fmt;
+#[cfg(feature = "decode")]
 use std::path::Path;
 use std::str::FromStr;
 
@@ -189,11 +193,13 @@ pub struct AudioOptions {
 }
 
 /// Reads an audio file (any format in the [module list](self)) as 16 kHz mono samples, all channels averaged.
+#[cfg(feature = "decode")]
 pub fn read_audio(path: &Path) -> Result<Vec<f32>, AudioError> {
     read_audio_with(path, &AudioOptions::default())
 }
 
 /// Reads an audio file as 16 kHz mono samples, as `options` say.
+#[cfg(feature = "decode")]
 pub fn read_audio_with(path: &Path, options: &AudioOptions) -> Result<Vec<f32>, AudioError> {
     let input = path.display().to_string();
     let read_error = |source| AudioError::Read { input: input.clone(), source };
@@ -208,6 +214,7 @@ pub fn read_audio_with(path: &Path, options: &AudioOptions) -> Result<Vec<f32>, 
 
 /// Reads a whole audio file from `reader` (e.g. standard input) into memory, then decodes it as
 /// [`read_audio_with`] does (some containers need to seek); `input` names it in errors.
+#[cfg(feature = "decode")]
 pub fn read_audio_from(
     mut reader: impl std::io::Read,
     input: &str,
@@ -219,6 +226,7 @@ pub fn read_audio_from(
 }
 
 /// Decodes an audio file held in memory as [`read_audio_with`] does; `input` names it in errors.
+#[cfg(feature = "decode")]
 pub fn read_audio_bytes(bytes: Vec<u8>, input: &str, options: &AudioOptions) -> Result<Vec<f32>, AudioError> {
     finish(decode::decode(Box::new(std::io::Cursor::new(bytes)), None, input, options)?, input)
 }
@@ -235,7 +243,7 @@ pub fn to_16k_mono(samples: &[f32], channels: usize, rate: u32) -> Result<Vec<f3
     for frame in samples.chunks_exact(channels) {
         mono.push(select(frame, Channel::Mix));
     }
-    finish(decode::Decoded { mono, rate }, IN_MEMORY)
+    finish(Decoded { mono, rate }, IN_MEMORY)
 }
 
 /// The heard sample of one interleaved frame (the channel index already checked).
@@ -247,9 +255,15 @@ fn select(frame: &[f32], channel: Channel) -> f32 {
     }
 }
 
+/// The heard channel at the source rate.
+struct Decoded {
+    mono: Vec<f32>,
+    rate: u32,
+}
+
 /// Mono samples at the source rate → checked 16 kHz samples.
-fn finish(decoded: decode::Decoded, input: &str) -> Result<Vec<f32>, AudioError> {
-    let decode::Decoded { mono, rate } = decoded;
+fn finish(decoded: Decoded, input: &str) -> Result<Vec<f32>, AudioError> {
+    let Decoded { mono, rate } = decoded;
     if !(MIN_SAMPLE_RATE..=MAX_SAMPLE_RATE).contains(&rate) {
         return Err(AudioError::SampleRate { input: input.to_owned(), rate });
     }

@@ -120,7 +120,7 @@ impl SchedulerHandle {
         let (commands, queue) = mpsc::channel();
         let scheduler_metrics = metrics.clone();
         let thread = std::thread::Builder::new().name("stream-scheduler".into()).spawn(move || {
-            let mut scheduler = Scheduler { engine: &engine, sessions: HashMap::new(), next_id: 0, window };
+            let mut scheduler = Scheduler { engine, sessions: HashMap::new(), next_id: 0, window };
             scheduler.serve(&queue, &scheduler_metrics);
         })?;
         Ok(Self { commands, metrics, thread: Arc::new(Mutex::new(Some(thread))) })
@@ -175,15 +175,15 @@ impl SchedulerHandle {
     }
 }
 
-/// The scheduler's thread: every live session, borrowed from the engine it owns.
-struct Scheduler<'e> {
-    engine: &'e Engine,
-    sessions: HashMap<SessionId, LiveSession<'e>>,
+/// The scheduler's thread: the engine and every live session, so that a round's pushes go to the engine in one call.
+struct Scheduler {
+    engine: Arc<Engine>,
+    sessions: HashMap<SessionId, LiveSession>,
     next_id: SessionId,
     window: Window,
 }
 
-impl<'e> Scheduler<'e> {
+impl Scheduler {
     fn serve(&mut self, queue: &Receiver<Command>, metrics: &Metrics) {
         while let Ok(first) = queue.recv() {
             let round = self.gather(first, queue);
@@ -247,7 +247,7 @@ impl<'e> Scheduler<'e> {
     /// own after the first.
     fn run_steps(&mut self, mut due: Vec<Due>, metrics: &Metrics) {
         while !due.is_empty() {
-            let mut batch: Vec<(Due, LiveSession<'e>)> = Vec::with_capacity(due.len());
+            let mut batch: Vec<(Due, LiveSession)> = Vec::with_capacity(due.len());
             let mut later = Vec::new();
             for step in due {
                 if batch.iter().any(|(taken, _)| taken.id == step.id) {
@@ -264,10 +264,10 @@ impl<'e> Scheduler<'e> {
     }
 
     /// Pushes each session's audio in one call; a panic drops the batch's sessions (the others go on).
-    fn run_batch(&mut self, mut batch: Vec<(Due, LiveSession<'e>)>, metrics: &Metrics) {
+    fn run_batch(&mut self, mut batch: Vec<(Due, LiveSession)>, metrics: &Metrics) {
         let started = Instant::now();
         let results = catch_unwind(AssertUnwindSafe(|| {
-            let mut pushes: Vec<(&mut LiveSession<'e>, &[f32])> =
+            let mut pushes: Vec<(&mut LiveSession, &[f32])> =
                 batch.iter_mut().map(|(step, session)| (session, step.samples.as_slice())).collect();
             LiveSession::push_many(&mut pushes)
         }));

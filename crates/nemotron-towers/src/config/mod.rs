@@ -197,7 +197,12 @@ impl ModelConfig {
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
-        Self::from_json(&text).map_err(|e| match e {
+        Self::from_json_at(&text, path)
+    }
+
+    /// Parses and validates the JSON text of the config file at `path`, which its errors name.
+    pub(crate) fn from_json_at(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        Self::from_json(text).map_err(|e| match e {
             ConfigError::Json { source, .. } => ConfigError::Json { path: path.display().to_string(), source },
             ConfigError::UnknownModelType { found, .. } => {
                 ConfigError::UnknownModelType { path: path.display().to_string(), found }

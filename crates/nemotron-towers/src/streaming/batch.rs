@@ -18,7 +18,7 @@ use crate::streaming::session::{DiarizerSession, DueChunk, StreamOutput};
 /// failure of a shared step is every session's in it ([`crate::Error::BatchedStep`], the step's error its source;
 /// alone in its step, the error itself), and their chunks run on their next push, as after a failed
 /// [`DiarizerSession::push`].
-pub async fn push_many(pushes: &mut [(&mut DiarizerSession<'_>, &[f32])]) -> Vec<Result<StreamOutput>> {
+pub async fn push_many(pushes: &mut [(&mut DiarizerSession, &[f32])]) -> Vec<Result<StreamOutput>> {
     let mut outputs: Vec<Result<StreamOutput>> = pushes
         .iter_mut()
         .map(|(session, samples)| session.check_samples(samples).map(|()| session.accept(samples)))
@@ -41,11 +41,11 @@ pub async fn push_many(pushes: &mut [(&mut DiarizerSession<'_>, &[f32])]) -> Vec
 /// The sessions of `due` in groups that can share a step (same diarizer; any modes, whose steps differ by a few rows
 /// of chunk and look-ahead, the shorter ones padded), each group cut into submissions of as many steps as the tower's
 /// buffers hold.
-fn batches(pushes: &[(&mut DiarizerSession<'_>, &[f32])], due: Vec<usize>) -> Vec<Vec<usize>> {
+fn batches(pushes: &[(&mut DiarizerSession, &[f32])], due: Vec<usize>) -> Vec<Vec<usize>> {
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for i in due {
         let session = &pushes[i].0;
-        let same = |g: &Vec<usize>| std::ptr::eq(pushes[g[0]].0.diarizer(), session.diarizer());
+        let same = |g: &Vec<usize>| pushes[g[0]].0.diarizer().is(session.diarizer());
         match groups.iter_mut().find(|g| same(g)) {
             Some(group) => group.push(i),
             None => groups.push(vec![i]),
@@ -66,23 +66,22 @@ fn batches(pushes: &[(&mut DiarizerSession<'_>, &[f32])], due: Vec<usize>) -> Ve
 /// submission, and completes them. The host's part (front end before, speaker cache after) runs on all cores
 /// (rayon's pool; without the `parallel` feature, the calling thread).
 async fn run_batch(
-    pushes: &mut [(&mut DiarizerSession<'_>, &[f32])],
+    pushes: &mut [(&mut DiarizerSession, &[f32])],
     batch: &[usize],
     outputs: &mut [Result<StreamOutput>],
 ) {
-    let mut members: Vec<(usize, &mut DiarizerSession<'_>)> = pushes
+    let mut members: Vec<(usize, &mut DiarizerSession)> = pushes
         .iter_mut()
         .enumerate()
         .filter(|(i, _)| batch.binary_search(i).is_ok())
         .map(|(i, (session, _))| (i, &mut **session))
         .collect();
-    let prepare =
-        |(_, session): &(usize, &mut DiarizerSession<'_>)| session.prepare_chunk(session.chunk_frames(), false);
+    let prepare = |(_, session): &(usize, &mut DiarizerSession)| session.prepare_chunk(session.chunk_frames(), false);
     #[cfg(feature = "parallel")]
     let prepared: Vec<Result<DueChunk>> = members.par_iter().map(prepare).collect();
     #[cfg(not(feature = "parallel"))]
     let prepared: Vec<Result<DueChunk>> = members.iter().map(prepare).collect();
-    let mut ready: Vec<(usize, &mut DiarizerSession<'_>, DueChunk)> = Vec::with_capacity(members.len());
+    let mut ready: Vec<(usize, &mut DiarizerSession, DueChunk)> = Vec::with_capacity(members.len());
     for ((i, session), due) in members.drain(..).zip(prepared) {
         match due {
             Ok(due) => ready.push((i, session, due)),
@@ -101,7 +100,7 @@ async fn run_batch(
             Err(error) => outputs[i] = Err(error),
         }
     }
-    let complete = |(i, session, due, step): (usize, &mut DiarizerSession<'_>, DueChunk, StepOutput)| {
+    let complete = |(i, session, due, step): (usize, &mut DiarizerSession, DueChunk, StepOutput)| {
         (i, session.complete_chunk(due, step))
     };
     #[cfg(feature = "parallel")]

@@ -7,12 +7,18 @@
 //! its `[cache ; FIFO ; chunk]` rows to the other, which becomes current once the step has succeeded; a failed step
 //! leaves the current half as it was, so the chunk runs again on the next push. Row 0 of every page is the silence
 //! embedding the compression inserts.
+//!
+//! Pages follow the sessions: a session leases the lowest free slot, so sessions gather on the first pages and the
+//! later (larger) ones empty out as sessions end; a page whose slots are all free is freed, but for one per pool, the
+//! smallest, kept in reserve so that a session that comes and goes beside a steady load does not allocate and free a
+//! page each time. A freed page leaves its index empty: the indices that slots and free lists hold never shift.
 
+use std::collections::BTreeSet;
 use std::ops::Range;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use audio_kernels::{RowPairs, gather_rows};
-use gpu_core::{Gpu, GpuBuffer, GpuError, Recorder};
+use gpu_core::{Gpu, GpuBuffer, GpuError, Recorder, Reused};
 
 use crate::error::Result;
 use crate::speaker_cache::RowSource;
@@ -28,20 +34,28 @@ pub(crate) struct ResidentRows {
     pools: Mutex<Vec<Pool>>,
     /// The pairs of one batched step's copies, written before its submission; held from the write until the
     /// submission is recorded, so that concurrent steps do not overwrite each other's.
-    pairs: async_lock::Mutex<Option<GpuBuffer>>,
+    pairs: async_lock::Mutex<Reused<GpuBuffer>>,
 }
 
 /// Pages whose slots hold steps of `step_rows` rows.
 struct Pool {
     step_rows: usize,
-    pages: Vec<GpuBuffer>,
-    /// `(page, slot)` free for the next lease.
-    free: Vec<(usize, usize)>,
+    /// By index (page `i` has `2^i` slots, up to what a page holds); a freed page leaves `None`.
+    pages: Vec<Option<Page>>,
+    /// `(page, slot)` free for the next lease, the lowest first.
+    free: BTreeSet<(usize, usize)>,
 }
 
-/// A session's rows on the GPU, given back to its page when dropped.
-pub(crate) struct Slot<'r> {
-    owner: &'r ResidentRows,
+struct Page {
+    buffer: GpuBuffer,
+    /// Its slots leased now.
+    leased: usize,
+}
+
+/// A session's rows on the GPU, given back to its page when dropped. It holds its pages' owner, so a session
+/// that holds it borrows nothing.
+pub(crate) struct Slot {
+    owner: Arc<ResidentRows>,
     step_rows: usize,
     page: usize,
     index: usize,
@@ -53,7 +67,7 @@ pub(crate) struct Slot<'r> {
 impl ResidentRows {
     /// Pages for the sessions of a diarizer whose compression inserts `silence` (`[d]`).
     pub(crate) fn new(gpu: &Gpu, silence: Vec<f32>) -> Self {
-        Self { gpu: gpu.clone(), silence, pools: Mutex::new(Vec::new()), pairs: async_lock::Mutex::new(None) }
+        Self { gpu: gpu.clone(), silence, pools: Mutex::new(Vec::new()), pairs: Default::default() }
     }
 
     fn width(&self) -> usize {
@@ -61,34 +75,42 @@ impl ResidentRows {
     }
 
     fn pools(&self) -> MutexGuard<'_, Vec<Pool>> {
-        // A panic elsewhere while the lock was held leaves the lists consistent: each change is one push or pop.
+        // Nothing that can panic runs between the changes to a pool that belong together (a page and its free slots).
         self.pools.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// A free slot for steps of `step_rows` rows, on a new page where none is free. Refused when one slot (its two
-    /// halves and the silence row) does not fit a storage binding.
-    pub(crate) fn lease(&self, step_rows: usize) -> Result<Slot<'_>> {
+    /// The lowest free slot for steps of `step_rows` rows, on a new page where none is free (in the first empty place
+    /// of the pool's pages). Refused when one slot (its two halves and the silence row) does not fit a storage binding.
+    pub(crate) fn lease(self: &Arc<Self>, step_rows: usize) -> Result<Slot> {
         let mut pools = self.pools();
         let p = match pools.iter().position(|pool| pool.step_rows == step_rows) {
             Some(p) => p,
             None => {
-                pools.push(Pool { step_rows, pages: Vec::new(), free: Vec::new() });
+                pools.push(Pool { step_rows, pages: Vec::new(), free: BTreeSet::new() });
                 pools.len() - 1
             }
         };
         let pool = &mut pools[p];
         if pool.free.is_empty() {
+            let place = pool.pages.iter().position(Option::is_none).unwrap_or(pool.pages.len());
             // 1, 2, 4, … slots, up to what `slots_per_page` allows.
-            let slots = (1usize << pool.pages.len().min(16)).min(self.slots_per_page(step_rows)?);
-            let page =
+            let slots = (1usize << place.min(16)).min(self.slots_per_page(step_rows)?);
+            let buffer =
                 self.gpu.zeros("live sessions' speaker cache and FIFO", page_rows(slots, step_rows) * self.width())?;
-            self.gpu.write_f32(&page, 0, &self.silence)?;
-            pool.free.extend((0..slots).rev().map(|slot| (pool.pages.len(), slot)));
-            pool.pages.push(page);
+            self.gpu.write_f32(&buffer, 0, &self.silence)?;
+            if place == pool.pages.len() {
+                pool.pages.push(None);
+            }
+            pool.pages[place] = Some(Page { buffer, leased: 0 });
+            pool.free.extend((0..slots).map(|slot| (place, slot)));
         }
-        let (page, index) = pool.free.pop().ok_or_else(|| crate::Error::Internal("a new page has no slot".into()))?;
-        let buffer = pool.pages[page].clone();
-        Ok(Slot { owner: self, step_rows, page, index, buffer, current: 0 })
+        let (page, index) =
+            pool.free.pop_first().ok_or_else(|| crate::Error::Internal("a new page has no slot".into()))?;
+        let held =
+            pool.pages[page].as_mut().ok_or_else(|| crate::Error::Internal("a free slot's page is gone".into()))?;
+        held.leased += 1;
+        let buffer = held.buffer.clone();
+        Ok(Slot { owner: self.clone(), step_rows, page, index, buffer, current: 0 })
     }
 
     /// Slots of `step_rows` rows one page holds: at most [`MAX_SLOTS_PER_PAGE`], at least one or an error naming the
@@ -112,16 +134,36 @@ impl ResidentRows {
         Ok(slots.min(MAX_SLOTS_PER_PAGE))
     }
 
-    fn release(&self, slot: &Slot<'_>) {
-        if let Some(pool) = self.pools().iter_mut().find(|pool| pool.step_rows == slot.step_rows) {
-            pool.free.push((slot.page, slot.index));
+    /// Gives `slot` back; frees its page when that leaves two pages of the pool with no slot leased (the larger of
+    /// them: the reserve is the smaller).
+    fn release(&self, slot: &Slot) {
+        let mut pools = self.pools();
+        let Some(pool) = pools.iter_mut().find(|pool| pool.step_rows == slot.step_rows) else { return };
+        let Some(page) = pool.pages.get_mut(slot.page).and_then(Option::as_mut) else { return };
+        page.leased -= 1;
+        pool.free.insert((slot.page, slot.index));
+        if page.leased > 0 {
+            return;
+        }
+        let empty = |(i, page): (usize, &Option<Page>)| (i != slot.page && page.as_ref()?.leased == 0).then_some(i);
+        if let Some(other) = pool.pages.iter().enumerate().find_map(empty) {
+            let freed = other.max(slot.page);
+            pool.pages[freed] = None;
+            pool.free.retain(|&(page, _)| page != freed);
+        }
+    }
+
+    /// Frees the row pairs' buffer, unless a step holds it now (see `Sortformer::leave`).
+    pub(crate) fn release_pairs(&self) {
+        if let Some(mut pairs) = self.pairs.try_lock() {
+            pairs.release();
         }
     }
 
     /// Lays out a batch of steps' row copies (into the tower's rows before it, back into the slots after it; sequence
     /// `i` of the batch starts at row `i · seq_len`) and writes their pairs to the GPU. The pairs buffer stays
     /// locked while the copies live: keep them until the steps are submitted.
-    pub(crate) async fn copies(&self, steps: &[StepRows<'_, '_>], seq_len: usize) -> Result<StepCopies<'_>> {
+    pub(crate) async fn copies(&self, steps: &[StepRows<'_>], seq_len: usize) -> Result<StepCopies<'_>> {
         let mut into = ByPage::default();
         let mut back = ByPage::default();
         for (i, step) in steps.iter().enumerate() {
@@ -143,13 +185,9 @@ impl ResidentRows {
         let into = into.lay_out(&mut pairs);
         let back = back.lay_out(&mut pairs);
         let mut guard = self.pairs.lock().await;
-        let words = pairs.len().max(1);
-        let buffer = crate::workspace::reuse_or_make(
-            &mut *guard,
-            |b| b.len_words() >= words,
-            || Ok(self.gpu.zeros("live sessions' row pairs", words.next_power_of_two())?),
-        )?
-        .clone();
+        let words = pairs.len().max(1).next_power_of_two();
+        let buffer =
+            guard.get(words, GpuBuffer::len_words, |words| self.gpu.zeros("live sessions' row pairs", words))?.clone();
         self.gpu.write_u32(&buffer, 0, &pairs)?;
         Ok(StepCopies { _guard: guard, pairs: buffer, width: self.width(), into, back })
     }
@@ -160,7 +198,7 @@ fn page_rows(slots: usize, step_rows: usize) -> usize {
     1 + 2 * slots * step_rows
 }
 
-impl Slot<'_> {
+impl Slot {
     /// Page row of row `r` of `half`.
     fn row(&self, half: usize, r: usize) -> usize {
         1 + (2 * self.index + half) * self.step_rows + r
@@ -188,7 +226,7 @@ impl Slot<'_> {
     }
 }
 
-impl Drop for Slot<'_> {
+impl Drop for Slot {
     fn drop(&mut self) {
         self.owner.release(self);
     }
@@ -196,8 +234,8 @@ impl Drop for Slot<'_> {
 
 /// One step's rows, as [`ResidentRows::copies`] moves them.
 #[derive(Clone)]
-pub(crate) struct StepRows<'s, 'r> {
-    pub slot: &'s Slot<'r>,
+pub(crate) struct StepRows<'s> {
+    pub slot: &'s Slot,
     /// Where each row of the step's `[cache ; FIFO]` comes from in the slot's current half.
     pub sources: &'s [RowSource],
     /// The step's rows kept for its next step (`[cache ; FIFO ; chunk]`; empty after the last chunk).
@@ -212,7 +250,7 @@ struct ByPage {
 
 impl ByPage {
     /// The pairs of `slot`'s page, to extend with `(from, to)` rows (looked up once per step, not per row).
-    fn of(&mut self, slot: &Slot<'_>) -> &mut Vec<u32> {
+    fn of(&mut self, slot: &Slot) -> &mut Vec<u32> {
         let key = (slot.step_rows, slot.page);
         let p = match self.pages.iter().position(|(k, _, _)| *k == key) {
             Some(p) => p,
@@ -246,7 +284,7 @@ struct Launch {
 
 /// A batch of steps' row copies, their pairs on the GPU.
 pub(crate) struct StepCopies<'r> {
-    _guard: async_lock::MutexGuard<'r, Option<GpuBuffer>>,
+    _guard: async_lock::MutexGuard<'r, Reused<GpuBuffer>>,
     pairs: GpuBuffer,
     width: usize,
     into: Vec<Launch>,

@@ -16,8 +16,8 @@ use crate::streaming::resident::{Slot, StepRows};
 /// Most encoder frames of chunk and look-ahead together (87 minutes): far past any use, far from overflow.
 const MAX_MODE_FRAMES: usize = 1 << 16;
 
-/// A streaming diarization session on a loaded [`Diarizer`], which it only borrows: any number of sessions
-/// run on one model, from any threads (their GPU steps take turns).
+/// A streaming diarization session on a loaded [`Diarizer`], whose handle it holds (it borrows nothing, so it can be
+/// kept anywhere): any number of sessions run on one model, from any threads (their GPU steps take turns).
 ///
 /// Feed 16 kHz mono samples with [`DiarizerSession::push`], in pieces of any size; each chunk of the mode
 /// runs as soon as the stream holds the audio upstream's processor cuts for it, and its frames come back.
@@ -30,13 +30,13 @@ const MAX_MODE_FRAMES: usize = 1 << 16;
 /// cache, the FIFO and the compression state. The cache and FIFO embeddings stay on the GPU, in rows the session
 /// leases from its diarizer until it drops: a step uploads the chunk's features and reads back logits only.
 /// [`DiarizerSession::fork`] makes a copy that continues independently.
-pub struct DiarizerSession<'m> {
-    diarizer: &'m Diarizer,
+pub struct DiarizerSession {
+    diarizer: Diarizer,
     mode: StreamingMode,
     plan: ChunkPlan,
     cache: SpeakerCache,
     /// The session's rows on the GPU.
-    slot: Slot<'m>,
+    slot: Slot,
     /// Where each row of the next step's `[cache ; FIFO]` is in the slot.
     sources: Vec<RowSource>,
     /// The stream from sample `first_sample` on (earlier samples no chunk needs any more).
@@ -102,16 +102,16 @@ pub struct ChunkReport {
 
 impl Diarizer {
     /// A streaming session on this diarizer (see [`DiarizerSession`]).
-    pub fn session(&self, mode: StreamingMode) -> Result<DiarizerSession<'_>> {
-        DiarizerSession::new(self, mode)
+    pub fn session(&self, mode: StreamingMode) -> Result<DiarizerSession> {
+        DiarizerSession::new(self.clone(), mode)
     }
 }
 
-impl<'m> DiarizerSession<'m> {
+impl DiarizerSession {
     /// A session of `mode` on `diarizer`, with its config's streaming sizes (`streaming_config`). Refused
     /// when the mode has no chunk, when the model does not read 128 mel bins, and when a step of the mode
     /// (cache, FIFO, chunk and look-ahead rows) cannot fit the device.
-    pub fn new(diarizer: &'m Diarizer, mode: StreamingMode) -> Result<Self> {
+    pub fn new(diarizer: Diarizer, mode: StreamingMode) -> Result<Self> {
         let c = diarizer.config();
         let (chunk, lookahead) = mode.frames();
         if chunk == 0 || chunk.saturating_add(lookahead) > MAX_MODE_FRAMES {
@@ -124,12 +124,15 @@ impl<'m> DiarizerSession<'m> {
         let rows = cache.cache_length + cache.fifo_length + chunk + lookahead;
         let sortformer = diarizer.sortformer();
         sortformer.tower().check_rows(rows, &format!("a streaming step of mode {}", mode.name()))?;
+        let (plan, cache) = (ChunkPlan::new(mode, c.encoder.subsampling), SpeakerCache::new(cache, c.speakers));
+        let slot = sortformer.lease_rows(rows)?;
+        sortformer.join();
         Ok(Self {
             diarizer,
             mode,
-            plan: ChunkPlan::new(mode, c.encoder.subsampling),
-            cache: SpeakerCache::new(cache, c.speakers),
-            slot: sortformer.lease_rows(rows)?,
+            plan,
+            cache,
+            slot,
             sources: Vec::new(),
             samples: Vec::new(),
             first_sample: 0,
@@ -142,12 +145,14 @@ impl<'m> DiarizerSession<'m> {
     /// A copy of the session that continues independently: the same stream so far, its own rows on the GPU (copied
     /// there, in a submission of its own).
     pub fn fork(&self) -> Result<Self> {
+        let slot = self.slot.fork()?;
+        self.diarizer.sortformer().join();
         Ok(Self {
-            diarizer: self.diarizer,
+            diarizer: self.diarizer.clone(),
             mode: self.mode,
             plan: self.plan,
             cache: self.cache.clone(),
-            slot: self.slot.fork()?,
+            slot,
             sources: self.sources.clone(),
             samples: self.samples.clone(),
             first_sample: self.first_sample,
@@ -312,8 +317,8 @@ impl<'m> DiarizerSession<'m> {
     }
 
     /// The diarizer the session runs on.
-    pub(super) fn diarizer(&self) -> &'m Diarizer {
-        self.diarizer
+    pub(super) fn diarizer(&self) -> &Diarizer {
+        &self.diarizer
     }
 
     /// Whether GPU times are measured.
@@ -331,6 +336,14 @@ impl<'m> DiarizerSession<'m> {
     /// The mode's chunk in 10 ms frames.
     pub(super) fn chunk_frames(&self) -> usize {
         self.plan.chunk_frames
+    }
+}
+
+/// The session no longer steps: its diarizer frees the batch-sized workspaces once no session or batch is left (its
+/// rows go back to their page when the slot drops, after this).
+impl Drop for DiarizerSession {
+    fn drop(&mut self) {
+        self.diarizer.sortformer().leave();
     }
 }
 

@@ -1,6 +1,7 @@
 //! A transformer encoder tower on the GPU (the ASR tower and the Sortformer encoder share it).
-//! Weights are uploaded once; activations live in a workspace that is reused across calls and
-//! grows only when a call needs more rows; a call is one command submission, whatever the batch.
+//! Weights are uploaded once; activations live in a workspace that is reused across calls, grows when a call
+//! needs more rows and shrinks after a run of much smaller calls (`gpu_core::Reused`); a call is one command
+//! submission, whatever the batch.
 
 use async_lock::Mutex;
 
@@ -10,7 +11,7 @@ use audio_kernels::{
     gemm_scaled, layer_norm, residual_layer_norm, rotary_attention, rotary_attention_on_tensor_cores,
 };
 use audio_kernels::{MatmulOptions, MatmulPath, Precision};
-use gpu_core::{Gpu, GpuBuffer, GpuError, Profile, Recorder, Timing};
+use gpu_core::{Gpu, GpuBuffer, GpuError, Profile, Recorder, Reused, Timing, reuse_or_make};
 
 use crate::checkpoint::Checkpoint;
 use crate::config::EncoderConfig;
@@ -18,7 +19,6 @@ pub use crate::config::TowerKind;
 use crate::error::{Error, Result};
 use crate::names::{EncoderNames, ModelNames};
 use crate::weights::{self, EncoderWeights, Expectations, GpuStore, GpuWeights, Linear, Norm};
-use crate::workspace::reuse_or_make;
 
 mod record;
 
@@ -133,7 +133,7 @@ pub struct Tower {
 }
 
 struct TowerState {
-    workspace: Option<Workspace>,
+    workspace: Reused<Workspace>,
     rope: Option<RopeTable>,
 }
 
@@ -164,7 +164,7 @@ impl Tower {
     /// A tower from already uploaded weights.
     pub(crate) fn new(gpu: &Gpu, config: EncoderConfig, weights: GpuEncoder) -> Result<Self> {
         let zero_bias = gpu.zeros("tower zero bias", config.hidden)?;
-        let state = Mutex::new(TowerState { workspace: None, rope: None });
+        let state = Mutex::new(TowerState { workspace: Reused::default(), rope: None });
         Ok(Self { gpu: gpu.clone(), config, weights, zero_bias, state })
     }
 
@@ -175,6 +175,16 @@ impl Tower {
 
     pub(crate) fn gpu(&self) -> &Gpu {
         &self.gpu
+    }
+
+    /// Frees the workspace and the context's scratch buffers (the next call makes them at its size; a call recording
+    /// now keeps the scratch it holds), unless a call holds the workspace now: that call's owner decides again when it
+    /// ends. The rotary table, sized by a sequence's length and not by the batch, stays.
+    pub(crate) fn release_workspace(&self) {
+        if let Some(mut state) = self.state.try_lock() {
+            state.workspace.release();
+            self.gpu.release_scratch();
+        }
     }
 
     /// Most rows one call can take: every activation buffer must fit one storage binding.
@@ -354,7 +364,8 @@ impl Tower {
         .into())
     }
 
-    /// The workspace for `rows` rows and the rotary table for `seq_len` positions, grown if needed.
+    /// The workspace for `rows` rows (grown, or shrunk after small calls) and the rotary table for `seq_len`
+    /// positions (grown if needed).
     fn prepare<'s>(
         &self,
         state: &'s mut TowerState,
@@ -362,15 +373,22 @@ impl Tower {
         seq_len: usize,
     ) -> Result<(&'s Workspace, &'s RopeTable)> {
         let c = &self.config;
-        let work = reuse_or_make(
-            &mut state.workspace,
-            |w| w.capacity >= rows,
-            || Workspace::new(&self.gpu, c, rows.next_multiple_of(ROW_QUANTUM)),
+        let before = state.workspace.held().map_or(0, |w| w.capacity);
+        let work = state.workspace.get(
+            rows.next_multiple_of(ROW_QUANTUM),
+            |w| w.capacity,
+            |rows| Workspace::new(&self.gpu, c, rows),
         )?;
+        if work.capacity < before {
+            // The context's scratch (the products' partial sums, the attention's slices) was grown by the same
+            // large calls: it follows, each buffer made again at the size of the next call that asks. (Shrinking the
+            // scratch by its own requests would let two towers of a model undo each other's sizes at every batch.)
+            self.gpu.release_scratch();
+        }
         let rope = reuse_or_make(
             &mut state.rope,
             |r| r.positions() >= seq_len,
-            || Ok(RopeTable::new(&self.gpu, seq_len.next_multiple_of(ROW_QUANTUM), c.rotary_dims, c.rope_theta)?),
+            || RopeTable::new(&self.gpu, seq_len.next_multiple_of(ROW_QUANTUM), c.rotary_dims, c.rope_theta),
         )?;
         Ok((work, rope))
     }

@@ -1,7 +1,8 @@
-//! Safetensors checkpoints: one `model.safetensors`, or shards listed by `model.safetensors.index.json`. The bytes
-//! come from the caller ([`Checkpoint::from_bytes`], [`Checkpoint::from_shard_bytes`]: e.g. fetched by a browser)
-//! or, on native targets, from files mapped into memory ([`Checkpoint::open`]). Files are opened on first use, so a
-//! release checkpoint's language-model shards are never touched; tensor bytes are read only when asked for.
+//! Safetensors checkpoints: one `model.safetensors`, or shards listed by `model.safetensors.index.json`. The files
+//! come from a folder, mapped into memory on native targets ([`Checkpoint::open`]), or are handed over by name
+//! ([`CheckpointFiles::Named`]: e.g. by a browser), both read by one rule ([`CheckpointFiles`]); a buffer can also be
+//! read as one file ([`Checkpoint::from_bytes`]). Shards are opened on first use, so a release checkpoint's
+//! language-model shards are never touched; tensor bytes are read only when asked for.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -9,6 +10,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use safetensors::{Dtype, SafeTensors, tensor::TensorInfo};
+
+mod files;
+
+pub use files::{CONFIG_FILE, CheckpointFiles, NamedFiles};
 
 /// A checkpoint that cannot be read, or that does not hold what the config describes.
 #[derive(Debug, thiserror::Error)]
@@ -71,7 +76,9 @@ pub enum CheckpointError {
 }
 
 /// The index of a sharded checkpoint: tensor name → shard file.
-pub(crate) const INDEX_FILE: &str = "model.safetensors.index.json";
+pub const INDEX_FILE: &str = "model.safetensors.index.json";
+/// The weights of a checkpoint in one file.
+pub const SINGLE_FILE: &str = "model.safetensors";
 
 /// One tensor as stored: dtype, shape, little-endian bytes.
 #[derive(Clone, Copy, Debug)]
@@ -117,30 +124,33 @@ impl std::ops::Deref for Bytes {
 
 /// An open checkpoint directory (or a single `.safetensors` file).
 pub struct Checkpoint {
+    /// What errors about the whole checkpoint name (its folder).
     dir: PathBuf,
-    shard_paths: Vec<PathBuf>,
+    /// Each shard: its file as the index names it, and its path as errors name it.
+    shard_files: Vec<(String, PathBuf)>,
     shards: Vec<OnceLock<Result<Shard, String>>>,
     /// Tensor name → shard index (all names of a single file, or the index's weight map).
     locations: HashMap<String, usize>,
-    /// The caller handed the shards over: one it did not hand over is an error, not a file to open.
-    handed_over: bool,
+    /// Where a shard not yet read comes from.
+    source: ShardSource,
+}
+
+/// Where a checkpoint's shards are read from when first used.
+enum ShardSource {
+    /// Files opened at their paths.
+    Disk,
+    /// Files handed over by name: one not handed over is an error, never a file opened instead.
+    Named(NamedFiles),
 }
 
 impl Checkpoint {
-    /// Opens `path`: a directory with `model.safetensors` or a sharded index, or one file.
+    /// Opens `path`: a directory with `model.safetensors` or a sharded index ([`CheckpointFiles::checkpoint`]'s
+    /// rule), or one file.
     pub fn open(path: &Path) -> Result<Self, CheckpointError> {
         if path.is_file() {
             return Self::single(path.parent().unwrap_or(Path::new(".")), path);
         }
-        let single = path.join("model.safetensors");
-        let index = path.join(INDEX_FILE);
-        if index.is_file() {
-            Self::sharded(path, &index)
-        } else if single.is_file() {
-            Self::single(path, &single)
-        } else {
-            Err(CheckpointError::NoWeights { dir: path.display().to_string() })
-        }
+        CheckpointFiles::Folder(path.to_path_buf()).checkpoint()
     }
 
     /// A checkpoint held in memory (a serialized safetensors buffer), e.g. a generated one.
@@ -150,47 +160,24 @@ impl Checkpoint {
         Ok(Self::from_shard(Path::new("."), shard))
     }
 
-    /// A single-file checkpoint whose bytes the caller holds and may share (e.g. handed over by a browser, copied
-    /// once into memory); `label` names it in errors.
-    pub fn from_shared_bytes(label: &str, bytes: Arc<[u8]>) -> Result<Self, CheckpointError> {
-        let path = PathBuf::from(label);
-        let shard = parse_shard(&path, Bytes::Shared(bytes)).map_err(|message| file_error(&path, message))?;
-        Ok(Self::from_shard(Path::new("."), shard))
-    }
-
     fn single(dir: &Path, file: &Path) -> Result<Self, CheckpointError> {
         let shard = open_shard(file).map_err(|message| file_error(file, message))?;
         Ok(Self::from_shard(dir, shard))
     }
 
+    /// A single file whose bytes the caller shares; `path` names it in errors, `dir` the checkpoint.
+    fn shared(dir: &Path, path: PathBuf, bytes: Arc<[u8]>) -> Result<Self, CheckpointError> {
+        let shard = parse_shard(&path, Bytes::Shared(bytes)).map_err(|message| file_error(&path, message))?;
+        Ok(Self::from_shard(dir, shard))
+    }
+
     fn from_shard(dir: &Path, shard: Shard) -> Self {
-        let path = shard.path.clone();
+        let file = shard.path.display().to_string();
+        let shard_files = vec![(file, shard.path.clone())];
         let locations = shard.tensors.keys().map(|name| (name.clone(), 0)).collect();
         let cell = OnceLock::new();
         let _ = cell.set(Ok(shard));
-        Self { dir: dir.to_path_buf(), shard_paths: vec![path], shards: vec![cell], locations, handed_over: true }
-    }
-
-    /// A sharded checkpoint whose shards the caller holds in memory (e.g. fetched by a browser): the text of its
-    /// `model.safetensors.index.json` and `(file name as the index names it, bytes)` for each shard handed over.
-    /// Only the shards holding tensors that are read need be handed over; reading a tensor of another one is an
-    /// error naming it. `dir` names the checkpoint in errors.
-    pub fn from_shard_bytes(
-        dir: &Path,
-        index: &str,
-        shards: impl IntoIterator<Item = (String, Arc<[u8]>)>,
-    ) -> Result<Self, CheckpointError> {
-        let mut checkpoint = Self::from_index(dir, index)?;
-        checkpoint.handed_over = true;
-        for (file, bytes) in shards {
-            let path = dir.join(&file);
-            let Some(i) = checkpoint.shard_paths.iter().position(|p| *p == path) else {
-                return Err(file_error(&dir.join(INDEX_FILE), format!("names no shard `{file}`")));
-            };
-            let shard = parse_shard(&path, Bytes::Shared(bytes)).map_err(|message| file_error(&path, message))?;
-            let _ = checkpoint.shards[i].set(Ok(shard));
-        }
-        Ok(checkpoint)
+        Self { dir: dir.to_path_buf(), shard_files, shards: vec![cell], locations, source: ShardSource::Disk }
     }
 
     /// The `__metadata__` of a single-file checkpoint (empty for sharded ones).
@@ -201,37 +188,45 @@ impl Checkpoint {
         }
     }
 
-    fn sharded(dir: &Path, index: &Path) -> Result<Self, CheckpointError> {
-        let text = std::fs::read_to_string(index).map_err(|e| file_error(index, e.to_string()))?;
-        Self::from_index(dir, &text)
-    }
-
     /// A sharded checkpoint from the text of its `model.safetensors.index.json`; the shards it
     /// names are opened from `dir` on first use.
     pub fn from_index(dir: &Path, text: &str) -> Result<Self, CheckpointError> {
+        Self::indexed(dir, text, |file| dir.join(file), ShardSource::Disk)
+    }
+
+    /// A sharded checkpoint of index `text`: `dir` names it in errors, `path` each file, `source` gives the shards.
+    fn indexed(
+        dir: &Path,
+        text: &str,
+        path: impl Fn(&str) -> PathBuf,
+        source: ShardSource,
+    ) -> Result<Self, CheckpointError> {
         #[derive(serde::Deserialize)]
         struct Index {
             weight_map: HashMap<String, String>,
         }
-        let index = &dir.join(INDEX_FILE);
+        let index = &path(INDEX_FILE);
         let parsed: Index = serde_json::from_str(text).map_err(|e| file_error(index, e.to_string()))?;
-        let mut shard_paths: Vec<PathBuf> = Vec::new();
-        // Shard path → its index in `shard_paths`: a hashed lookup, since an index may name many shards.
-        let mut shard_numbers: HashMap<PathBuf, usize> = HashMap::new();
+        let mut shard_files: Vec<(String, PathBuf)> = Vec::new();
+        // Shard file → its index in `shard_files`: a hashed lookup, since an index may name many shards.
+        let mut shard_numbers: HashMap<String, usize> = HashMap::new();
         let mut locations = HashMap::new();
         for (name, file) in parsed.weight_map {
             if file.contains("..") || Path::new(&file).is_absolute() {
                 return Err(file_error(index, format!("shard path `{file}` leaves the checkpoint directory")));
             }
-            let path = dir.join(&file);
-            let i = *shard_numbers.entry(path.clone()).or_insert_with(|| {
-                shard_paths.push(path);
-                shard_paths.len() - 1
-            });
+            let i = match shard_numbers.get(&file) {
+                Some(&i) => i,
+                None => {
+                    shard_numbers.insert(file.clone(), shard_files.len());
+                    shard_files.push((file.clone(), path(&file)));
+                    shard_files.len() - 1
+                }
+            };
             locations.insert(name, i);
         }
-        let shards = shard_paths.iter().map(|_| OnceLock::new()).collect();
-        Ok(Self { dir: dir.to_path_buf(), shard_paths, shards, locations, handed_over: false })
+        let shards = shard_files.iter().map(|_| OnceLock::new()).collect();
+        Ok(Self { dir: dir.to_path_buf(), shard_files, shards, locations, source })
     }
 
     /// The directory the checkpoint was opened from.
@@ -246,7 +241,7 @@ impl Checkpoint {
 
     /// The file holding `name` (a shard of a sharded checkpoint, which need not exist yet), or `None` when absent.
     pub fn shard_path(&self, name: &str) -> Option<&Path> {
-        self.locations.get(name).map(|&i| self.shard_paths[i].as_path())
+        self.locations.get(name).map(|&i| self.shard_files[i].1.as_path())
     }
 
     /// Names of all tensors (from the index for sharded checkpoints).
@@ -255,10 +250,13 @@ impl Checkpoint {
     }
 
     fn shard(&self, i: usize) -> Result<&Shard, CheckpointError> {
-        let path = &self.shard_paths[i];
-        let open = || match self.handed_over {
-            true => Err("this shard was not handed over with the checkpoint".to_owned()),
-            false => open_shard(path),
+        let (file, path) = &self.shard_files[i];
+        let open = || match &self.source {
+            ShardSource::Disk => open_shard(path),
+            ShardSource::Named(named) => match named.get(file) {
+                Some(bytes) => parse_shard(path, Bytes::Shared(bytes.clone())),
+                None => Err("this shard was not handed over with the checkpoint".to_owned()),
+            },
         };
         self.shards[i].get_or_init(open).as_ref().map_err(|message| file_error(path, message.clone()))
     }
@@ -327,7 +325,7 @@ impl Checkpoint {
     }
 
     fn dtype_error(&self, name: &str, dtype: Dtype) -> CheckpointError {
-        let path = self.locations.get(name).map(|&i| self.shard_paths[i].display().to_string()).unwrap_or_default();
+        let path = self.locations.get(name).map(|&i| self.shard_files[i].1.display().to_string()).unwrap_or_default();
         CheckpointError::Dtype { name: name.to_string(), path, dtype }
     }
 
@@ -395,7 +393,7 @@ fn open_shard(path: &Path) -> Result<Shard, String> {
 }
 
 /// A shard file, read into memory: there is no mapping on wasm32 (and a browser has no files: it hands the bytes
-/// over, [`Checkpoint::from_shard_bytes`]).
+/// over, [`CheckpointFiles::Named`]).
 #[cfg(target_arch = "wasm32")]
 fn open_shard(path: &Path) -> Result<Shard, String> {
     parse_shard(path, Bytes::Owned(std::fs::read(path).map_err(|e| e.to_string())?))
@@ -436,7 +434,7 @@ impl std::fmt::Debug for Checkpoint {
             "Checkpoint({}, {} tensors in {} file(s))",
             self.dir.display(),
             self.locations.len(),
-            self.shard_paths.len()
+            self.shard_files.len()
         )
     }
 }
