@@ -26,8 +26,8 @@ pub(crate) struct ReadAhead<U> {
 }
 
 impl<U: Send> ReadAhead<U> {
-    /// Starts `readers` threads in `scope`, each taking the next item of `items` and handing `make(item)` over, with
-    /// at most `ahead` items taken and not yet handed over by [`Iterator::next`]. Dropping it stops the readers after
+    /// Starts `readers` threads in `scope` (at most `ahead` of them), each taking the next item of `items` and handing
+    /// `make(item)` over, with at most `ahead` items taken and not yet handed over by [`Iterator::next`]. Dropping it stops the readers after
     /// the items they hold; a reader's panic is raised by the `next` that reaches its item.
     pub(crate) fn start<'scope, T: Send + 'scope>(
         scope: &'scope Scope<'scope, '_>,
@@ -52,7 +52,9 @@ impl<U: Send> ReadAhead<U> {
             tickets: Mutex::new(ticket_box),
             stop: Arc::clone(&stop),
         });
-        for _ in 0..readers.max(1) {
+        // A reader needs a ticket to find that the items have ended: with more readers than tickets, one would wait
+        // for a ticket for ever, and the last item's `next` for it.
+        for _ in 0..readers.clamp(1, ahead) {
             let (shared, sender) = (Arc::clone(&shared), sender.clone());
             scope.spawn(move || shared.read(make, &sender));
         }
@@ -117,5 +119,62 @@ impl<U> Iterator for ReadAhead<U> {
             let (position, result) = self.made.recv().ok()?;
             self.early.insert(position, result);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::thread;
+    use std::time::Duration;
+
+    use super::ReadAhead;
+
+    #[test]
+    fn items_made_out_of_order_are_handed_over_in_order() {
+        // Earlier items take longer: with four readers, later ones are made first.
+        let make = |i: u64| {
+            thread::sleep(Duration::from_millis(40 - 10 * (i % 4)));
+            i * 10
+        };
+        let got: Vec<u64> = thread::scope(|scope| ReadAhead::start(scope, 0..12u64, &make, 4, 4).collect());
+        assert_eq!(got, (0..12).map(|i| i * 10).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn at_most_ahead_items_are_taken_and_not_handed_over() {
+        let taken = AtomicUsize::new(0);
+        let make = |i: usize| {
+            taken.fetch_add(1, Ordering::SeqCst);
+            i
+        };
+        thread::scope(|scope| {
+            // More readers than tickets: the items' end is still found.
+            let mut ahead = ReadAhead::start(scope, 0..20, &make, 3, 2);
+            for handed in 1..=20 {
+                assert_eq!(ahead.next(), Some(handed - 1));
+                // Time for the readers to take all they may.
+                thread::sleep(Duration::from_millis(20));
+                let taken = taken.load(Ordering::SeqCst);
+                assert!(taken <= handed + 2, "{taken} taken after {handed} handed over, 2 ahead at most");
+            }
+            assert_eq!(ahead.next(), None);
+        });
+    }
+
+    #[test]
+    fn a_readers_panic_is_raised_where_its_item_is_taken() {
+        let make = |i: usize| {
+            assert_ne!(i, 2, "item 2 cannot be made");
+            i
+        };
+        thread::scope(|scope| {
+            let mut ahead = ReadAhead::start(scope, 0..5, &make, 2, 2);
+            assert_eq!((ahead.next(), ahead.next()), (Some(0), Some(1)));
+            let panic = catch_unwind(AssertUnwindSafe(|| ahead.next())).expect_err("item 2's panic");
+            let message = panic.downcast_ref::<String>().map_or("", String::as_str);
+            assert!(message.contains("item 2 cannot be made"), "{message}");
+        });
     }
 }
