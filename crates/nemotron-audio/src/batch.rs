@@ -4,21 +4,26 @@
 //! - `diarize`: the segments, `<id>.rttm` (`<id>.json` or `<id>.csv` with --format; made by the same rule as a single
 //!   run's, post-processing flags included), and `<id>.safetensors` (`speaker_logits`, `speaker_probabilities`).
 //!
-//! `DIR/manifest.jsonl` gets one line per entry as it finishes (appended and flushed): the entry's fields
-//! (`audio_filepath` resolved) plus `outputs`, `audio_seconds`, `status` (`ok`, `skipped`, `error`) and `error`.
-//! The model is loaded once; a failing entry is reported and the run goes on; the exit status is 1 if any entry
-//! failed. `--skip-existing` skips entries whose outputs all exist (resuming a run: outputs are written atomically,
+//! `diarize` runs its entries through the engine's continuous batch ([`Engine::diarize_many`]): up to `--batch-size`
+//! recordings side by side, the next entry read while the GPU runs and taking a place as soon as one is free; each
+//! entry's outputs are written as it finishes. `DIR/manifest.jsonl` gets one line per entry in the entries' order
+//! (appended and synced once the entry and those before it are done): the entry's fields (`audio_filepath` resolved)
+//! plus `outputs`, `audio_seconds`, `status` (`ok`, `skipped`, `error`) and `error`. The model is loaded once; a
+//! failing entry is reported and the run goes on; the exit status is 1 if any entry failed. `--skip-existing` skips entries whose outputs all exist (resuming a run: outputs are written atomically,
 //! so an existing one is whole). `--shard I/N` takes the entries at positions I, I+N, I+2N, … (0-based) of the
 //! whole list, so N processes with I = 0 … N−1 split a job exactly.
 
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use clap::Args;
 use nemotron_engine::{
-    AudioOptions, BatchLimits, Engine, ManifestEntry, SegmentFormat, SegmentRule, output, read_manifest, write_segments,
+    AudioOptions, BatchLimits, Channel, Engine, EngineError, ManifestEntry, SegmentFormat, SegmentRule, output,
+    read_manifest, write_segments,
 };
 use serde_json::{Value, json};
 
@@ -103,15 +108,6 @@ pub enum Job {
 }
 
 impl Job {
-    /// Entries read ahead and run together: `diarize` runs the recordings of `limits` side by side; `encode` runs
-    /// one at a time.
-    fn entries_per_run(self, limits: &BatchLimits) -> usize {
-        match self {
-            Job::Encode => 1,
-            Job::Diarize { .. } => limits.max_recordings,
-        }
-    }
-
     /// The outputs of entry `id` in `dir`.
     fn outputs(self, dir: &Path, id: &str) -> Vec<PathBuf> {
         match self {
@@ -139,7 +135,7 @@ pub fn run(settings: &Settings, input: &Input, batch: &BatchArgs, job: Job) -> R
     output::check_dir(dir)?;
     let manifest_path = dir.join("manifest.jsonl");
     output::check_files(&[&manifest_path])?;
-    let mut manifest = OpenOptions::new()
+    let manifest = OpenOptions::new()
         .create(true)
         .append(true)
         .open(&manifest_path)
@@ -149,61 +145,180 @@ pub fn run(settings: &Settings, input: &Input, batch: &BatchArgs, job: Job) -> R
     if let Job::Encode = job {
         engine.transcribe("encode")?;
     }
-    let mut bar = Bar::new(settings.quiet, 0.0);
-    let (mut failed, mut skipped, mut seconds, mut n) = (0usize, 0usize, 0.0f64, 0usize);
-    let limits = batch.limits();
-    for group in mine.chunks(job.entries_per_run(&limits)) {
-        bar.update_batch(n, mine.len(), seconds, done.elapsed());
-        let skips: Vec<bool> = group
-            .iter()
-            .map(|entry| batch.skip_existing && job.outputs(dir, &entry.id).iter().all(|p| p.is_file()))
-            .collect();
-        let runs: Vec<&ManifestEntry> = group.iter().zip(&skips).filter(|(_, skip)| !**skip).map(|(e, _)| e).collect();
-        let group_done = Done::start();
-        let mut results = process(&engine, job, &runs, (input, &limits), dir).into_iter();
-        for (entry, skip) in group.iter().zip(skips) {
-            n += 1;
-            let outputs = job.outputs(dir, &entry.id);
-            let result = match skip {
-                true => {
-                    skipped += 1;
-                    Ok(None)
-                }
-                false => results
-                    .next()
-                    .unwrap_or_else(|| Err(Failure::Message("an entry's result is missing".into())))
-                    .map(Some),
-            };
-            let line = match &result {
-                Ok(Some(audio_seconds)) => {
-                    seconds += audio_seconds;
-                    if !settings.quiet {
-                        let written: Vec<&Path> = outputs.iter().map(PathBuf::as_path).collect();
-                        bar.println(&group_done.line(&written, *audio_seconds, &[]));
-                    }
-                    record(entry, &outputs, Some(*audio_seconds), "ok", None)
-                }
-                Ok(None) => record(entry, &outputs, None, "skipped", None),
-                Err(failure) => {
-                    failed += 1;
-                    bar.println(&format!("error: {} ({}): {failure}", entry.id, entry.audio.display()));
-                    record(entry, &[], None, "error", Some(failure.to_string()))
-                }
-            };
-            append(&mut manifest, &manifest_path, &line)?;
+    let mut report = Report::new(&mine, settings.quiet, job, dir, (manifest, &manifest_path));
+    let runs = report.skip_existing(batch.skip_existing)?;
+    let channel = input.channel;
+    match job {
+        Job::Encode => {
+            for position in runs {
+                let entry = &mine[position];
+                let written = encode(&engine, entry, &audio_options(entry, channel), &job.outputs(dir, &entry.id)[0]);
+                report.entry(position, written.map(Some))?;
+            }
+        }
+        Job::Diarize { segmenter, format } => {
+            diarize(&engine, &mut report, &runs, (channel, &batch.limits()), (&segmenter, format))?;
         }
     }
-    bar.finish();
-    let ok = mine.len() - failed - skipped;
-    let counts = format!("{} entries: {ok} ok, {skipped} skipped, {failed} failed", mine.len());
-    done.report(settings.quiet, &[dir.as_path()], seconds, &[counts]);
-    match failed {
-        0 => Ok(()),
-        _ => Err(Failure::Message(format!(
-            "{failed} of {} entries failed; their errors are in {}",
-            mine.len(),
-            manifest_path.display()
-        ))),
+    report.finish(&done, dir)
+}
+
+/// How an entry's audio is read: its stretch, the channel of `--channel`.
+fn audio_options(entry: &ManifestEntry, channel: Channel) -> AudioOptions {
+    AudioOptions { channel, offset: entry.offset, duration: entry.duration }
+}
+
+/// Diarizes the entries at `runs` (positions in the report's entries) through the engine's continuous batch, writing
+/// each one's outputs as it finishes; stops only when the output manifest cannot be written.
+fn diarize(
+    engine: &Engine,
+    report: &mut Report<'_>,
+    runs: &[usize],
+    (channel, limits): (Channel, &BatchLimits),
+    (segmenter, format): (&SegmentRule, SegmentFormat),
+) -> Result<(), Failure> {
+    let (entries, dir, job) = (report.entries, report.dir, report.job);
+    let read = |entry: &ManifestEntry| -> Result<_, EngineError> {
+        let started = Done::start();
+        let source = nemotron_engine::Input::read_path(&entry.audio, &audio_options(entry, channel))?;
+        let seconds = source.seconds();
+        Ok((source, (seconds, started)))
+    };
+    let mut stopped = None;
+    engine.diarize_many(runs.iter().map(|&p| &entries[p]), read, limits, &mut |run, result| {
+        let position = runs[run];
+        let id = &entries[position].id;
+        let written = result.map_err(Failure::from).and_then(|(diarized, finished)| {
+            let outputs = job.outputs(dir, id);
+            let segments = diarized.segments_by(segmenter);
+            output::write_bytes(&outputs[0], write_segments(&segments, format, id).as_bytes())?;
+            diarized.write_speaker_tensors(&outputs[1])?;
+            Ok(Some(finished))
+        });
+        match report.entry(position, written) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(failure) => {
+                stopped = Some(failure);
+                ControlFlow::Break(())
+            }
+        }
+    });
+    stopped.map_or(Ok(()), Err)
+}
+
+/// Reads, encodes and writes one entry: the seconds of audio it covered, and when its reading started.
+fn encode(engine: &Engine, entry: &ManifestEntry, options: &AudioOptions, out: &Path) -> Result<(f64, Done), Failure> {
+    let started = Done::start();
+    let source = nemotron_engine::Input::read_path(&entry.audio, options)?;
+    let seconds = source.seconds();
+    engine.encode(source, false, &mut |_, _, _| {})?.write(out)?;
+    Ok((seconds, started))
+}
+
+/// What a batch run says of its entries: a line on standard error as each finishes (above the progress bar), and its
+/// line of the output manifest, appended in the entries' order (a finished entry's line waits for those of the entries
+/// before it, while they run).
+struct Report<'a> {
+    entries: &'a [ManifestEntry],
+    quiet: bool,
+    job: Job,
+    dir: &'a Path,
+    manifest: File,
+    manifest_path: &'a Path,
+    bar: Bar,
+    /// Lines of finished entries whose turn has not come, by position.
+    waiting: BTreeMap<usize, Value>,
+    next_line: usize,
+    finished: usize,
+    failed: usize,
+    skipped: usize,
+    seconds: f64,
+    started: Done,
+}
+
+impl<'a> Report<'a> {
+    fn new(entries: &'a [ManifestEntry], quiet: bool, job: Job, dir: &'a Path, manifest: (File, &'a Path)) -> Self {
+        let mut bar = Bar::new(quiet, 0.0);
+        bar.update_batch(0, entries.len(), 0.0, 0.0);
+        let (manifest, manifest_path) = manifest;
+        Self {
+            entries,
+            quiet,
+            job,
+            dir,
+            manifest,
+            manifest_path,
+            bar,
+            waiting: BTreeMap::new(),
+            next_line: 0,
+            finished: 0,
+            failed: 0,
+            skipped: 0,
+            seconds: 0.0,
+            started: Done::start(),
+        }
+    }
+
+    /// With `skip`, reports the entries whose outputs all exist as skipped; the positions of the others, to run.
+    fn skip_existing(&mut self, skip: bool) -> Result<Vec<usize>, Failure> {
+        let mut runs = Vec::with_capacity(self.entries.len());
+        for (position, entry) in self.entries.iter().enumerate() {
+            match skip && self.job.outputs(self.dir, &entry.id).iter().all(|p| p.is_file()) {
+                true => self.entry(position, Ok(None))?,
+                false => runs.push(position),
+            }
+        }
+        Ok(runs)
+    }
+
+    /// The entry at `position` is done: written (the seconds of audio it covered, and when its reading started),
+    /// skipped (`None`), or failed. Fails only when the output manifest cannot be written.
+    fn entry(&mut self, position: usize, result: Result<Option<(f64, Done)>, Failure>) -> Result<(), Failure> {
+        let entry = &self.entries[position];
+        let outputs = self.job.outputs(self.dir, &entry.id);
+        let line = match result {
+            Ok(Some((audio_seconds, started))) => {
+                self.seconds += audio_seconds;
+                if !self.quiet {
+                    let written: Vec<&Path> = outputs.iter().map(PathBuf::as_path).collect();
+                    self.bar.println(&started.line(&written, audio_seconds, &[]));
+                }
+                record(entry, &outputs, Some(audio_seconds), "ok", None)
+            }
+            Ok(None) => {
+                self.skipped += 1;
+                record(entry, &outputs, None, "skipped", None)
+            }
+            Err(failure) => {
+                self.failed += 1;
+                self.bar.println(&format!("error: {} ({}): {failure}", entry.id, entry.audio.display()));
+                record(entry, &[], None, "error", Some(failure.to_string()))
+            }
+        };
+        self.finished += 1;
+        self.bar.update_batch(self.finished, self.entries.len(), self.seconds, self.started.elapsed());
+        self.waiting.insert(position, line);
+        while let Some(line) = self.waiting.remove(&self.next_line) {
+            append(&mut self.manifest, self.manifest_path, &line)?;
+            self.next_line += 1;
+        }
+        Ok(())
+    }
+
+    /// The closing line, and the run's failure when an entry failed.
+    fn finish(self, done: &Done, dir: &Path) -> Result<(), Failure> {
+        self.bar.finish();
+        let all = self.entries.len();
+        let (failed, skipped) = (self.failed, self.skipped);
+        let counts = format!("{all} entries: {} ok, {skipped} skipped, {failed} failed", all - failed - skipped);
+        done.report(self.quiet, &[dir], self.seconds, &[counts]);
+        match failed {
+            0 => Ok(()),
+            _ => Err(Failure::Message(format!(
+                "{failed} of {all} entries failed; their errors are in {}",
+                self.manifest_path.display()
+            ))),
+        }
     }
 }
 
@@ -266,65 +381,6 @@ fn list(dir: &Path, recursive: bool, found: &mut Vec<PathBuf>) -> Result<(), Fai
         }
     }
     Ok(())
-}
-
-/// Reads, runs and writes `entries`: the seconds of audio each covered, in order. `encode` runs them one by one;
-/// `diarize` decodes them all first, then runs them side by side on the GPU ([`Engine::diarize_many`]).
-fn process(
-    engine: &Engine,
-    job: Job,
-    entries: &[&ManifestEntry],
-    (input, limits): (&Input, &BatchLimits),
-    dir: &Path,
-) -> Vec<Result<f64, Failure>> {
-    let read = |entry: &ManifestEntry| -> Result<nemotron_engine::Input, Failure> {
-        let options = AudioOptions { channel: input.channel, offset: entry.offset, duration: entry.duration };
-        Ok(nemotron_engine::Input::read_path(&entry.audio, &options)?)
-    };
-    let mut quiet = |_: &str, _: usize, _: usize| {};
-    match job {
-        Job::Encode => entries
-            .iter()
-            .map(|entry| {
-                let source = read(entry)?;
-                let seconds = source.seconds();
-                engine.encode(source, false, &mut quiet)?.write(&job.outputs(dir, &entry.id)[0])?;
-                Ok(seconds)
-            })
-            .collect(),
-        Job::Diarize { segmenter, format } => {
-            let sources: Vec<Result<nemotron_engine::Input, Failure>> = entries.iter().map(|e| read(e)).collect();
-            let seconds: Vec<f64> = sources.iter().map(|s| s.as_ref().map_or(0.0, |s| s.seconds())).collect();
-            let (mut inputs, mut read_failures) = (Vec::new(), Vec::new());
-            for source in sources {
-                match source {
-                    Ok(source) => {
-                        inputs.push(source);
-                        read_failures.push(None);
-                    }
-                    Err(failure) => read_failures.push(Some(failure)),
-                }
-            }
-            let mut results = engine.diarize_many(inputs, limits, &mut |_, _, _| {}).into_iter();
-            entries
-                .iter()
-                .zip(read_failures)
-                .zip(seconds)
-                .map(|((entry, read_failure), seconds)| {
-                    if let Some(failure) = read_failure {
-                        return Err(failure);
-                    }
-                    let result =
-                        results.next().ok_or_else(|| Failure::Message("an entry's result is missing".into()))??;
-                    let outputs = job.outputs(dir, &entry.id);
-                    let segments = result.segments_by(&segmenter);
-                    output::write_bytes(&outputs[0], write_segments(&segments, format, &entry.id).as_bytes())?;
-                    result.write_speaker_tensors(&outputs[1])?;
-                    Ok(seconds)
-                })
-                .collect()
-        }
-    }
 }
 
 /// The output manifest's line for `entry`.

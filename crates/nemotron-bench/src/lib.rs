@@ -44,7 +44,7 @@ pub struct BenchOptions {
 }
 
 /// The corpus case: `files` recordings of `seconds` each, diarized side by side (`batch` recordings per submission,
-/// [`nemotron_towers::Diarizer::diarize_many`]), and the whole module over each of them.
+/// [`nemotron_towers::Diarizer::batch`]), and the whole module over each of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Corpus {
     /// Recordings.
@@ -449,9 +449,14 @@ fn corpus_case(
     let timed = |f: &mut dyn FnMut() -> Result<()>| median_of(1, repeats, &mut || wall_ms(f));
     let diarizer = model.diarizer();
     let diarization_ms = timed(&mut || {
-        let inputs = vec![features.clone(); corpus.files];
-        for output in diarizer.diarize_many(inputs, &limits, &mut |_, _, _| {}).block() {
-            output?;
+        let mut batch = diarizer.batch(&limits);
+        for _ in 0..corpus.files {
+            batch.add(features.clone());
+        }
+        while !batch.is_empty() {
+            for (_, output) in batch.step(&mut |_, _, _| {}).block() {
+                output?;
+            }
         }
         Ok(())
     })?;

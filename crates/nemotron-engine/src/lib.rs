@@ -116,6 +116,8 @@ mod error;
 mod input;
 mod live;
 pub mod output;
+#[cfg(not(target_arch = "wasm32"))]
+mod read_ahead;
 mod results;
 mod speaker_dict;
 mod tasks;

@@ -1,21 +1,33 @@
 //! The offline tasks of an [`Engine`] — encode, diarize, align — each a future ([`Engine::diarize_async`], …) with
-//! the blocking form native callers wait on ([`Engine::diarize`], …); their results are in `results.rs`.
+//! the blocking form native callers wait on ([`Engine::diarize`], …); their results are in `results.rs`. Continuous
+//! batching of diarizations: [`DiarizeBatch`] takes inputs while it runs (the server's requests), and
+//! [`Engine::diarize_many`] (native targets: its readers are threads) feeds it a list of entries (the CLI's manifests
+//! and folders, Python's `diarize_many`).
 
 #[cfg(not(target_arch = "wasm32"))]
 use nemotron_towers::blocking::Block;
+#[cfg(not(target_arch = "wasm32"))]
+use std::collections::HashMap;
+#[cfg(not(target_arch = "wasm32"))]
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use nemotron_postprocess::alignment::{
     self, AlignOptions, Alignment, AlignmentTokenizer, FrameLogProbs, Frames, SpeakerLogits, Stream,
 };
-#[cfg(not(target_arch = "wasm32"))]
-use nemotron_towers::Error as TowersError;
 use nemotron_towers::{AudioModel, AudioOutputs, BatchLimits, Diarizer, DiarizerBatch, Model, Progress};
 
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::input::Input;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::read_ahead::ReadAhead;
 use crate::results::{Aligned, Diarized, Encoding};
+
+/// Entries [`Engine::diarize_many`] reads ahead of its batch: read and not yet added, each holding its samples and
+/// features.
+#[cfg(not(target_arch = "wasm32"))]
+const READ_AHEAD: usize = 4;
 
 /// What `align` aligns: a transcript (`<spk:N>` tags open speaker turns) and its language (`zh` and `ja` align
 /// character by character; detected from the script when absent).
@@ -100,29 +112,68 @@ impl Engine {
         Ok(Diarized::offline(result, diarizer))
     }
 
-    /// [`Engine::diarize`] on many inputs, the steps of up to `limits` recordings side by side in one GPU
-    /// submission, each result its input's alone (bit for bit where `nemotron_towers`' `Sortformer::diarize_many`
-    /// says). `progress(input, chunks done, chunks)` follows every step. One result per input, in order: a refused
-    /// or failed input does not stop the others. (A [`DiarizeBatch`] whose inputs all come first.)
+    /// [`Engine::diarize`] of many entries through one [`DiarizeBatch`] (the continuous batch the server's requests
+    /// share): the steps of up to `limits` recordings share each GPU submission, and a recording that ends gives its
+    /// place to the next entry at once, so that a long one holds no short one back. `read` turns an entry into its
+    /// input (decoding a file, say) and what the caller keeps with it; it and the front end run on a few threads, a
+    /// few entries ahead of the batch, while the GPU works.
+    ///
+    /// `done(position, result)` hears of each entry (its position among `entries`) as it is done, in the order they
+    /// finish: its diarization and what `read` kept, or why it failed (`read`'s error, or the engine's). A refused or
+    /// failed entry does not stop the others; [`ControlFlow::Break`] from `done` stops the run (entries still running
+    /// are dropped). Recordings join the batch in the entries' order, as places free, so the recordings a step holds
+    /// depend on the entries alone, not on how fast they are read: a run gives the same bits every time, each
+    /// recording's those of [`Engine::diarize`] alone (bit for bit where no kernel splits its work by the batch's
+    /// size, within float rounding where one does: see `nemotron_towers`' `DiarizerBatch`).
     #[cfg(not(target_arch = "wasm32"))]
-    pub fn diarize_many(
+    pub fn diarize_many<T, K, E>(
         &self,
-        inputs: Vec<Input>,
+        entries: impl IntoIterator<Item = T, IntoIter: Send>,
+        read: impl Fn(T) -> Result<(Input, K), E> + Sync,
         limits: &BatchLimits,
-        progress: &mut dyn FnMut(usize, usize, usize),
-    ) -> Vec<Result<Diarized, EngineError>> {
-        let mut batch = self.diarize_batch(limits);
-        let mut results: Vec<Option<Result<Diarized, EngineError>>> = inputs.iter().map(|_| None).collect();
-        for input in inputs {
-            batch.add(input);
-        }
-        while !batch.is_empty() {
-            for (i, result) in batch.step(progress) {
-                results[i] = Some(result);
+        done: &mut dyn FnMut(usize, Result<(Diarized, K), E>) -> ControlFlow<()>,
+    ) where
+        T: Send,
+        K: Send,
+        E: From<EngineError> + Send,
+    {
+        let prepare = |entry: T| -> Result<(Input, K), E> {
+            let (input, kept) = read(entry)?;
+            Ok((self.diarizer_features(input)?, kept))
+        };
+        let readers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(READ_AHEAD);
+        std::thread::scope(|scope| {
+            let mut ready = ReadAhead::start(scope, entries.into_iter(), &prepare, readers, READ_AHEAD).enumerate();
+            let mut batch = self.diarize_batch(limits);
+            // Each recording in the batch, by its number there: its entry's position and what `read` kept.
+            let mut running: HashMap<usize, (usize, K)> = HashMap::new();
+            let mut more = true;
+            loop {
+                while more && batch.len() < batch.capacity() {
+                    match ready.next() {
+                        Some((position, Ok((input, kept)))) => {
+                            running.insert(batch.add(input), (position, kept));
+                        }
+                        Some((position, Err(error))) => {
+                            if done(position, Err(error)).is_break() {
+                                return;
+                            }
+                        }
+                        None => more = false,
+                    }
+                }
+                if batch.is_empty() {
+                    return;
+                }
+                for (number, result) in batch.step(&mut |_, _, _| {}) {
+                    // Every number a step reports is one `add` gave, reported once.
+                    let Some((position, kept)) = running.remove(&number) else { continue };
+                    if done(position, result.map(|diarized| (diarized, kept)).map_err(E::from)).is_break() {
+                        return;
+                    }
+                }
             }
-        }
-        let missing = || Err(TowersError::Internal("a recording's result is missing".into()).into());
-        results.into_iter().map(|result| result.unwrap_or_else(missing)).collect()
+        });
     }
 
     /// `input` as the diarizer reads it: samples through its front end (features stay as they are), so that the
@@ -278,17 +329,18 @@ pub fn batch_limits(recordings: i64) -> Result<BatchLimits, EngineError> {
 }
 
 /// Inputs diarized side by side, added at any time ([`Engine::diarize_batch`]; continuous batching, as the server's
-/// concurrent requests need): each [`DiarizeBatch::step`] runs the next step of every running input as one GPU
-/// submission, and an input that ends leaves its place to the next one added. Each result is what
-/// [`Engine::diarize`] gives the input alone (within what [`Engine::diarize_many`] says).
+/// concurrent requests need, and [`Engine::diarize_many`]'s lists): each [`DiarizeBatch::step`] runs the next step of
+/// every running input as one GPU submission, and an input that ends leaves its place to the next one added. Each
+/// result is what [`Engine::diarize`] gives the input alone (within what [`Engine::diarize_many`] says).
 pub struct DiarizeBatch<'e> {
     diarizer: &'e Diarizer,
     batch: DiarizerBatch<'e>,
 }
 
 impl DiarizeBatch<'_> {
-    /// Adds an input (its front end runs now); returns its number, in the order added from 0. An input the
-    /// diarizer cannot take is refused by the next [`DiarizeBatch::step`].
+    /// Adds an input (its front end runs now, unless it is features already: [`Engine::diarizer_features`]); returns
+    /// its number, in the order added from 0. An input the diarizer cannot take is refused by the next
+    /// [`DiarizeBatch::step`].
     pub fn add(&mut self, input: Input) -> usize {
         let features = match input {
             Input::Samples(samples) => self.diarizer.features(&samples),
@@ -300,9 +352,19 @@ impl DiarizeBatch<'_> {
         }
     }
 
+    /// Inputs added and not yet reported by a step.
+    pub fn len(&self) -> usize {
+        self.batch.len()
+    }
+
     /// Whether every input added has been reported by a step.
     pub fn is_empty(&self) -> bool {
         self.batch.is_empty()
+    }
+
+    /// Inputs whose steps share one submission: more added wait for a place.
+    pub fn capacity(&self) -> usize {
+        self.batch.capacity()
     }
 
     /// One GPU submission for the next step of every running input (blocking until its results are read): the

@@ -2,11 +2,12 @@
 //! own loss) is each recording's GPU failure, the kind a device lost under one recording alone is: the kind the CLI's
 //! exit status, the server's status and Python's exception follow.
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use nemotron_engine::{
-    AudioOptions, BatchLimits, Engine, EngineError, EngineOptions, ErrorKind, Input, ModelOptions, ModelSource,
-    TowersError,
+    AudioOptions, BatchLimits, Diarized, Engine, EngineError, EngineOptions, ErrorKind, Input, ModelOptions,
+    ModelSource, TowersError,
 };
 
 #[test]
@@ -17,8 +18,14 @@ fn a_device_lost_in_a_shared_step_is_a_gpu_failure_of_every_recording_in_it() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/reference/tiny-release-chunks/audio.wav");
     let piece = |offset| AudioOptions { offset, duration: Some(5.0), ..AudioOptions::default() };
     let inputs: Vec<Input> = [0.0, 3.0].map(|offset| Input::read_path(&path, &piece(offset)).unwrap()).into();
-    let results = engine.diarize_many(inputs.clone(), &BatchLimits::default(), &mut |_, _, _| {});
+    let mut results: Vec<Option<Result<Diarized, EngineError>>> = inputs.iter().map(|_| None).collect();
+    let read = |input| Ok::<_, EngineError>((input, ()));
+    engine.diarize_many(inputs.clone(), read, &BatchLimits::default(), &mut |i, result| {
+        results[i] = Some(result.map(|(diarized, ())| diarized));
+        ControlFlow::Continue(())
+    });
     for (i, result) in results.iter().enumerate() {
+        let Some(result) = result else { panic!("recording {i} was not reported") };
         let Err(error) = result else { panic!("recording {i} was diarized on a lost device") };
         assert!(matches!(error, EngineError::Towers(TowersError::BatchedStep(_))), "recording {i}: {error:?}");
         assert_eq!(error.kind(), ErrorKind::Gpu, "recording {i}: {error}");

@@ -1,11 +1,12 @@
 //! `Model`: one loaded model on one GPU, shared by any number of Python threads. Every task releases the GIL while
 //! it decodes and runs on the GPU, and calls the engine functions the CLI calls, so its outputs are the CLI's.
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use nemotron_engine::{
-    AlignRequest, BatchLimits, Engine, EngineOptions, Input, ModelSource, Precision, SegmentRule, SegmentSettings,
-    StreamingMode, batch_limits,
+    AlignRequest, BatchLimits, Engine, EngineError, EngineOptions, Input, ModelSource, Precision, SegmentRule,
+    SegmentSettings, StreamingMode, batch_limits,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -45,35 +46,59 @@ fn uri(audio: &Audio) -> String {
 
 /// Decodes and diarizes one input (no GIL): its diarization by `segmenter`.
 fn diarize_one(engine: &Engine, name: &str, audio: Audio, segmenter: &SegmentRule) -> PyResult<Diarization> {
-    diarize_batch(engine, vec![(name.to_string(), audio)], &BatchLimits::default(), segmenter)?
+    diarize_each(engine, vec![(name.to_string(), audio)], &BatchLimits::default(), segmenter)?
         .pop()
         .ok_or_else(|| PyValueError::new_err(format!("{name}: no diarization came back")))
 }
 
-/// Decodes `inputs` (`(name, audio)`), then diarizes them side by side on the GPU (no GIL): each one's diarization
-/// by `segmenter`, as each gets it alone; the first failure, in order, is raised.
-fn diarize_batch(
+/// A Python exception on its way through the engine's batch, which reads the inputs on its own threads: an
+/// argument's, or an engine error's.
+struct Raised(PyErr);
+
+impl From<EngineError> for Raised {
+    fn from(error: EngineError) -> Self {
+        Raised(to_python(&error))
+    }
+}
+
+/// Decodes `inputs` (`(name, audio)`) and diarizes them side by side on the GPU (no GIL; [`Engine::diarize_many`]:
+/// up to `limits` at a time, the next ones decoded while the GPU runs): each one's diarization by `segmenter`, as
+/// each gets it alone, in order. The first failure in order is raised, as soon as the inputs before it are done.
+fn diarize_each(
     engine: &Engine,
     inputs: Vec<(String, Audio)>,
     limits: &BatchLimits,
     segmenter: &SegmentRule,
 ) -> PyResult<Vec<Diarization>> {
-    let mut files = Vec::with_capacity(inputs.len());
-    let mut decoded = Vec::with_capacity(inputs.len());
-    for (name, audio) in inputs {
+    let read = |(name, audio): (String, Audio)| -> Result<(Input, (String, f64)), Raised> {
         let uri = uri(&audio);
-        let input = audio.read(&name)?;
-        files.push((uri, input.seconds()));
-        decoded.push(input);
-    }
-    let results = engine.diarize_many(decoded, limits, &mut |_, _, _| {});
-    files
-        .into_iter()
-        .zip(results)
-        .map(|((uri, seconds), diarized)| {
-            let diarized = diarized.map_err(|e| to_python(&e))?;
+        let input = audio.read(&name).map_err(Raised)?;
+        let seconds = input.seconds();
+        Ok((input, (uri, seconds)))
+    };
+    let mut results: Vec<Option<PyResult<Diarization>>> = inputs.iter().map(|_| None).collect();
+    // Inputs before this one are all diarized.
+    let mut settled = 0;
+    engine.diarize_many(inputs, read, limits, &mut |position, result| {
+        let diarization = result.map_err(|Raised(error)| error).map(|(diarized, (uri, seconds))| {
             let segments = diarized.segments_by(segmenter);
-            Ok(Diarization::new(segments, diarized, uri, seconds))
+            Diarization::new(segments, diarized, uri, seconds)
+        });
+        results[position] = Some(diarization);
+        while matches!(results.get(settled), Some(Some(Ok(_)))) {
+            settled += 1;
+        }
+        match results.get(settled) {
+            // The first failure in order: what is raised whatever the others give.
+            Some(Some(Err(_))) => ControlFlow::Break(()),
+            _ => ControlFlow::Continue(()),
+        }
+    });
+    results
+        .into_iter()
+        .enumerate()
+        .map(|(i, result)| {
+            result.unwrap_or_else(|| Err(PyValueError::new_err(format!("input {i}: no diarization came back"))))
         })
         .collect()
 }
@@ -205,7 +230,8 @@ impl Model {
     }
 
     /// `diarize` of each input, in order (one sample rate for the arrays among them), `batch_size` of them (default
-    /// 8) side by side on the GPU: each result is the one `diarize` gives it alone.
+    /// 8) side by side on the GPU, a finished one's place taken by the next at once: each result is the one
+    /// `diarize` gives it alone.
     #[pyo3(signature = (audios, sample_rate=None, batch_size=None, **segment_settings))]
     fn diarize_many(
         &self,
@@ -224,15 +250,9 @@ impl Model {
             inputs.push(Audio::extract(&format!("audios[{i}]"), &audio?, sample_rate)?);
         }
         let engine = &self.engine;
-        // A batch's recordings are decoded at once: a batch at a time bounds the samples held.
         detached(py, || {
-            let mut each = inputs.into_iter().enumerate().map(|(i, audio)| (format!("audios[{i}]"), audio)).peekable();
-            let mut diarized = Vec::new();
-            while each.peek().is_some() {
-                let batch = each.by_ref().take(limits.max_recordings).collect();
-                diarized.extend(diarize_batch(engine, batch, &limits, &segmenter)?);
-            }
-            Ok(diarized)
+            let named = inputs.into_iter().enumerate().map(|(i, audio)| (format!("audios[{i}]"), audio)).collect();
+            diarize_each(engine, named, &limits, &segmenter)
         })
     }
 

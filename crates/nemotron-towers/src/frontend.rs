@@ -209,7 +209,7 @@ impl LogMel {
     }
 }
 
-/// The values, as the offline loop reads them ([`crate::OfflineBatch`] holds features of any owner).
+/// The values, as the offline loop reads them (a [`crate::DiarizerBatch`] holds the features it diarizes).
 impl AsRef<[f32]> for Features {
     fn as_ref(&self) -> &[f32] {
         &self.data

@@ -98,8 +98,6 @@ pub use config::{ConfigError, DiarizationConfig, EncoderConfig, ModelConfig, Tra
 pub use error::{Error, Result, SampleError, error_sentence};
 pub use frontend::Features;
 pub use gpu_core::{Capability, Gpu, GpuOptions};
-pub use offline::{BatchLimits, Finished, OfflineBatch};
-pub use pipeline::{
-    AudioModel, AudioOutputs, Diarization, Diarizer, DiarizerBatch, Model, ModelOptions, Progress, audio_tensors,
-};
+pub use offline::{BatchLimits, DiarizerBatch};
+pub use pipeline::{AudioModel, AudioOutputs, Diarization, Diarizer, Model, ModelOptions, Progress, audio_tensors};
 pub use streaming::{DiarizerSession, StreamOutput, StreamingMode};

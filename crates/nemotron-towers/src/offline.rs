@@ -1,22 +1,23 @@
 //! The offline speaker-cache loop over whole recordings (docs/model.md §6), one or many at a time. Each recording's
 //! steps depend on each other (the speaker cache and FIFO carry over), so a recording never runs two steps at
 //! once; several recordings instead run their next steps side by side, one submission for all of them, as the live
-//! sessions of `streaming::push_many` do. [`OfflineBatch`] takes recordings at any time (a server's concurrent
-//! requests); [`Sortformer::diarize_many`] is a batch whose recordings all come first.
+//! sessions of `streaming::push_many` do. [`DiarizerBatch`] takes recordings at any time (a server's concurrent
+//! requests, a front end's list of files); [`Sortformer::diarize`] runs the same steps for one recording.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 
 use gpu_core::Timing;
 
 use crate::chunks::{Chunk, MAX_CHUNKS_PER_BATCH, schedule};
 use crate::config::DiarizationConfig;
 use crate::error::{Error, Result};
-use crate::sortformer::{Sortformer, encoder_rate_probabilities};
+use crate::frontend::Features;
+use crate::pipeline::{Diarization, Diarizer, check_features};
+use crate::sortformer::{Sortformer, each_step, encoder_rate_probabilities};
 use crate::speaker_cache::{self, SpeakerCache, StepLayout};
 use crate::tower::{InputKind, Sequence, Tower, no_prologue};
 
-/// How many recordings [`Sortformer::diarize_many`] runs side by side: at most `max_recordings` steps, and at most
+/// How many recordings a [`DiarizerBatch`] runs side by side: at most `max_recordings` steps, and at most
 /// `max_rows` encoder rows (every step counted at the schedule's largest), per submission.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BatchLimits {
@@ -134,50 +135,23 @@ impl<F: AsRef<[f32]>> Recording<F> {
 
 impl Sortformer {
     /// The whole recording: raw (un-normalised) log-mel `[frames, mel]` with `valid_frames` real
-    /// frames (`frames` a multiple of the subsampling factor) → logits `[frames, speakers]`.
+    /// frames (`frames` a multiple of the subsampling factor) → logits `[frames, speakers]`. Its steps are those a
+    /// [`DiarizerBatch`] runs, one submission each.
     pub async fn diarize(
         &self,
         features: &[f32],
         valid_frames: usize,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Vec<f32>> {
-        let mut outputs = self
-            .diarize_many(&[(features, valid_frames)], &BatchLimits::default(), &mut |_, done, all| progress(done, all))
-            .await;
-        outputs.pop().unwrap_or_else(|| Err(Error::Internal("a recording's output is missing".into())))
-    }
-
-    /// Many recordings (each as [`Sortformer::diarize`] takes it) → each one's logits as it gets them alone. Their
-    /// steps run side by side, one submission for the next step of each of up to `limits` recordings (each step its
-    /// own padded sequence, the padding masked); a recording that ends leaves its place to the next one waiting.
-    /// `progress(recording, chunks done, chunks)` follows every step.
-    ///
-    /// The same bits where no kernel splits its work by the size of the batch: the f32 path on a device a step
-    /// already fills (lavapipe: `tests/diarize_many.rs`). Where a split follows the batch's rows (the attention's
-    /// keys on a large GPU, the tensor-core products' slices of k), the sums run in another order and the logits
-    /// agree within float rounding, as [`crate::streaming::push_many`]'s sessions do.
-    ///
-    /// Returns one result per recording, in order. A recording that is refused (features of the wrong shape) or
-    /// whose embedding fails is left out and the others go on; a failure of a shared step is every recording's in
-    /// it ([`Error::BatchedStep`], the step's error its source), and the others go on.
-    pub async fn diarize_many(
-        &self,
-        recordings: &[(&[f32], usize)],
-        limits: &BatchLimits,
-        progress: &mut dyn FnMut(usize, usize, usize),
-    ) -> Vec<Result<Vec<f32>>> {
-        let mut batch = OfflineBatch::new(self, limits);
-        for &(features, valid) in recordings {
-            batch.add(features, valid);
+        // A user while its steps run: the workspaces they grow are kept from one step to the next, and freed after
+        // the last (if no live session or batch is left).
+        let _user = Joined::new(self);
+        let mut running = [(0, Recording::new(self.config(), features, valid_frames))];
+        while matches!(&running[0].1, Ok(recording) if !recording.done()) {
+            self.run_steps(&mut running, &mut |_, done, all| progress(done, all)).await;
         }
-        let mut results: Vec<Option<Result<Vec<f32>>>> = recordings.iter().map(|_| None).collect();
-        while !batch.is_empty() {
-            for finished in batch.step(progress).await {
-                results[finished.recording] = Some(finished.result.map(|(_, logits)| logits));
-            }
-        }
-        let missing = || Err(Error::Internal("a recording's result is missing".into()));
-        results.into_iter().map(|result| result.unwrap_or_else(missing)).collect()
+        let [(_, state)] = running;
+        state.map(|recording| recording.logits)
     }
 
     /// Steps per submission under `limits`, every step counted at the schedule's largest.
@@ -188,7 +162,8 @@ impl Sortformer {
         self.steps_per_submission(step_rows, limits.max_recordings, limits.max_rows)
     }
 
-    /// The next step of each recording of `running` (its number and its state), as one submission.
+    /// The next step of each recording of `running` (its number and its state), as one submission; a failure of the
+    /// submission is each one's ([`each_step`]).
     async fn run_steps<F: AsRef<[f32]>>(
         &self,
         running: &mut [(usize, Result<Recording<F>>)],
@@ -208,56 +183,44 @@ impl Sortformer {
         }
         let batch: Vec<Sequence<'_>> = steps.iter().map(|(_, s)| Sequence { rows: &s.rows, valid: &s.valid }).collect();
         let all: Vec<_> = batch.iter().map(|s| 0..s.valid.len()).collect();
-        let outputs =
-            match self.steps(InputKind::Embeddings, &batch, &all, (no_prologue, no_prologue), Timing::Off).await {
-                Ok(outputs) if outputs.len() == steps.len() => outputs,
-                Ok(outputs) => {
-                    let error = Error::Internal(format!("{} outputs for {} steps", outputs.len(), steps.len()));
-                    return fail(running, &steps, error);
-                }
-                Err(error) => return fail(running, &steps, error),
-            };
+        let outputs = self.steps(InputKind::Embeddings, &batch, &all, (no_prologue, no_prologue), Timing::Off).await;
         drop(batch);
-        for ((i, step), output) in steps.into_iter().zip(outputs) {
+        let count = steps.len();
+        for ((i, step), output) in steps.into_iter().zip(each_step(outputs, count)) {
             let (number, state) = &mut running[i];
-            if let Ok(recording) = state {
-                recording.complete(c, step, &output.logits, self.silence());
-                progress(*number, recording.next, recording.chunks.len());
+            match output {
+                Ok(output) => {
+                    if let Ok(recording) = state {
+                        recording.complete(c, step, &output.logits, self.silence());
+                        progress(*number, recording.next, recording.chunks.len());
+                    }
+                }
+                Err(error) => *state = Err(error),
             }
         }
     }
 }
 
-/// Gives every recording of a failed step the failure: alone, the error itself; batched, [`Error::BatchedStep`] with
-/// the error as the source each one shares.
-fn fail<F>(running: &mut [(usize, Result<Recording<F>>)], steps: &[(usize, Step)], error: Error) {
-    if let [(i, _)] = steps {
-        running[*i].1 = Err(error);
-        return;
-    }
-    let error = Arc::new(error);
-    for (i, _) in steps {
-        running[*i].1 = Err(Error::BatchedStep(Arc::clone(&error)));
-    }
-}
-
-/// Recordings diarized side by side, added at any time (continuous batching, as the live scheduler's rounds): each
-/// [`OfflineBatch::step`] runs the next step of every running recording, at most `limits` of them, as one submission,
-/// and a recording that ends leaves its place to the next one waiting, in the order they were added. Each recording's
-/// logits are those [`Sortformer::diarize_many`] gives it (which is such a batch).
+/// Recordings' features diarized side by side, added at any time (continuous batching, as the live scheduler's
+/// rounds): each [`DiarizerBatch::step`] runs the next step of every running recording, at most `limits` of them, as
+/// one submission (each step its own padded sequence, the padding masked), and a recording that ends leaves its place
+/// to the next one waiting, in the order they were added.
 ///
-/// `F` holds a recording's raw log-mel features `[frames, mel]` (`frames` a multiple of the subsampling factor): a
-/// slice, or a type that owns them, which the batch gives back with the logits.
-pub struct OfflineBatch<'s, F> {
-    sortformer: &'s Sortformer,
+/// Each recording's speaker activity is what [`Diarizer::diarize_features`] gives it alone: the same bits where no
+/// kernel splits its work by the size of the batch, the f32 path on a device a step already fills (lavapipe:
+/// `tests/diarize_many.rs`). Where a split follows the batch's rows (the attention's keys on a large GPU, the
+/// tensor-core products' slices of k), the sums run in another order and the logits agree within float rounding, as
+/// [`crate::streaming::push_many`]'s sessions do.
+pub struct DiarizerBatch<'d> {
+    diarizer: &'d Diarizer,
     per_submission: usize,
     added: usize,
-    waiting: VecDeque<(usize, Result<Recording<F>>)>,
-    running: Vec<(usize, Result<Recording<F>>)>,
+    waiting: VecDeque<(usize, Result<Recording<Features>>)>,
+    running: Vec<(usize, Result<Recording<Features>>)>,
     /// Refused before they could wait.
     refused: Vec<(usize, Error)>,
     /// While the batch holds recordings, it is one of its diarizer's users (it will step again).
-    joined: Option<Joined<'s>>,
+    joined: Option<Joined<'d>>,
 }
 
 /// One user of a diarizer ([`Sortformer::join`]) for as long as it lives.
@@ -276,20 +239,12 @@ impl Drop for Joined<'_> {
     }
 }
 
-/// A recording an [`OfflineBatch`] is done with.
-pub struct Finished<F> {
-    /// Its number: the order it was added in, from 0.
-    pub recording: usize,
-    /// Its features and its logits `[frames, speakers]`, or why it failed.
-    pub result: Result<(F, Vec<f32>)>,
-}
-
-impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
-    /// An empty batch on `sortformer`, whose steps share submissions within `limits`.
-    pub fn new(sortformer: &'s Sortformer, limits: &BatchLimits) -> Self {
-        Self {
-            sortformer,
-            per_submission: sortformer.recordings_per_submission(limits),
+impl Diarizer {
+    /// An empty batch whose recordings' steps share submissions within `limits`.
+    pub fn batch(&self, limits: &BatchLimits) -> DiarizerBatch<'_> {
+        DiarizerBatch {
+            diarizer: self,
+            per_submission: self.sortformer().recordings_per_submission(limits),
             added: 0,
             waiting: VecDeque::new(),
             running: Vec::new(),
@@ -297,19 +252,25 @@ impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
             joined: None,
         }
     }
+}
 
-    /// Adds a recording: its features with `valid_frames` real frames. Returns its number; features of the wrong shape
-    /// are refused by the next [`OfflineBatch::step`].
-    pub fn add(&mut self, features: F, valid_frames: usize) -> usize {
-        let recording = Recording::new(self.sortformer.config(), features, valid_frames);
-        self.waiting.push_back((self.added, recording));
+impl DiarizerBatch<'_> {
+    /// Adds a recording's features (as the front end makes them); returns its number, in the order added from 0.
+    /// Features the diarizer cannot read are refused by the next [`DiarizerBatch::step`].
+    pub fn add(&mut self, features: Features) -> usize {
+        let c = self.diarizer.config();
+        if let Err(error) = check_features(&features, c.encoder.mel_bins, c.encoder.subsampling) {
+            return self.refuse(error);
+        }
+        let valid = features.valid;
+        self.waiting.push_back((self.added, Recording::new(c, features, valid)));
         self.added += 1;
         self.follow_recordings();
         self.added - 1
     }
 
     /// Counts a recording that was refused before it could be added (its features could not be made, say): the next
-    /// [`OfflineBatch::step`] reports `error` under its number, which this returns.
+    /// [`DiarizerBatch::step`] reports `error` under its number, which this returns.
     pub fn refuse(&mut self, error: Error) -> usize {
         self.refused.push((self.added, error));
         self.added += 1;
@@ -327,28 +288,45 @@ impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
         self.len() == 0
     }
 
+    /// Recordings whose steps share one submission: a caller that keeps [`DiarizerBatch::len`] at this keeps every
+    /// place busy and none waiting.
+    pub fn capacity(&self) -> usize {
+        self.per_submission
+    }
+
     /// The next step of each running recording (the first waiting ones take the free places) as one submission;
-    /// returns the recordings done with it, in no particular order: those whose last step it ran, those refused or
-    /// failed. `progress(recording, chunks done, chunks)` follows each recording's step. A failure of the shared
-    /// step is every recording's in it ([`Error::BatchedStep`], the step's error its source; alone, the error itself).
-    pub async fn step(&mut self, progress: &mut dyn FnMut(usize, usize, usize)) -> Vec<Finished<F>> {
-        let mut finished: Vec<Finished<F>> =
-            self.refused.drain(..).map(|(recording, error)| Finished { recording, result: Err(error) }).collect();
+    /// returns the recordings done with it, by number, in no particular order: those whose last step it ran, those
+    /// refused or failed. `progress(recording, chunks done, chunks)` follows each recording's step. A failure of the
+    /// shared step is every recording's in it ([`Error::BatchedStep`], the step's error its source; alone, the error
+    /// itself), and the others go on.
+    pub async fn step(&mut self, progress: &mut dyn FnMut(usize, usize, usize)) -> Vec<(usize, Result<Diarization>)> {
+        let mut finished: Vec<(usize, Result<Recording<Features>>)> =
+            self.refused.drain(..).map(|(number, error)| (number, Err(error))).collect();
         while self.running.len() < self.per_submission
             && let Some(entry) = self.waiting.pop_front()
         {
             match entry {
                 (number, Ok(recording)) if !recording.done() => self.running.push((number, Ok(recording))),
-                other => finished.push(finish(other)),
+                other => finished.push(other),
             }
         }
-        self.sortformer.run_steps(&mut self.running, progress).await;
+        self.diarizer.sortformer().run_steps(&mut self.running, progress).await;
         let (done, going): (Vec<_>, Vec<_>) =
             self.running.drain(..).partition(|(_, state)| !matches!(state, Ok(recording) if !recording.done()));
         self.running = going;
-        finished.extend(done.into_iter().map(finish));
+        finished.extend(done);
         self.follow_recordings();
+        let diarizer = self.diarizer;
         finished
+            .into_iter()
+            .map(|(number, state)| {
+                let diarization = state.map(|Recording { features, logits: speaker_logits, .. }| {
+                    let speaker_probabilities = diarizer.probabilities(&speaker_logits);
+                    Diarization { features, speaker_logits, speaker_probabilities }
+                });
+                (number, diarization)
+            })
+            .collect()
     }
 
     /// Joins the diarizer's users when the batch has recordings, leaves them when it has none: the workspaces its
@@ -357,12 +335,7 @@ impl<'s, F: AsRef<[f32]>> OfflineBatch<'s, F> {
         if self.is_empty() {
             self.joined = None;
         } else if self.joined.is_none() {
-            self.joined = Some(Joined::new(self.sortformer));
+            self.joined = Some(Joined::new(self.diarizer.sortformer()));
         }
     }
-}
-
-/// A recording's result, once it is done or failed.
-fn finish<F>((recording, state): (usize, Result<Recording<F>>)) -> Finished<F> {
-    Finished { recording, result: state.map(|r| (r.features, r.logits)) }
 }

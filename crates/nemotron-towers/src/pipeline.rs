@@ -14,7 +14,6 @@ use crate::error::{Error, Result};
 use crate::frontend::{Features, LogMel};
 use crate::fusion::Fusion;
 use crate::names::{ModelNames, WordTimestampNames};
-use crate::offline::BatchLimits;
 use crate::sortformer::{Sortformer, encoder_rate_probabilities};
 use crate::tower::Tower;
 use crate::weights::{self, Expectations, GpuStore, GpuWeights, RandomStore};
@@ -104,44 +103,6 @@ impl Diarizer {
         Ok(Diarization { features, speaker_logits, speaker_probabilities })
     }
 
-    /// Many recordings' features → each one's speaker activity as [`Diarizer::diarize_features`] gives it (bit for
-    /// bit where [`Sortformer::diarize_many`] says), with the steps of up to `limits` recordings side by side in one submission
-    /// ([`Sortformer::diarize_many`]). `progress(recording, chunks done, chunks)` follows every step. One result per
-    /// recording, in order: a refused or failed recording does not stop the others.
-    pub async fn diarize_many(
-        &self,
-        features: Vec<Features>,
-        limits: &BatchLimits,
-        progress: &mut dyn FnMut(usize, usize, usize),
-    ) -> Vec<Result<Diarization>> {
-        let c = self.config();
-        let checked: Vec<Result<()>> =
-            features.iter().map(|f| check_features(f, c.encoder.mel_bins, c.encoder.subsampling)).collect();
-        let (runs, inputs): (Vec<usize>, Vec<(&[f32], usize)>) = features
-            .iter()
-            .zip(&checked)
-            .enumerate()
-            .filter(|(_, (_, check))| check.is_ok())
-            .map(|(i, (f, _))| (i, (f.data.as_slice(), f.valid)))
-            .unzip();
-        let mut logits = self
-            .sortformer()
-            .diarize_many(&inputs, limits, &mut |run, done, all| progress(runs[run], done, all))
-            .await
-            .into_iter();
-        features
-            .into_iter()
-            .zip(checked)
-            .map(|(features, check)| {
-                check?;
-                let speaker_logits =
-                    logits.next().unwrap_or_else(|| Err(Error::Internal("a recording's output is missing".into())))?;
-                let speaker_probabilities = self.probabilities(&speaker_logits);
-                Ok(Diarization { features, speaker_logits, speaker_probabilities })
-            })
-            .collect()
-    }
-
     /// Speaker logits at 10 ms and probabilities at the encoder rate of `features`.
     async fn speaker_activity(&self, features: &Features, progress: Progress<'_>) -> Result<(Vec<f32>, Vec<f32>)> {
         let c = self.config();
@@ -155,7 +116,7 @@ impl Diarizer {
     }
 
     /// Probabilities at the encoder rate of logits `[frames, speakers]` at 10 ms.
-    fn probabilities(&self, speaker_logits: &[f32]) -> Vec<f32> {
+    pub(crate) fn probabilities(&self, speaker_logits: &[f32]) -> Vec<f32> {
         let c = self.config();
         let frame_logits = c.encoder.subsampling * c.speakers;
         let mut probabilities = Vec::with_capacity(speaker_logits.len() / c.encoder.subsampling);
@@ -460,7 +421,8 @@ fn check_samples(samples: &[f32]) -> Result<()> {
     Ok(nemotron_postprocess::samples::check_samples("in-memory audio", samples)?)
 }
 
-fn check_features(features: &Features, mel_bins: usize, subsampling: usize) -> Result<()> {
+/// Refuses features the diarizer (of `mel_bins` and `subsampling`) cannot read, naming what is wrong.
+pub(crate) fn check_features(features: &Features, mel_bins: usize, subsampling: usize) -> Result<()> {
     if !features.frames.is_multiple_of(subsampling) || features.data.len() != features.frames * mel_bins {
         return Err(Error::features(format!(
             "features hold {} values for {} frames; expected frames × {mel_bins} mel bins with frames a multiple of {subsampling}",
@@ -480,8 +442,5 @@ fn check_features(features: &Features, mel_bins: usize, subsampling: usize) -> R
     Ok(())
 }
 
-mod diarizer_batch;
 #[cfg(test)]
 mod load_tests;
-
-pub use diarizer_batch::DiarizerBatch;

@@ -308,6 +308,23 @@ impl Sortformer {
     }
 }
 
+/// What each of `steps` steps gets of the submission they shared (`outputs`, one per step, from
+/// [`Sortformer::steps`]): its output; or, when the submission failed, the failure: alone, the error itself; side by
+/// side, [`Error::BatchedStep`] for each, all sharing the error as their source (a lost device stays a GPU error for
+/// each). The live sessions' batches and the offline recordings' take their steps' outcomes from here.
+pub(crate) fn each_step<O>(outputs: Result<Vec<O>>, steps: usize) -> Vec<Result<O>> {
+    let error = match outputs {
+        Ok(outputs) if outputs.len() == steps => return outputs.into_iter().map(Ok).collect(),
+        Ok(outputs) => Error::Internal(format!("{} outputs for {steps} steps", outputs.len())),
+        Err(error) => error,
+    };
+    if steps == 1 {
+        return vec![Err(error)];
+    }
+    let error = Arc::new(error);
+    (0..steps).map(|_| Err(Error::BatchedStep(Arc::clone(&error)))).collect()
+}
+
 /// One streaming step of a session: its chunk's stacked features `[n, subsampling·mel]` (the chunk proper, then its
 /// look-ahead) after the `[speaker cache ; FIFO]` rows its session keeps on the GPU.
 pub(crate) struct StepInput<'a> {

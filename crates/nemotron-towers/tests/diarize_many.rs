@@ -1,6 +1,6 @@
-//! Offline diarization of many recordings side by side (`Diarizer::diarize_many`): each recording's logits and
-//! probabilities are the bits it gets alone, whatever the batch it runs in, and a refused recording leaves the
-//! others as they are.
+//! Offline diarization of many recordings side by side (`Diarizer::batch`): each recording's logits and
+//! probabilities are the bits it gets alone, whatever the batch it runs in and whenever it joins, and a refused
+//! recording leaves the others as they are.
 
 mod common;
 
@@ -46,6 +46,25 @@ fn assert_same_bits(got: &Diarization, want: &Diarization, what: &str) {
     assert!(!want.speaker_logits.is_empty(), "{what}: no logits");
 }
 
+/// Recordings all added before the first step (a front end's list of files), each one's result by its number.
+fn diarize_all(
+    features: Vec<Features>,
+    limits: &BatchLimits,
+    progress: &mut dyn FnMut(usize, usize, usize),
+) -> Vec<Result<Diarization, Error>> {
+    let mut batch = model().diarizer().batch(limits);
+    let numbers: Vec<usize> = features.into_iter().map(|f| batch.add(f)).collect();
+    assert_eq!(numbers, (0..numbers.len()).collect::<Vec<_>>(), "numbers in the order added");
+    let mut results: Vec<Option<Result<Diarization, Error>>> = numbers.iter().map(|_| None).collect();
+    while !batch.is_empty() {
+        for (number, result) in batch.step(progress).block() {
+            assert!(results[number].is_none(), "recording {number} reported twice");
+            results[number] = Some(result);
+        }
+    }
+    results.into_iter().enumerate().map(|(i, r)| r.unwrap_or_else(|| panic!("recording {i} not reported"))).collect()
+}
+
 #[test]
 fn recordings_diarized_together_are_bit_for_bit_those_diarized_alone() {
     let recordings = recordings();
@@ -62,14 +81,11 @@ fn recordings_diarized_together_are_bit_for_bit_those_diarized_alone() {
     for limits in limits {
         let mut steps = vec![0; recordings.len()];
         let inputs = recordings.iter().map(|r| features(r)).collect();
-        let batched = model()
-            .diarizer()
-            .diarize_many(inputs, &limits, &mut |i, done, all| {
-                assert_eq!(done, steps[i] + 1, "recording {i}: progress in order");
-                assert!(done <= all);
-                steps[i] = done;
-            })
-            .block();
+        let batched = diarize_all(inputs, &limits, &mut |i, done, all| {
+            assert_eq!(done, steps[i] + 1, "recording {i}: progress in order");
+            assert!(done <= all);
+            steps[i] = done;
+        });
         assert_eq!(batched.len(), recordings.len());
         for (i, (got, want)) in batched.iter().zip(&solo).enumerate() {
             let got = got.as_ref().unwrap_or_else(|e| panic!("recording {i} under {limits:?}: {e}"));
@@ -87,7 +103,7 @@ fn a_refused_recording_is_reported_and_the_others_run_as_alone() {
     let mut bad = inputs[1].clone();
     bad.valid = 0;
     inputs.insert(1, bad);
-    let batched = model().diarizer().diarize_many(inputs, &BatchLimits::default(), &mut |_, _, _| {}).block();
+    let batched = diarize_all(inputs, &BatchLimits::default(), &mut |_, _, _| {});
     assert_eq!(batched.len(), recordings.len() + 1);
     assert!(
         matches!(&batched[1], Err(Error::Features { .. })),

@@ -10,7 +10,7 @@ use gpu_core::Gpu;
 use nemotron_io::read_audio;
 use nemotron_towers::blocking::Block;
 use nemotron_towers::streaming::push_many;
-use nemotron_towers::{BatchLimits, Diarizer, DiarizerSession, Model, StreamingMode};
+use nemotron_towers::{BatchLimits, Diarizer, DiarizerBatch, DiarizerSession, Model, StreamingMode};
 
 /// One encoder frame of chunk and one of look-ahead: many small steps from a short file.
 const MODE: StreamingMode = StreamingMode::Custom { chunk: 1, lookahead: 1 };
@@ -121,16 +121,22 @@ fn offline_batches_give_their_workspaces_back_when_their_recordings_are_done() {
     let recordings =
         |n: usize| (0..n).map(|i| diarizer.features(&audio[i * 1_000..][..80_000]).unwrap()).collect::<Vec<_>>();
     let limits = |n: usize| BatchLimits { max_recordings: n, max_rows: None };
-    let diarize = |n: usize| {
-        for result in diarizer.diarize_many(recordings(n), &limits(n), &mut |_, _, _| {}).block() {
-            result.expect("a recording of the batch");
+    // `n` recordings through `batch`, until it has reported them all.
+    let diarize = |batch: &mut DiarizerBatch, n: usize| {
+        for features in recordings(n) {
+            batch.add(features);
+        }
+        while !batch.is_empty() {
+            for (_, result) in batch.step(&mut |_, _, _| {}).block() {
+                result.expect("a recording of the batch");
+            }
         }
     };
-    diarize(1);
+    diarize(&mut diarizer.batch(&limits(1)), 1);
     let start = gpu.memory_in_use();
     for _ in 0..2 {
         gpu.reset_peak_memory();
-        diarize(16);
+        diarize(&mut diarizer.batch(&limits(16)), 16);
         let (peak, after) = (gpu.peak_memory(), gpu.memory_in_use());
         eprintln!("start {start} bytes, batch peak {peak}, after it {after}");
         assert!(peak > start, "the batch of 16 grew the workspaces: peak {peak} bytes");
@@ -138,13 +144,6 @@ fn offline_batches_give_their_workspaces_back_when_their_recordings_are_done() {
     }
     // A batch that lives on (a server's) gives them back once its recordings are done, too.
     let mut batch = diarizer.batch(&limits(16));
-    for features in recordings(16) {
-        batch.add(features);
-    }
-    while !batch.is_empty() {
-        for (_, result) in batch.step(&mut |_, _, _| {}).block() {
-            result.expect("a recording of the batch");
-        }
-    }
+    diarize(&mut batch, 16);
     assert_eq!(gpu.memory_in_use(), start, "after the lasting batch's recordings");
 }

@@ -315,8 +315,15 @@ fn a_device_lost_in_a_batched_step_is_the_source_of_every_recordings_error() {
     let diarizer = model.diarizer();
     // Steps of one recording run: the device is lost only once two share a step.
     diarizer.diarize_audio(&recordings[0], &mut |_, _, _| {}).block().expect("a recording alone runs");
-    let features = recordings.iter().map(|samples| diarizer.features(samples).unwrap()).collect();
-    let results = diarizer.diarize_many(features, &BatchLimits::default(), &mut |_, _, _| {}).block();
+    let mut batch = diarizer.batch(&BatchLimits::default());
+    for samples in &recordings {
+        batch.add(diarizer.features(samples).unwrap());
+    }
+    let mut reported = batch.step(&mut |_, _, _| {}).block();
+    assert!(batch.is_empty(), "the failed step reported every recording");
+    reported.sort_by_key(|(number, _)| *number);
+    let results: Vec<_> = reported.into_iter().map(|(_, result)| result).collect();
+    assert_eq!(results.len(), recordings.len());
     let source = shared_source(&results);
     assert_lost_device(source);
     // What a front end prints names the cause.

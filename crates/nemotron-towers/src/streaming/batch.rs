@@ -1,12 +1,11 @@
 //! Many live streams, one GPU: the chunks that several sessions have due run as one submission (rows of all of
 //! them in each GEMM; attention, speaker cache and FIFO per session), not one submission per session.
 
-use std::sync::Arc;
-
 #[cfg(feature = "parallel")]
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::sortformer::{StepOutput, each_step};
 use crate::streaming::session::{DiarizerSession, DueChunk, StreamOutput};
 
 /// Pushes `samples` into each session, as [`DiarizerSession::push`] does one by one, but runs the chunks that are
@@ -16,8 +15,9 @@ use crate::streaming::session::{DiarizerSession, DueChunk, StreamOutput};
 /// relative, not the same bits: split products and the attention's key split follow the batch's size).
 ///
 /// Returns one result per entry, in order. A session whose samples are refused (not finite) is left untouched; a
-/// failure of a shared step is every session's in it ([`Error::BatchedStep`], the step's error its source), and their
-/// chunks run on their next push, as after a failed [`DiarizerSession::push`].
+/// failure of a shared step is every session's in it ([`crate::Error::BatchedStep`], the step's error its source;
+/// alone in its step, the error itself), and their chunks run on their next push, as after a failed
+/// [`DiarizerSession::push`].
 pub async fn push_many(pushes: &mut [(&mut DiarizerSession, &[f32])]) -> Vec<Result<StreamOutput>> {
     let mut outputs: Vec<Result<StreamOutput>> = pushes
         .iter_mut()
@@ -81,47 +81,35 @@ async fn run_batch(
     let prepared: Vec<Result<DueChunk>> = members.par_iter().map(prepare).collect();
     #[cfg(not(feature = "parallel"))]
     let prepared: Vec<Result<DueChunk>> = members.iter().map(prepare).collect();
-    let mut ready: Vec<(&mut DiarizerSession, DueChunk)> = Vec::with_capacity(members.len());
-    let mut ran: Vec<usize> = Vec::with_capacity(members.len());
+    let mut ready: Vec<(usize, &mut DiarizerSession, DueChunk)> = Vec::with_capacity(members.len());
     for ((i, session), due) in members.drain(..).zip(prepared) {
         match due {
-            Ok(due) => {
-                ready.push((session, due));
-                ran.push(i);
-            }
+            Ok(due) => ready.push((i, session, due)),
             Err(error) => outputs[i] = Err(error),
         }
     }
-    let Some((first, _)) = ready.first() else { return };
+    let Some((_, first, _)) = ready.first() else { return };
     let (sortformer, timing) = (first.diarizer().sortformer(), first.timing());
-    let inputs: Vec<_> = ready.iter().map(|(session, due)| session.step(due)).collect();
-    let steps = match sortformer.stream_steps(&inputs, timing).await {
-        Ok(steps) if steps.len() == ready.len() => steps,
-        Ok(steps) => {
-            let message = format!("{} outputs for {} steps", steps.len(), ready.len());
-            return fail(&ran, outputs, Error::Internal(message));
-        }
-        Err(error) => return fail(&ran, outputs, error),
-    };
+    let inputs: Vec<_> = ready.iter().map(|(_, session, due)| session.step(due)).collect();
+    let steps = each_step(sortformer.stream_steps(&inputs, timing).await, inputs.len());
     drop(inputs);
-    let work: Vec<_> = ready.into_iter().zip(steps).collect();
-    let complete = |((session, due), step): ((&mut DiarizerSession, DueChunk), _)| session.complete_chunk(due, step);
+    let mut work = Vec::with_capacity(ready.len());
+    for ((i, session, due), step) in ready.into_iter().zip(steps) {
+        match step {
+            Ok(step) => work.push((i, session, due, step)),
+            Err(error) => outputs[i] = Err(error),
+        }
+    }
+    let complete = |(i, session, due, step): (usize, &mut DiarizerSession, DueChunk, StepOutput)| {
+        (i, session.complete_chunk(due, step))
+    };
     #[cfg(feature = "parallel")]
-    let completed: Vec<StreamOutput> = work.into_par_iter().map(complete).collect();
+    let completed: Vec<(usize, StreamOutput)> = work.into_par_iter().map(complete).collect();
     #[cfg(not(feature = "parallel"))]
-    let completed: Vec<StreamOutput> = work.into_iter().map(complete).collect();
-    for (i, output) in ran.into_iter().zip(completed) {
+    let completed: Vec<(usize, StreamOutput)> = work.into_iter().map(complete).collect();
+    for (i, output) in completed {
         if let Ok(out) = &mut outputs[i] {
             out.append(output);
         }
-    }
-}
-
-/// Gives every session of a failed step the failure, [`Error::BatchedStep`] with the error as the source each one
-/// shares.
-fn fail(ran: &[usize], outputs: &mut [Result<StreamOutput>], error: Error) {
-    let error = Arc::new(error);
-    for &i in ran {
-        outputs[i] = Err(Error::BatchedStep(Arc::clone(&error)));
     }
 }
