@@ -1,10 +1,12 @@
-//! Inputs the audio fuzz target (`fuzz/`) or its review turned up, each once a panic, an overflow or an unbounded
-//! allocation, kept in `testdata/fuzz-regressions/wav/`. Every file goes through the same calls as its fuzz target
-//! and must come back as samples or a typed error; the known ones must give the error named here.
+//! Inputs the fuzz targets (`fuzz/`) or their review turned up, each once a panic, an overflow or an unbounded
+//! allocation, kept in `testdata/fuzz-regressions/<target>/` (`wav` for the audio target). Every file goes through
+//! the same calls as its fuzz target and must come back as a value or a typed error; the known ones must give the
+//! error named here.
 
 use std::path::{Path, PathBuf};
 
 use nemotron_io::audio::{AudioError, AudioOptions, read_audio, read_audio_bytes};
+use nemotron_io::speakers::{ProfileError, SpeakerProfile};
 
 fn inputs(target: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/fuzz-regressions").join(target);
@@ -34,4 +36,23 @@ fn absurd_sample_rates_are_refused_before_resampling() {
         let error = read_audio(&input("wav", name)).expect_err("accepted");
         assert!(matches!(error, AudioError::SampleRate { rate: r, .. } if r == rate), "{name}: {error}");
     }
+}
+
+#[test]
+fn speaker_profile_inputs_answer() {
+    for path in inputs("speaker_profile") {
+        let bytes = std::fs::read(&path).expect("read input");
+        let _ = SpeakerProfile::from_bytes(&bytes, "fuzz.safetensors");
+    }
+}
+
+#[test]
+fn profile_data_ending_near_two_to_the_64_is_refused() {
+    // Eight 2^61−1-byte tensors under a profile's metadata: safetensors' unchecked `end + header` overflowed.
+    let error =
+        SpeakerProfile::read(&input("speaker_profile", "data-end-near-2-pow-64.safetensors")).expect_err("accepted");
+    assert!(
+        matches!(&error, ProfileError::Corrupt { message, .. } if message.contains("18446744073709551608 bytes of data")),
+        "{error}"
+    );
 }
