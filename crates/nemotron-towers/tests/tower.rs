@@ -188,33 +188,6 @@ fn the_standalone_diarization_checkpoint_loads_and_matches_the_cpu_reference() {
 }
 
 #[test]
-fn a_streaming_step_projects_its_chunk_after_the_embedded_rows() {
-    // `[cache ; FIFO]` rows already projected, then a chunk's stacked features, in one call.
-    let gpu = test_gpu();
-    let dir = testdata("reference/diar-tiny");
-    let ModelConfig::Diarization(c) = ModelConfig::from_file(&dir.join("config.json")).unwrap() else { panic!() };
-    let checkpoint = Checkpoint::open(&dir).unwrap();
-    let tower = Tower::load(gpu, &checkpoint, TowerKind::Diarization, &c.encoder, &test_matmul()).unwrap();
-    let host = reference::load_encoder(&checkpoint, TowerKind::Diarization, &c.encoder).unwrap();
-    let seed = fresh_seed();
-    let mut rng = Rng::new(seed);
-    let (embedded, chunk) = (23, 13);
-    let prefix = rng.f32s(embedded * c.encoder.hidden, 0.3);
-    let features = rng.f32s(chunk * c.encoder.stacked_features(), 1.7);
-    let valid = vec![true; embedded + chunk];
-    let rows = [prefix.clone(), features.clone()].concat();
-    let kind = InputKind::EmbeddedThenFeatures { embedded: &[embedded] };
-    let got = tower.forward(kind, &[Sequence { rows: &rows, valid: &valid }]).block().unwrap();
-    let widen = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
-    let mut all = widen(&prefix);
-    all.extend(reference::embed(&host, &widen(&features), chunk).unwrap());
-    let want = reference::encoder(&host, &c.encoder, TowerInput::Embeddings(&all), &valid).unwrap();
-    assert_close(&format!("diar-tiny streaming step (seed {seed})"), &got[0], &want, TOLERANCE);
-    let short = Sequence { rows: &rows[1..], valid: &valid };
-    assert!(tower.forward(kind, &[short]).block().is_err(), "a step whose values do not fit its rows is refused");
-}
-
-#[test]
 fn a_batch_of_three_equals_three_single_calls() {
     let gpu = test_gpu();
     let (checkpoint, config) = reference_checkpoint("model.safetensors");

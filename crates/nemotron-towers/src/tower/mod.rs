@@ -32,19 +32,12 @@ pub enum InputKind<'a> {
     Features,
     /// Already projected rows `[n, d]` (the Sortformer's cache/FIFO path).
     Embeddings,
-    /// Streaming diarization steps, one per sequence (of one session each): sequence `i` holds `embedded[i]`
-    /// projected rows `[embedded[i], d]` (speaker cache and FIFO), then stacked log-mel rows
-    /// `[n_i − embedded[i], subsampling·mel]` (the new chunk), which the same submission projects in place after
-    /// them (the chunks of all sequences in one product).
-    EmbeddedThenFeatures {
-        /// Per sequence, its rows at the start that are already projected.
-        embedded: &'a [usize],
-    },
-    /// Streaming steps as [`InputKind::EmbeddedThenFeatures`], but the projected rows at the start of each sequence
-    /// are already on the GPU: the caller's prologue copies them into the tower's rows in the same submission (the
-    /// live sessions' speaker cache and FIFO, which stay on the GPU between steps), and each sequence's `rows` hold
-    /// only its chunk's stacked features. Only this crate's streaming steps have rows on the GPU to give:
-    /// [`Tower::forward`], [`Tower::forward_into`] and [`Tower::timed`] refuse it.
+    /// Streaming diarization steps, one per sequence (of one session each): sequence `i` starts with `gathered[i]`
+    /// projected rows (speaker cache and FIFO) already on the GPU, which the caller's prologue copies into the
+    /// tower's rows in the same submission (the live sessions' rows stay on the GPU between steps); its `rows` hold
+    /// only the new chunk's stacked log-mel rows `[n_i − gathered[i], subsampling·mel]`, which the same submission
+    /// projects in place after them (the chunks of all sequences in one product). Only this crate's streaming steps
+    /// have rows on the GPU to give: [`Tower::forward`], [`Tower::forward_into`] and [`Tower::timed`] refuse it.
     GatheredThenFeatures {
         /// Per sequence, its rows at the start that the prologue writes.
         gathered: &'a [usize],
@@ -280,10 +273,8 @@ impl Tower {
         if rows > 0 {
             self.upload_batch(work, kind, batch, seq_len)?;
             prologue(&mut rec, &work.x)?;
-            if let InputKind::EmbeddedThenFeatures { embedded: before }
-            | InputKind::GatheredThenFeatures { gathered: before } = kind
-            {
-                self.record_step_projection(&mut rec, work, before, batch, seq_len)?;
+            if let InputKind::GatheredThenFeatures { gathered } = kind {
+                self.record_step_projection(&mut rec, work, gathered, batch, seq_len)?;
             }
             self.record(&mut rec, work, rope, kind, (batch.len(), seq_len), submission)?;
         }
@@ -405,12 +396,7 @@ impl Tower {
         let (width, target) = match kind {
             InputKind::Features => (self.config.stacked_features(), &work.input),
             InputKind::Embeddings => (self.config.hidden, &work.x),
-            InputKind::EmbeddedThenFeatures { embedded } => {
-                return self.upload_steps(work, embedded, StepPrefix::InRows, batch, seq_len);
-            }
-            InputKind::GatheredThenFeatures { gathered } => {
-                return self.upload_steps(work, gathered, StepPrefix::Gathered, batch, seq_len);
-            }
+            InputKind::GatheredThenFeatures { gathered } => return self.upload_steps(work, gathered, batch, seq_len),
         };
         let mut mask = vec![0u32; batch.len() * seq_len];
         for (i, s) in batch.iter().enumerate() {
@@ -435,44 +421,28 @@ impl Tower {
 
     /// Uploads streaming steps: each sequence's projected rows, where its `rows` hold them, to its rows of `x` (its
     /// padding rows zeroed), the stacked features of all sequences one after another to `input`, the key mask.
-    fn upload_steps(
-        &self,
-        work: &Workspace,
-        embedded: &[usize],
-        prefix: StepPrefix,
-        batch: &[Sequence<'_>],
-        seq_len: usize,
-    ) -> Result<()> {
+    fn upload_steps(&self, work: &Workspace, gathered: &[usize], batch: &[Sequence<'_>], seq_len: usize) -> Result<()> {
         let (d, width) = (self.config.hidden, self.config.stacked_features());
-        if embedded.len() != batch.len() {
+        if gathered.len() != batch.len() {
             let what = "streaming steps: counts of projected rows, one per sequence".to_string();
-            return Err(Error::Length { what, expected: batch.len(), found: embedded.len() });
+            return Err(Error::Length { what, expected: batch.len(), found: gathered.len() });
         }
         let mut features = Vec::new();
         let mut mask = vec![0u32; batch.len() * seq_len];
-        for (i, (step, &embedded)) in batch.iter().zip(embedded).enumerate() {
+        for (i, (step, &gathered)) in batch.iter().zip(gathered).enumerate() {
             let rows = step.valid.len();
-            if embedded > rows {
-                return Err(Error::Frames { what: "streaming step: projected rows", found: embedded, frames: rows });
+            if gathered > rows {
+                return Err(Error::Frames { what: "streaming step: projected rows", found: gathered, frames: rows });
             }
-            let in_rows = match prefix {
-                StepPrefix::InRows => embedded,
-                StepPrefix::Gathered => 0,
-            };
-            let expected = in_rows * d + (rows - embedded) * width;
+            let expected = (rows - gathered) * width;
             if step.rows.len() != expected {
-                let what = format!(
-                    "streaming step {i} ({in_rows} projected rows of {d}, {} feature rows of {width})",
-                    rows - embedded
-                );
+                let what = format!("streaming step {i} ({} feature rows of {width})", rows - gathered);
                 return Err(Error::Length { what, expected, found: step.rows.len() });
             }
-            let (projected, stacked) = step.rows.split_at(in_rows * d);
-            self.gpu.write_f32(&work.x, i * seq_len * d, projected)?;
             if rows < seq_len {
                 self.gpu.write_f32(&work.x, (i * seq_len + rows) * d, &vec![0.0; (seq_len - rows) * d])?;
             }
-            features.extend_from_slice(stacked);
+            features.extend_from_slice(step.rows);
             for (m, &v) in mask[i * seq_len..].iter_mut().zip(step.valid) {
                 *m = v as u32;
             }
@@ -481,15 +451,6 @@ impl Tower {
         self.gpu.write_u32(&work.mask, 0, &mask)?;
         Ok(())
     }
-}
-
-/// Where a streaming step's projected rows come from.
-#[derive(Clone, Copy)]
-enum StepPrefix {
-    /// At the start of the sequence's `rows`.
-    InRows,
-    /// The caller's prologue copies them on the GPU.
-    Gathered,
 }
 
 /// Refuses [`InputKind::GatheredThenFeatures`] in `call`, which records no prologue.

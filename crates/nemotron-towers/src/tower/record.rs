@@ -47,8 +47,7 @@ impl Tower {
                 gemm(rec, &work.input, self.input_projection()?, &work.x, shape, &Epilogue::default())?
             }
             // A step's chunks were projected into `x` by `Tower::record_step_projection`.
-            InputKind::EmbeddedThenFeatures { .. } | InputKind::GatheredThenFeatures { .. } | InputKind::Embeddings => {
-            }
+            InputKind::GatheredThenFeatures { .. } | InputKind::Embeddings => {}
         }
         norm(rec, &w.embed_norm, (&work.x, &work.h, None), rows, d)?;
         // Pre-norm blocks: h is the residual stream, a the normalised input of the next product. The two residual
