@@ -71,6 +71,7 @@ pub mod chunks;
 pub mod config;
 #[cfg(feature = "demo")]
 pub mod demo;
+mod diarizer;
 mod error;
 pub mod frontend;
 mod fusion;
@@ -78,10 +79,9 @@ mod fusion;
 #[doc(hidden)]
 pub mod internals;
 mod mel;
+mod model;
 #[cfg_attr(feature = "test-support", allow(missing_docs))]
 mod names;
-mod offline;
-mod pipeline;
 pub mod sortformer;
 mod speaker_cache;
 pub mod streaming;
@@ -95,9 +95,9 @@ pub mod word_timestamps;
 pub use audio_kernels::{MatmulOptions, Precision, TensorCoreKernel};
 pub use checkpoint::{Checkpoint, CheckpointError, CheckpointFiles, NamedFiles};
 pub use config::{ConfigError, DiarizationConfig, EncoderConfig, ModelConfig, TranscribeConfig, WordTimestampConfig};
+pub use diarizer::{BatchLimits, Diarization, Diarizer, DiarizerBatch};
 pub use error::{Error, Result, SampleError, error_sentence};
 pub use frontend::Features;
 pub use gpu_core::{Capability, Gpu, GpuOptions};
-pub use offline::{BatchLimits, DiarizerBatch};
-pub use pipeline::{AudioModel, AudioOutputs, Diarization, Diarizer, Model, ModelOptions, Progress, audio_tensors};
+pub use model::{AudioModel, AudioOutputs, Model, ModelOptions, Progress, audio_tensors};
 pub use streaming::{DiarizerSession, StreamOutput, StreamingMode};

@@ -5,9 +5,9 @@ use std::ops::Range;
 
 use gpu_core::Timing;
 
+use crate::diarizer::Diarizer;
 use crate::error::{Error, Result};
 use crate::frontend::{HOP_LENGTH, N_MELS, first_sample_needed};
-use crate::pipeline::Diarizer;
 use crate::sortformer::{StepInput, StepOutput, encoder_rate_probabilities, mean_sigmoid};
 use crate::speaker_cache::{RowSource, SpeakerCache, StepLayout};
 use crate::streaming::mode::{ChunkPlan, StreamingMode};
@@ -98,13 +98,6 @@ pub struct ChunkReport {
     pub features: Vec<f32>,
     /// GPU time of its submission, when the session measures it ([`DiarizerSession::with_gpu_timing`]).
     pub gpu_ms: Option<f64>,
-}
-
-impl Diarizer {
-    /// A streaming session on this diarizer (see [`DiarizerSession`]).
-    pub fn session(&self, mode: StreamingMode) -> Result<DiarizerSession> {
-        DiarizerSession::new(self.clone(), mode)
-    }
 }
 
 impl DiarizerSession {

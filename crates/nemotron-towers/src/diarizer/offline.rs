@@ -8,11 +8,12 @@ use std::collections::VecDeque;
 
 use gpu_core::Timing;
 
+use super::{Diarization, Diarizer};
 use crate::chunks::{Chunk, MAX_CHUNKS_PER_BATCH, schedule};
 use crate::config::DiarizationConfig;
 use crate::error::{Error, Result};
 use crate::frontend::Features;
-use crate::pipeline::{Diarization, Diarizer, check_features};
+use crate::model::check_features;
 use crate::sortformer::{Sortformer, each_step, encoder_rate_probabilities};
 use crate::speaker_cache::{self, SpeakerCache, StepLayout};
 use crate::tower::{InputKind, Sequence, Tower, no_prologue};
@@ -239,12 +240,12 @@ impl Drop for Joined<'_> {
     }
 }
 
-impl Diarizer {
-    /// An empty batch whose recordings' steps share submissions within `limits`.
-    pub fn batch(&self, limits: &BatchLimits) -> DiarizerBatch<'_> {
+impl<'d> DiarizerBatch<'d> {
+    /// An empty batch on `diarizer` ([`Diarizer::batch`]).
+    pub(super) fn new(diarizer: &'d Diarizer, limits: &BatchLimits) -> Self {
         DiarizerBatch {
-            diarizer: self,
-            per_submission: self.sortformer().recordings_per_submission(limits),
+            diarizer,
+            per_submission: diarizer.sortformer().recordings_per_submission(limits),
             added: 0,
             waiting: VecDeque::new(),
             running: Vec::new(),
