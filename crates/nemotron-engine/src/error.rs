@@ -9,6 +9,8 @@ use nemotron_postprocess::alignment::TokenizerError;
 use nemotron_postprocess::diarization::DiarizationError;
 use nemotron_towers::CheckpointError;
 
+use crate::known_speakers::EnrollmentError;
+
 /// Errors of `nemotron-engine`.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -98,6 +100,9 @@ pub enum EngineError {
     /// An environment variable holds a value it may not.
     #[error(transparent)]
     Environment(#[from] crate::environment::UnknownSetting),
+    /// Enrolled speakers that cannot be named in the recording.
+    #[error(transparent)]
+    Enrollment(#[from] crate::known_speakers::EnrollmentError),
     /// The alignment cannot be serialised (a bug: every field is plain data).
     #[error("cannot serialise the alignment: {0}")]
     Serialise(#[source] serde_json::Error),
@@ -168,6 +173,8 @@ impl EngineError {
             EngineError::NoSuchRepository { .. } => ErrorKind::NotFound,
             EngineError::NeedsTranscribe { .. } => ErrorKind::BadInput,
             EngineError::Write { .. } | EngineError::WriteInto { .. } => ErrorKind::Io,
+            EngineError::Enrollment(EnrollmentError::TooMany { .. } | EnrollmentError::Features) => ErrorKind::Usage,
+            EngineError::Enrollment(_) => ErrorKind::BadInput,
             EngineError::Serialise(_) => ErrorKind::Internal,
         }
     }

@@ -114,6 +114,7 @@ mod engine;
 mod environment;
 mod error;
 mod input;
+mod known_speakers;
 mod live;
 pub mod output;
 #[cfg(not(target_arch = "wasm32"))]
@@ -130,10 +131,12 @@ pub use engine::{DownloadProgress, Engine, EngineOptions, ModelSource};
 pub use environment::UnknownSetting;
 pub use error::{EngineError, ErrorKind};
 pub use input::Input;
+pub use known_speakers::EnrollmentError;
 pub use live::{LiveRecording, LiveSession, event_json_line};
+pub use nemotron_io::SpeakerProfile;
 #[cfg(feature = "demo")]
 pub use nemotron_towers::demo::LABEL as DEMO_LABEL;
-pub use results::{Aligned, Diarized, Encoding, write_segments};
+pub use results::{Aligned, Diarized, Encoding, write_named_segments, write_segments};
 pub use speaker_dict::SpeakerDictEntry;
 pub use tasks::{AlignRequest, DiarizeBatch, batch_limits};
 

@@ -93,6 +93,8 @@ pub struct Diarized {
     frames: usize,
     speakers: usize,
     subsampling: usize,
+    /// Each slot's enrolled name (empty without known speakers).
+    names: Vec<Option<String>>,
 }
 
 impl Diarized {
@@ -110,7 +112,26 @@ impl Diarized {
         speakers: usize,
         subsampling: usize,
     ) -> Self {
-        Self { logits, probabilities, frames, speakers, subsampling }
+        Self { logits, probabilities, frames, speakers, subsampling, names: Vec::new() }
+    }
+
+    /// The part from 10 ms frame `frame` on (a multiple of the subsampling), with each slot's name: the recording
+    /// after the enrolled clips.
+    pub(crate) fn after(self, frame: usize, names: Vec<Option<String>>) -> Self {
+        let (speakers, row) = (self.speakers, frame / self.subsampling.max(1));
+        Self {
+            logits: self.logits[(frame * speakers).min(self.logits.len())..].to_vec(),
+            probabilities: self.probabilities[(row * speakers).min(self.probabilities.len())..].to_vec(),
+            frames: self.frames.saturating_sub(frame),
+            names,
+            ..self
+        }
+    }
+
+    /// Each slot's enrolled name ([`crate::Engine::diarize_with_speakers`]), `None` for the others; empty when no
+    /// speakers were enrolled.
+    pub fn names(&self) -> &[Option<String>] {
+        &self.names
     }
 
     /// `[F, speakers]` speaker logits at 10 ms (padded frames included).
@@ -173,6 +194,17 @@ impl Diarized {
 /// (whitespace becomes `_`; the other formats carry none).
 pub fn write_segments(segments: &[Segment], format: SegmentFormat, uri: &str) -> String {
     format.write(uri, segments)
+}
+
+/// [`write_segments`] with the enrolled speakers' names ([`Diarized::names`]): RTTM's speaker field is the name, JSON
+/// objects gain `"Name"`, CSV a `name` column; with no names, [`write_segments`]'s text.
+pub fn write_named_segments(
+    segments: &[Segment],
+    format: SegmentFormat,
+    uri: &str,
+    names: &[Option<String>],
+) -> String {
+    format.write_named(uri, segments, names)
 }
 
 /// Speaker-attributed word timestamps of a transcript.
