@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use nemotron_engine::{AudioOptions, Diarized, Engine, FRAME_SECONDS, Segment, SegmentRule, output};
+use nemotron_engine::{
+    AudioOptions, Diarized, Engine, EngineError, FRAME_SECONDS, Segment, SegmentRule, SpeakerProfile, output,
+};
 
 use crate::failure::Failure;
 use crate::output::Done;
@@ -74,9 +76,11 @@ pub fn diarize(
     input: &Input,
     outputs: &DiarizeOutputs<'_>,
     options: &SegmentOptions,
+    speakers: Option<&Path>,
 ) -> Result<(), Failure> {
     let done = Done::start();
     check_single(input)?;
+    let profile = speakers.map(SpeakerProfile::read).transpose().map_err(EngineError::from)?;
     let segmenter = options.settings().segmenter()?;
     let written: Vec<&Path> = [outputs.out, options.file(), outputs.plot].into_iter().flatten().collect();
     output::check_files(&written)?;
@@ -84,12 +88,17 @@ pub fn diarize(
     let source = single_source(&engine, input)?;
     let seconds = source.seconds();
     let mut bar = Bar::new(settings.quiet, seconds);
-    let result = engine.diarize(source, &mut |stage, done, total| bar.update(stage, done, total))?;
+    let mut progress = |stage: &str, done, total| bar.update(stage, done, total);
+    let result = match &profile {
+        Some(profile) => engine.diarize_with_speakers(source, profile, &mut progress)?,
+        None => engine.diarize(source, &mut progress)?,
+    };
     let segments = result.segments_by(&segmenter);
     if let Some(path) = outputs.out {
         result.write_speaker_tensors(path)?;
     }
-    options.write(&segments, &file_id(input), outputs.out.is_none() && outputs.plot.is_none())?;
+    let to_stdout = outputs.out.is_none() && outputs.plot.is_none();
+    options.write_named(&segments, result.names(), &file_id(input), to_stdout)?;
     if let Some(path) = outputs.plot {
         write_plot(path, input, &result, &segments, &segmenter)?;
     }

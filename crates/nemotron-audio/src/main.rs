@@ -11,6 +11,7 @@ mod batch;
 mod bench_report;
 mod bench_serve;
 mod encode;
+mod enroll;
 mod failure;
 mod model;
 mod output;
@@ -113,11 +114,18 @@ enum Command {
         plot: Option<PathBuf>,
         #[command(flatten)]
         segments: segment_options::SegmentOptions,
+        /// Name the enrolled speakers (a profile `enroll` wrote): the recording is diarized after their clips, and
+        /// the segments carry their names. One recording, offline (not yet with --stream or --out-dir).
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["out_dir", "stream"])]
+        speakers: Option<PathBuf>,
         #[command(flatten)]
         batch: batch::BatchArgs,
         #[command(flatten)]
         stream: stream::StreamArgs,
     },
+    /// Enroll named voices into a speaker profile: one clip per speaker, written as a file that `diarize --speakers`
+    /// takes; prints each name with the slot it takes.
+    Enroll(enroll::EnrollArgs),
     /// Fetch a model's audio part from the Hugging Face Hub into its cache ahead of time, and print the folder.
     Download {
         /// `owner/name` or `owner/name@revision`.
@@ -259,13 +267,14 @@ fn run(cli: &Cli) -> Result<(), Failure> {
                 batch::Job::Diarize { segmenter: segments.settings().segmenter()?, format: segments.batch_format() };
             batch::run(&settings, input, batch, job)
         }
-        Command::Diarize { input, out, plot, segments, stream, .. } => {
+        Command::Diarize { input, out, plot, segments, speakers, stream, .. } => {
             let outputs = encode::DiarizeOutputs { out: out.as_deref(), plot: plot.as_deref() };
             match stream.stream {
                 true => stream::diarize(&settings, input, &outputs, segments, stream),
-                false => encode::diarize(&settings, input, &outputs, segments),
+                false => encode::diarize(&settings, input, &outputs, segments, speakers.as_deref()),
             }
         }
+        Command::Enroll(args) => enroll::enroll(&settings, args),
         Command::Score(args) => score::run(args),
         Command::Serve(args) => serve::serve(&settings, args),
         Command::Download { id } => model::download(&settings, id),

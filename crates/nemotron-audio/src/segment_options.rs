@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use nemotron_engine::{Segment, SegmentFormat, SegmentSettings, output, write_segments};
+use nemotron_engine::{Segment, SegmentFormat, SegmentSettings, output, write_named_segments};
 
 use crate::failure::Failure;
 use crate::output::write_stdout;
@@ -70,12 +70,24 @@ impl SegmentOptions {
     /// Writes the segments where the flags say: to their file (atomically), or to standard output for `-`, or when
     /// no flag names a place and `stdout_by_default`. `uri` is the RTTM file id unless --uri gives one.
     pub fn write(&self, segments: &[Segment], uri: &str, stdout_by_default: bool) -> Result<(), Failure> {
+        self.write_named(segments, &[], uri, stdout_by_default)
+    }
+
+    /// [`SegmentOptions::write`] with the enrolled speakers' names (each slot's, `None` for the others): RTTM's
+    /// speaker field is the name, JSON objects gain `"Name"`, CSV a `name` column.
+    pub fn write_named(
+        &self,
+        segments: &[Segment],
+        names: &[Option<String>],
+        uri: &str,
+        stdout_by_default: bool,
+    ) -> Result<(), Failure> {
         let (named, format) = match (&self.rttm, &self.segments) {
             (Some(_), _) => (true, SegmentFormat::Rttm),
             (None, Some(path)) => (true, self.format(path)),
             (None, None) => (false, self.batch_format()),
         };
-        let text = write_segments(segments, format, self.uri.as_deref().unwrap_or(uri));
+        let text = write_named_segments(segments, format, self.uri.as_deref().unwrap_or(uri), names);
         match self.file() {
             Some(path) => Ok(output::write_bytes(path, text.as_bytes())?),
             None if named || stdout_by_default => write_stdout(&text, "the segments"),

@@ -103,6 +103,12 @@ pub enum EngineError {
     /// Enrolled speakers that cannot be named in the recording.
     #[error(transparent)]
     Enrollment(#[from] crate::known_speakers::EnrollmentError),
+    /// A speaker profile file that cannot be read or written.
+    #[error(transparent)]
+    Profile(#[from] nemotron_io::ProfileError),
+    /// Clips and names that make no profile (a clip under 1 s, a name that breaks the rules).
+    #[error(transparent)]
+    Speakers(#[from] nemotron_io::SpeakerError),
     /// The alignment cannot be serialised (a bug: every field is plain data).
     #[error("cannot serialise the alignment: {0}")]
     Serialise(#[source] serde_json::Error),
@@ -175,6 +181,19 @@ impl EngineError {
             EngineError::Write { .. } | EngineError::WriteInto { .. } => ErrorKind::Io,
             EngineError::Enrollment(EnrollmentError::TooMany { .. } | EnrollmentError::Features) => ErrorKind::Usage,
             EngineError::Enrollment(_) => ErrorKind::BadInput,
+            EngineError::Profile(nemotron_io::ProfileError::Read { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                ErrorKind::NotFound
+            }
+            EngineError::Profile(nemotron_io::ProfileError::Read { .. } | nemotron_io::ProfileError::Write { .. }) => {
+                ErrorKind::Io
+            }
+            EngineError::Profile(_) => ErrorKind::BadInput,
+            EngineError::Speakers(
+                nemotron_io::SpeakerError::ClipTooShort { .. } | nemotron_io::SpeakerError::NotFinite { .. },
+            ) => ErrorKind::BadInput,
+            EngineError::Speakers(_) => ErrorKind::Usage,
             EngineError::Serialise(_) => ErrorKind::Internal,
         }
     }

@@ -133,7 +133,7 @@ pub use error::{EngineError, ErrorKind};
 pub use input::Input;
 pub use known_speakers::EnrollmentError;
 pub use live::{LiveRecording, LiveSession, event_json_line};
-pub use nemotron_io::SpeakerProfile;
+pub use nemotron_io::{ProfileError, SpeakerError, SpeakerProfile};
 #[cfg(feature = "demo")]
 pub use nemotron_towers::demo::LABEL as DEMO_LABEL;
 pub use results::{Aligned, Diarized, Encoding, write_named_segments, write_segments};

@@ -1,0 +1,120 @@
+//! `enroll` and `diarize --speakers` as a user runs them: the profile file is what the engine writes and reads, the
+//! slots printed are the offline run's, the segments are the engine's diarization with speakers (names in RTTM, JSON
+//! and CSV), and bad clips, names and combinations are refused with the right exit status.
+
+mod cli_support;
+
+use std::path::{Path, PathBuf};
+
+use cli_support::{fails, ok, path_str, run, testdata};
+use nemotron_engine::{
+    AudioOptions, Engine, EngineOptions, Input, ModelSource, SegmentFormat, SegmentSettings, SpeakerProfile,
+    write_named_segments,
+};
+
+/// `duration` seconds of diar-tiny's recording from `offset`, written as a 16 kHz WAV in `dir`.
+fn clip(dir: &Path, name: &str, offset: f64, duration: f64) -> PathBuf {
+    let options = AudioOptions { offset, duration: Some(duration), ..AudioOptions::default() };
+    let Input::Samples(samples) = Input::read_path(&testdata("reference/diar-tiny/audio.wav"), &options).unwrap()
+    else {
+        unreachable!("audio decodes to samples")
+    };
+    let path = dir.join(format!("{name}.wav"));
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 16_000,
+        bits_per_sample: 32,
+        sample_format: hound::SampleFormat::Float,
+    };
+    let mut writer = hound::WavWriter::create(&path, spec).unwrap();
+    samples.iter().for_each(|&s| writer.write_sample(s).unwrap());
+    writer.finalize().unwrap();
+    path
+}
+
+fn text(args: &[&str]) -> String {
+    String::from_utf8(ok(args).stdout).expect("UTF-8 output")
+}
+
+#[test]
+fn an_enrolled_profile_names_the_speakers_of_diarize_as_the_engine_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = testdata("reference/diar-tiny");
+    let recording = testdata("reference/diar-tiny/audio.wav");
+    // Two clips that this random model hears in two different slots (the engine's tests chose them).
+    let (alice, bob) = (clip(dir.path(), "alice", 0.0, 1.23), clip(dir.path(), "bob", 3.0, 1.99));
+    let profile_path = dir.path().join("team.safetensors");
+    let alice_arg = format!("alice={}", path_str(&alice));
+    let bob_arg = format!("bob={}", path_str(&bob));
+    let model_arg = path_str(&model);
+    let slots = text(&[
+        "-q",
+        "enroll",
+        "--model",
+        model_arg,
+        "--speaker",
+        &alice_arg,
+        "--speaker",
+        &bob_arg,
+        "--out",
+        path_str(&profile_path),
+    ]);
+
+    let profile = SpeakerProfile::read(&profile_path).expect("enroll wrote a profile");
+    assert_eq!(profile.names().collect::<Vec<_>>(), ["alice", "bob"]);
+    let engine =
+        Engine::load(&ModelSource::from_path(&model).unwrap(), &EngineOptions::default(), &mut |_, _, _| {}).unwrap();
+    let silence = Input::Samples(vec![0.0; 16_000]);
+    let named = engine.diarize_with_speakers(silence, &profile, &mut |_, _, _| {}).unwrap();
+    let want_slots: String = ["alice", "bob"]
+        .iter()
+        .map(|name| {
+            let slot = named.names().iter().position(|n| n.as_deref() == Some(*name)).unwrap();
+            format!("{name}\tspk{slot}\n")
+        })
+        .collect();
+    assert_eq!(slots, want_slots);
+
+    let input = Input::read_path(&recording, &AudioOptions::default()).unwrap();
+    let diarized = engine.diarize_with_speakers(input, &profile, &mut |_, _, _| {}).unwrap();
+    let segments = diarized.segments_by(&SegmentSettings::default().segmenter().unwrap());
+    let args =
+        ["-q", "diarize", "--model", model_arg, "--audio", path_str(&recording), "--speakers", path_str(&profile_path)];
+    for (format, name) in [(SegmentFormat::Rttm, "rttm"), (SegmentFormat::Json, "json"), (SegmentFormat::Csv, "csv")] {
+        let got = text(&[&args[..], &["--segments", "-", "--format", name]].concat());
+        let want = write_named_segments(&segments, format, "audio", diarized.names());
+        assert_eq!(got, want, "{name}");
+    }
+    let rttm = text(&[&args[..], &["--segments", "-"]].concat());
+    assert!(rttm.lines().any(|l| l.contains(" alice ") || l.contains(" bob ")), "no enrolled name in\n{rttm}");
+}
+
+#[test]
+fn bad_clips_names_and_combinations_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = testdata("reference/diar-tiny");
+    let model_arg = path_str(&model);
+    let out = dir.path().join("p.safetensors");
+    let short = clip(dir.path(), "short", 0.0, 0.5);
+    let long = clip(dir.path(), "long", 0.0, 1.5);
+    let enroll =
+        |speaker: &str| run(&["-q", "enroll", "--model", model_arg, "--speaker", speaker, "--out", path_str(&out)]);
+    // Under 1 s: the audio's fault (1), named.
+    let short_run = enroll(&format!("sam={}", path_str(&short)));
+    assert_eq!(short_run.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&short_run.stderr).contains("sam"),
+        "{}",
+        String::from_utf8_lossy(&short_run.stderr)
+    );
+    // Not NAME=AUDIO, a name with whitespace: usage (2).
+    assert_eq!(enroll(path_str(&long)).status.code(), Some(2));
+    assert_eq!(enroll(&format!("two words={}", path_str(&long))).status.code(), Some(2));
+    assert!(!out.exists(), "a refused enrollment wrote a profile");
+    // A file that is not a profile, named; --speakers with --stream: usage.
+    let recording = testdata("reference/diar-tiny/audio.wav");
+    let args = ["-q", "diarize", "--model", model_arg, "--audio", path_str(&recording), "--speakers"];
+    fails(&[&args[..], &[path_str(&recording)]].concat(), "audio.wav");
+    let stream = run(&[&args[..], &[path_str(&long), "--stream"]].concat());
+    assert_eq!(stream.status.code(), Some(2));
+}
