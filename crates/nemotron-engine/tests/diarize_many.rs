@@ -3,25 +3,18 @@
 //! reported as it ends); each result is its input's alone; an entry that cannot be read is reported and the others go
 //! on; `done` can stop the run.
 
+mod common;
+
+use common::testdata;
+
 use std::ops::ControlFlow;
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::PathBuf;
 
-use nemotron_engine::{
-    AudioOptions, BatchLimits, Diarized, Engine, EngineError, EngineOptions, ErrorKind, Input, ModelSource,
-};
-
-fn testdata(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata").join(path)
-}
+use nemotron_engine::{AudioOptions, BatchLimits, Diarized, Engine, EngineError, ErrorKind, Input};
 
 /// A diarizer of 1.92 s chunks, on which the case's 9.1 s recording takes five steps.
 fn engine() -> &'static Engine {
-    static ENGINE: OnceLock<Engine> = OnceLock::new();
-    ENGINE.get_or_init(|| {
-        let source = ModelSource::from_path(&testdata("reference/diar-tiny")).expect("diar-tiny");
-        Engine::load(&source, &EngineOptions::default(), &mut |_, _, _| {}).expect("diar-tiny loads")
-    })
+    common::diar_tiny()
 }
 
 /// The whole recording (`None`), or half a second of it from `offset` seconds (one step).

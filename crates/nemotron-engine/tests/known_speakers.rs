@@ -3,27 +3,20 @@
 //! on, bit for bit; the segments are the segment rule on those outputs; each name goes to the slot above 0.5 on most
 //! frames of its clip's span in P, and each way naming can fail is an error.
 
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+mod common;
+
+use common::testdata;
 
 use nemotron_engine::{
-    AudioOptions, Diarized, Engine, EngineError, EngineOptions, EnrollmentError, ErrorKind, Input, ModelSource,
-    SegmentFormat, SegmentSettings, SpeakerProfile, write_named_segments,
+    AudioOptions, Diarized, Engine, EngineError, EnrollmentError, ErrorKind, Input, SegmentFormat, SegmentSettings,
+    SpeakerProfile, write_named_segments,
 };
 
 /// Samples per encoder frame: 160 per 10 ms mel frame, 8 mel frames per encoder frame.
 const ROW: usize = 1280;
 
-fn testdata(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata").join(path)
-}
-
 fn engine() -> &'static Engine {
-    static ENGINE: OnceLock<Engine> = OnceLock::new();
-    ENGINE.get_or_init(|| {
-        let source = ModelSource::from_path(&testdata("reference/diar-tiny")).expect("diar-tiny");
-        Engine::load(&source, &EngineOptions::default(), &mut |_, _, _| {}).expect("diar-tiny loads")
-    })
+    common::diar_tiny()
 }
 
 /// `duration` seconds of the case's recording from `offset` seconds.
