@@ -6,13 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 venv=target/openapi-check/venv
-if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
-    as_root=()
-    [[ "$(id -u)" == 0 ]] || as_root=(sudo)
-    "${as_root[@]}" apt-get update
-    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-venv
-fi
-[[ -x "$venv/bin/python" ]] || python3 -m venv "$venv"
+scripts/python-venv.sh "$venv"
 "$venv/bin/pip" install --quiet openapi-spec-validator==0.9.0
 cli="${NEMOTRON_AUDIO:-}"
 if [[ -z "$cli" ]]; then

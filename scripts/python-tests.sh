@@ -11,14 +11,7 @@ venv=target/python-tests/venv
 wheels=target/python-tests/wheels
 
 ./scripts/setup.sh
-if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
-    # Debian's python3 keeps venv and ensurepip in a package of their own.
-    as_root=()
-    [[ "$(id -u)" == 0 ]] || as_root=(sudo)
-    "${as_root[@]}" apt-get update
-    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-venv
-fi
-[[ -x "$venv/bin/python" ]] || python3 -m venv "$venv"
+scripts/python-venv.sh "$venv"
 "$venv/bin/pip" install --quiet maturin==1.16.0 pytest==9.2.0 numpy==2.4.6 'ray[data]==2.60.0' pyannote.core==6.1.0
 
 # The CLI the tests compare with: the binary `cargo test --workspace` builds (a no-op after .ci/run's test step; a
