@@ -22,8 +22,8 @@ use std::str::FromStr;
 
 use clap::Args;
 use nemotron_engine::{
-    AudioOptions, BatchLimits, Channel, Engine, EngineError, ManifestEntry, SegmentFormat, SegmentRule, output,
-    read_manifest, write_segments,
+    AudioOptions, BatchLimits, Channel, Engine, EngineError, ManifestEntry, SegmentFormat, SegmentRule, SpeakerProfile,
+    output, read_manifest, write_named_segments,
 };
 use serde_json::{Value, json};
 
@@ -102,12 +102,17 @@ impl FromStr for Shard {
 
 /// What each entry goes through.
 #[derive(Clone, Copy)]
-pub enum Job {
+pub enum Job<'a> {
     Encode,
-    Diarize { segmenter: SegmentRule, format: SegmentFormat },
+    /// With `speakers`, a profile whose clips go in front of each entry.
+    Diarize {
+        segmenter: SegmentRule,
+        format: SegmentFormat,
+        speakers: Option<&'a Path>,
+    },
 }
 
-impl Job {
+impl Job<'_> {
     /// The outputs of entry `id` in `dir`.
     fn outputs(self, dir: &Path, id: &str) -> Vec<PathBuf> {
         match self {
@@ -122,10 +127,14 @@ impl Job {
 /// Extensions of the files taken from folders given to --audio.
 const AUDIO_EXTENSIONS: &[&str] = &["wav", "wave", "rf64", "flac", "mp3", "ogg", "oga", "m4a", "mp4", "aac"];
 
-pub fn run(settings: &Settings, input: &Input, batch: &BatchArgs, job: Job) -> Result<(), Failure> {
+pub fn run(settings: &Settings, input: &Input, batch: &BatchArgs, job: Job<'_>) -> Result<(), Failure> {
     let done = Done::start();
     let Some(dir) = &batch.out_dir else { return Err(Failure::Usage("a batch run needs --out-dir".into())) };
     model::require(input)?;
+    let profile = match job {
+        Job::Diarize { speakers: Some(path), .. } => Some(SpeakerProfile::read(path).map_err(EngineError::from)?),
+        _ => None,
+    };
     let entries = entries(input, batch)?;
     let total = entries.len();
     let mine: Vec<ManifestEntry> = match batch.shard {
@@ -156,8 +165,9 @@ pub fn run(settings: &Settings, input: &Input, batch: &BatchArgs, job: Job) -> R
                 report.entry(position, written.map(Some))?;
             }
         }
-        Job::Diarize { segmenter, format } => {
-            diarize(&engine, &mut report, &runs, (channel, &batch.limits()), (&segmenter, format))?;
+        Job::Diarize { segmenter, format, .. } => {
+            let limits = (channel, &batch.limits(), profile.as_ref());
+            diarize(&engine, &mut report, &runs, limits, (&segmenter, format))?;
         }
     }
     report.finish(&done, dir)
@@ -174,7 +184,7 @@ fn diarize(
     engine: &Engine,
     report: &mut Report<'_>,
     runs: &[usize],
-    (channel, limits): (Channel, &BatchLimits),
+    (channel, limits, speakers): (Channel, &BatchLimits, Option<&SpeakerProfile>),
     (segmenter, format): (&SegmentRule, SegmentFormat),
 ) -> Result<(), Failure> {
     let (entries, dir, job) = (report.entries, report.dir, report.job);
@@ -185,13 +195,14 @@ fn diarize(
         Ok((source, (seconds, started)))
     };
     let mut stopped = None;
-    engine.diarize_many(runs.iter().map(|&p| &entries[p]), read, limits, &mut |run, result| {
+    engine.diarize_many(runs.iter().map(|&p| &entries[p]), read, limits, speakers, &mut |run, result| {
         let position = runs[run];
         let id = &entries[position].id;
         let written = result.map_err(Failure::from).and_then(|(diarized, finished)| {
             let outputs = job.outputs(dir, id);
             let segments = diarized.segments_by(segmenter);
-            output::write_bytes(&outputs[0], write_segments(&segments, format, id).as_bytes())?;
+            let text = write_named_segments(&segments, format, id, diarized.names());
+            output::write_bytes(&outputs[0], text.as_bytes())?;
             diarized.write_speaker_tensors(&outputs[1])?;
             Ok(Some(finished))
         });
@@ -202,7 +213,7 @@ fn diarize(
                 ControlFlow::Break(())
             }
         }
-    });
+    })?;
     stopped.map_or(Ok(()), Err)
 }
 
@@ -221,7 +232,7 @@ fn encode(engine: &Engine, entry: &ManifestEntry, options: &AudioOptions, out: &
 struct Report<'a> {
     entries: &'a [ManifestEntry],
     quiet: bool,
-    job: Job,
+    job: Job<'a>,
     dir: &'a Path,
     manifest: File,
     manifest_path: &'a Path,
@@ -237,7 +248,7 @@ struct Report<'a> {
 }
 
 impl<'a> Report<'a> {
-    fn new(entries: &'a [ManifestEntry], quiet: bool, job: Job, dir: &'a Path, manifest: (File, &'a Path)) -> Self {
+    fn new(entries: &'a [ManifestEntry], quiet: bool, job: Job<'a>, dir: &'a Path, manifest: (File, &'a Path)) -> Self {
         let mut bar = Bar::new(quiet, 0.0);
         bar.update_batch(0, entries.len(), 0.0, 0.0);
         let (manifest, manifest_path) = manifest;

@@ -98,7 +98,7 @@ pub fn diarize(
         result.write_speaker_tensors(path)?;
     }
     let to_stdout = outputs.out.is_none() && outputs.plot.is_none();
-    options.write_named(&segments, result.names(), &file_id(input), to_stdout)?;
+    options.write(&segments, result.names(), &file_id(input), to_stdout)?;
     if let Some(path) = outputs.plot {
         write_plot(path, input, &result, &segments, &segmenter)?;
     }

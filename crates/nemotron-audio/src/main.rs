@@ -114,9 +114,9 @@ enum Command {
         plot: Option<PathBuf>,
         #[command(flatten)]
         segments: segment_options::SegmentOptions,
-        /// Name the enrolled speakers (a profile `enroll` wrote): the recording is diarized after their clips, and
-        /// the segments carry their names. One recording, offline (not yet with --stream or --out-dir).
-        #[arg(long, value_name = "FILE", conflicts_with_all = ["out_dir", "stream"])]
+        /// Name the enrolled speakers (a profile `enroll` wrote): each recording is diarized after their clips
+        /// (offline, with --stream, and each entry of --out-dir), and the segments and events carry their names.
+        #[arg(long, value_name = "FILE")]
         speakers: Option<PathBuf>,
         #[command(flatten)]
         batch: batch::BatchArgs,
@@ -262,15 +262,18 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             };
             align::align(&settings, input, &request)
         }
-        Command::Diarize { input, segments, batch, .. } if batch.out_dir.is_some() => {
-            let job =
-                batch::Job::Diarize { segmenter: segments.settings().segmenter()?, format: segments.batch_format() };
+        Command::Diarize { input, segments, speakers, batch, .. } if batch.out_dir.is_some() => {
+            let job = batch::Job::Diarize {
+                segmenter: segments.settings().segmenter()?,
+                format: segments.batch_format(),
+                speakers: speakers.as_deref(),
+            };
             batch::run(&settings, input, batch, job)
         }
         Command::Diarize { input, out, plot, segments, speakers, stream, .. } => {
             let outputs = encode::DiarizeOutputs { out: out.as_deref(), plot: plot.as_deref() };
             match stream.stream {
-                true => stream::diarize(&settings, input, &outputs, segments, stream),
+                true => stream::diarize(&settings, input, &outputs, segments, stream, speakers.as_deref()),
                 false => encode::diarize(&settings, input, &outputs, segments, speakers.as_deref()),
             }
         }

@@ -68,14 +68,10 @@ impl SegmentOptions {
     }
 
     /// Writes the segments where the flags say: to their file (atomically), or to standard output for `-`, or when
-    /// no flag names a place and `stdout_by_default`. `uri` is the RTTM file id unless --uri gives one.
-    pub fn write(&self, segments: &[Segment], uri: &str, stdout_by_default: bool) -> Result<(), Failure> {
-        self.write_named(segments, &[], uri, stdout_by_default)
-    }
-
-    /// [`SegmentOptions::write`] with the enrolled speakers' names (each slot's, `None` for the others): RTTM's
-    /// speaker field is the name, JSON objects gain `"Name"`, CSV a `name` column.
-    pub fn write_named(
+    /// no flag names a place and `stdout_by_default`. `uri` is the RTTM file id unless --uri gives one. `names` are
+    /// the enrolled speakers' (each slot's, `None` for the others; empty without known speakers): RTTM's speaker
+    /// field is the name, JSON objects gain `"Name"`, CSV a `name` column.
+    pub fn write(
         &self,
         segments: &[Segment],
         names: &[Option<String>],

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
 use nemotron_engine::{
-    AudioOptions, Channel, LiveRecording, LiveSession, RawDecoder, RawFormat, SegmentEvent, StreamingMode, audio,
-    event_json_line, output,
+    AudioOptions, Channel, EngineError, LiveRecording, LiveSession, RawDecoder, RawFormat, SegmentEvent,
+    SpeakerProfile, StreamingMode, audio, output,
 };
 
 use crate::encode::{DiarizeOutputs, file_id, speakers_found, write_plot};
@@ -135,9 +135,11 @@ pub fn diarize(
     outputs: &DiarizeOutputs<'_>,
     options: &SegmentOptions,
     args: &StreamArgs,
+    speakers: Option<&Path>,
 ) -> Result<(), Failure> {
     let done = Done::start();
     let source = source(input, args)?;
+    let profile = speakers.map(SpeakerProfile::read).transpose().map_err(EngineError::from)?;
     if options.to_standard_output() {
         return Err(Failure::Usage("--stream prints its events on standard output: give --segments a file".into()));
     }
@@ -147,8 +149,11 @@ pub fn diarize(
     output::check_files(&written)?;
     let engine = model::load(settings, input)?;
     let mode = args.latency.unwrap_or(StreamingMode::LowLatency);
-    let mut live =
-        Live { session: engine.stream(mode, options.settings())?, stdout: std::io::stdout().lock(), closed: false };
+    let session = match &profile {
+        Some(profile) => engine.stream_with_speakers(mode, options.settings(), profile)?,
+        None => engine.stream(mode, options.settings())?,
+    };
+    let mut live = Live { session, stdout: std::io::stdout().lock(), closed: false };
     let started = Instant::now();
     match source {
         Source::File { path, realtime } => {
@@ -187,12 +192,12 @@ pub fn diarize(
     let seconds = live.session.processed_seconds();
     let Live { session, mut stdout, mut closed } = live;
     let LiveRecording { events, segments, diarized } = session.finish_recording()?;
-    print(&mut stdout, &mut closed, &events)?;
+    print(&mut stdout, &mut closed, &events, diarized.names())?;
     log::info!("{}: {seconds:.2} s of audio in {:.2} s", mode.name(), started.elapsed().as_secs_f64());
     if let Some(path) = outputs.out {
         diarized.write_speaker_tensors(path)?;
     }
-    options.write(&segments, &file_id(input), false)?;
+    options.write(&segments, diarized.names(), &file_id(input), false)?;
     if let Some(path) = outputs.plot {
         write_plot(path, input, &diarized, &segments, &segmenter)?;
     }
@@ -213,16 +218,22 @@ struct Live<'o> {
 impl Live<'_> {
     fn push(&mut self, samples: &[f32]) -> Result<(), Failure> {
         let events = self.session.push(samples)?;
-        print(&mut self.stdout, &mut self.closed, &events)
+        print(&mut self.stdout, &mut self.closed, &events, self.session.names())
     }
 }
 
-/// One JSON line per event, flushed, unless standard output has closed (which closes it here for good).
-fn print(stdout: &mut impl Write, closed: &mut bool, events: &[SegmentEvent]) -> Result<(), Failure> {
+/// One JSON line per event (with the enrolled speakers' `names`), flushed, unless standard output has closed (which
+/// closes it here for good).
+fn print(
+    stdout: &mut impl Write,
+    closed: &mut bool,
+    events: &[SegmentEvent],
+    names: &[Option<String>],
+) -> Result<(), Failure> {
     if *closed {
         return Ok(());
     }
-    let written = events.iter().try_for_each(|event| writeln!(stdout, "{}", event_json_line(event)));
+    let written = events.iter().try_for_each(|event| writeln!(stdout, "{}", event.json_line_named(names)));
     match written.and_then(|()| stdout.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
             log::info!("standard output closed: the stream stops here");

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use cli_support::{fails, ok, path_str, run, testdata};
 use nemotron_engine::{
     AudioOptions, Engine, EngineOptions, Input, ModelSource, SegmentFormat, SegmentSettings, SpeakerProfile,
-    write_named_segments,
+    StreamingMode, write_named_segments,
 };
 
 /// `duration` seconds of diar-tiny's recording from `offset`, written as a 16 kHz WAV in `dir`.
@@ -111,10 +111,108 @@ fn bad_clips_names_and_combinations_are_refused() {
     assert_eq!(enroll(path_str(&long)).status.code(), Some(2));
     assert_eq!(enroll(&format!("two words={}", path_str(&long))).status.code(), Some(2));
     assert!(!out.exists(), "a refused enrollment wrote a profile");
-    // A file that is not a profile, named; --speakers with --stream: usage.
+    // A file that is not a profile, named, offline and live.
     let recording = testdata("reference/diar-tiny/audio.wav");
     let args = ["-q", "diarize", "--model", model_arg, "--audio", path_str(&recording), "--speakers"];
     fails(&[&args[..], &[path_str(&recording)]].concat(), "audio.wav");
-    let stream = run(&[&args[..], &[path_str(&long), "--stream"]].concat());
-    assert_eq!(stream.status.code(), Some(2));
+    fails(&[&args[..], &[path_str(&recording), "--stream", "--segments", path_str(&out)]].concat(), "audio.wav");
+}
+
+/// Two clips the model hears in two slots, as a profile file in `dir`.
+fn two_speakers(dir: &Path) -> (PathBuf, SpeakerProfile) {
+    let clips = [("alice", 0.0, 1.23), ("bob", 3.0, 1.99)].map(|(name, offset, duration)| {
+        let options = AudioOptions { offset, duration: Some(duration), ..AudioOptions::default() };
+        match Input::read_path(&testdata("reference/diar-tiny/audio.wav"), &options).unwrap() {
+            Input::Samples(samples) => (name.to_string(), samples),
+            Input::Features(_) => unreachable!("audio decodes to samples"),
+        }
+    });
+    let profile = SpeakerProfile::new(clips.into()).unwrap();
+    let path = dir.join("team.safetensors");
+    profile.write(&path).unwrap();
+    (path, profile)
+}
+
+fn diar_tiny() -> Engine {
+    let source = ModelSource::from_path(&testdata("reference/diar-tiny")).unwrap();
+    Engine::load(&source, &EngineOptions::default(), &mut |_, _, _| {}).unwrap()
+}
+
+#[test]
+fn a_stream_with_speakers_prints_the_engines_named_events_and_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let (profile_path, profile) = two_speakers(dir.path());
+    let recording = testdata("reference/diar-tiny/audio.wav");
+    let Input::Samples(samples) = Input::read_path(&recording, &AudioOptions::default()).unwrap() else {
+        unreachable!("audio decodes to samples")
+    };
+    let engine = diar_tiny();
+    let settings = SegmentSettings::default();
+    let mut session = engine.stream_with_speakers(StreamingMode::VeryLowLatency, &settings, &profile).unwrap();
+    let mut want = Vec::new();
+    for piece in samples.chunks(1_600) {
+        let events = session.push(piece).unwrap();
+        want.extend(events.iter().map(|e| e.json_line_named(session.names())));
+    }
+    let finished = session.finish_recording().unwrap();
+    want.extend(finished.events.iter().map(|e| e.json_line_named(finished.diarized.names())));
+    assert!(want.iter().any(|line| line.contains(r#""name":"#)), "no named event: {want:?}");
+    let rttm = dir.path().join("live.rttm");
+    let got = text(&[
+        "-q",
+        "diarize",
+        "--model",
+        path_str(&testdata("reference/diar-tiny")),
+        "--audio",
+        path_str(&recording),
+        "--stream",
+        "--latency",
+        "very-low",
+        "--speakers",
+        path_str(&profile_path),
+        "--rttm",
+        path_str(&rttm),
+    ]);
+    let mut got: Vec<String> = got.lines().map(str::to_string).collect();
+    // Events that become final in one push may come in either order; the definition fixes which, not that order.
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    let want_rttm = write_named_segments(&finished.segments, SegmentFormat::Rttm, "audio", finished.diarized.names());
+    assert_eq!(std::fs::read_to_string(&rttm).unwrap(), want_rttm);
+}
+
+#[test]
+fn a_folder_with_speakers_names_each_entrys_speakers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (profile_path, profile) = two_speakers(dir.path());
+    let audio = dir.path().join("audio");
+    std::fs::create_dir(&audio).unwrap();
+    let pieces = [("a", 2.0, 6.0), ("b", 0.5, 0.7), ("c", 4.0, 3.1)];
+    for (name, offset, duration) in pieces {
+        let path = clip(&audio, name, offset, duration);
+        assert!(path.is_file());
+    }
+    let out = dir.path().join("out");
+    let model = testdata("reference/diar-tiny");
+    ok(&[
+        "-q",
+        "diarize",
+        "--model",
+        path_str(&model),
+        "--audio",
+        path_str(&audio),
+        "--out-dir",
+        path_str(&out),
+        "--speakers",
+        path_str(&profile_path),
+    ]);
+    let engine = diar_tiny();
+    let rule = SegmentSettings::default().segmenter().unwrap();
+    for (name, _, _) in pieces {
+        let input = Input::read_path(&audio.join(format!("{name}.wav")), &AudioOptions::default()).unwrap();
+        let diarized = engine.diarize_with_speakers(input, &profile, &mut |_, _, _| {}).unwrap();
+        let want = write_named_segments(&diarized.segments_by(&rule), SegmentFormat::Rttm, name, diarized.names());
+        assert_eq!(std::fs::read_to_string(out.join(format!("{name}.rttm"))).unwrap(), want, "{name}");
+    }
 }

@@ -2,9 +2,11 @@
 //! encoder frame, so that the recording starts on one; each name goes to the slot its clip speaks in, and the
 //! result is the recording's part of that one run. docs/diarization.md ("Known speakers") gives the definition.
 
+use std::ops::Range;
+
 use nemotron_io::SpeakerProfile;
 use nemotron_postprocess::time::HOP_LENGTH;
-use nemotron_towers::Progress;
+use nemotron_towers::{DiarizationConfig, Progress};
 
 use crate::engine::Engine;
 use crate::error::EngineError;
@@ -71,14 +73,32 @@ impl Engine {
         profile: &SpeakerProfile,
         progress: Progress<'_>,
     ) -> Result<Diarized, EngineError> {
-        let c = self.diarizer().config();
+        let primer = self.primer(profile)?;
+        let whole = self.diarize_async(primer.before(input)?, progress).await?;
+        Ok(primer.restrict(whole)?)
+    }
+
+    /// The clips of `profile` as they go in front of a recording on this engine's diarizer.
+    pub(crate) fn primer(&self, profile: &SpeakerProfile) -> Result<Primer, EnrollmentError> {
+        Primer::new(profile, self.diarizer().config())
+    }
+}
+
+/// The enrolled clips, each followed by zeros up to a whole encoder frame, as they go in front of a recording, and
+/// the encoder rows each clip spans.
+pub(crate) struct Primer {
+    samples: Vec<f32>,
+    spans: Vec<(String, Range<usize>)>,
+    slots: usize,
+    subsampling: usize,
+}
+
+impl Primer {
+    fn new(profile: &SpeakerProfile, c: &DiarizationConfig) -> Result<Self, EnrollmentError> {
         let (slots, subsampling) = (c.speakers, c.encoder.subsampling);
         if profile.len() > slots {
-            return Err(EnrollmentError::TooMany { names: profile.len(), slots }.into());
+            return Err(EnrollmentError::TooMany { names: profile.len(), slots });
         }
-        let Input::Samples(recording) = input else {
-            return Err(EnrollmentError::Features.into());
-        };
         let row = HOP_LENGTH * subsampling;
         let mut samples = Vec::new();
         let mut spans = Vec::with_capacity(profile.len());
@@ -86,13 +106,48 @@ impl Engine {
             let start = samples.len();
             samples.extend_from_slice(clip);
             samples.resize(samples.len().next_multiple_of(row), 0.0);
-            spans.push((name.as_str(), start / row..samples.len() / row));
+            spans.push((name.clone(), start / row..samples.len() / row));
         }
-        let offset = samples.len();
-        samples.extend(recording);
-        let whole = self.diarize_async(Input::Samples(samples), progress).await?;
-        let names = slot_names(whole.probabilities(), slots, &spans)?;
-        Ok(whole.after(offset / HOP_LENGTH, names))
+        Ok(Self { samples, spans, slots, subsampling })
+    }
+
+    /// The samples that go in front of the recording.
+    pub(crate) fn samples(&self) -> &[f32] {
+        &self.samples
+    }
+
+    /// 10 ms frames of [`Primer::samples`]: the recording's first frame in the whole run.
+    pub(crate) fn frames(&self) -> usize {
+        self.samples.len() / HOP_LENGTH
+    }
+
+    /// The diarizer's speaker slots.
+    pub(crate) fn slots(&self) -> usize {
+        self.slots
+    }
+
+    /// 10 ms frames per encoder row.
+    pub(crate) fn subsampling(&self) -> usize {
+        self.subsampling
+    }
+
+    /// `input` after the clips.
+    pub(crate) fn before(&self, input: Input) -> Result<Input, EnrollmentError> {
+        let Input::Samples(recording) = input else {
+            return Err(EnrollmentError::Features);
+        };
+        Ok(Input::Samples([self.samples.as_slice(), &recording].concat()))
+    }
+
+    /// Each slot's name, from the probabilities of the whole run's rows over the clips (at least).
+    pub(crate) fn names(&self, probabilities: &[f32]) -> Result<Vec<Option<String>>, EnrollmentError> {
+        slot_names(probabilities, self.slots, &self.spans)
+    }
+
+    /// The recording's part of the whole run, its enrolled slots named.
+    pub(crate) fn restrict(&self, whole: Diarized) -> Result<Diarized, EnrollmentError> {
+        let names = self.names(whole.probabilities())?;
+        Ok(whole.after(self.frames(), names))
     }
 }
 
@@ -101,7 +156,7 @@ impl Engine {
 fn slot_names(
     probabilities: &[f32],
     slots: usize,
-    spans: &[(&str, std::ops::Range<usize>)],
+    spans: &[(String, Range<usize>)],
 ) -> Result<Vec<Option<String>>, EnrollmentError> {
     let mut names: Vec<Option<String>> = vec![None; slots];
     for (name, rows) in spans {
@@ -129,11 +184,9 @@ mod tests {
     use super::*;
 
     /// Three slots; rows of probabilities.
-    fn names(
-        rows: &[[f32; 3]],
-        spans: &[(&str, std::ops::Range<usize>)],
-    ) -> Result<Vec<Option<String>>, EnrollmentError> {
-        slot_names(&rows.concat(), 3, spans)
+    fn names(rows: &[[f32; 3]], spans: &[(&str, Range<usize>)]) -> Result<Vec<Option<String>>, EnrollmentError> {
+        let spans: Vec<(String, Range<usize>)> = spans.iter().map(|(n, r)| (n.to_string(), r.clone())).collect();
+        slot_names(&rows.concat(), 3, &spans)
     }
 
     #[test]

@@ -115,6 +115,11 @@ impl Diarized {
         Self { logits, probabilities, frames, speakers, subsampling, names: Vec::new() }
     }
 
+    /// The same outputs, each slot named (`None` for a slot without a name).
+    pub(crate) fn with_names(self, names: Vec<Option<String>>) -> Self {
+        Self { names, ..self }
+    }
+
     /// The part from 10 ms frame `frame` on (a multiple of the subsampling), with each slot's name: the recording
     /// after the enrolled clips.
     pub(crate) fn after(self, frame: usize, names: Vec<Option<String>>) -> Self {

@@ -125,21 +125,35 @@ impl Engine {
     /// depend on the entries alone, not on how fast they are read: a run gives the same bits every time, each
     /// recording's those of [`Engine::diarize`] alone (bit for bit where no kernel splits its work by the batch's
     /// size, within float rounding where one does: see `nemotron_towers`' `DiarizerBatch`).
+    ///
+    /// With `speakers`, each entry is diarized as [`Engine::diarize_with_speakers`] diarizes it, the profile's clips
+    /// in front of it; a profile the diarizer cannot take is refused before any entry is read.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn diarize_many<T, K, E>(
         &self,
         entries: impl IntoIterator<Item = T, IntoIter: Send>,
         read: impl Fn(T) -> Result<(Input, K), E> + Sync,
         limits: &BatchLimits,
+        speakers: Option<&nemotron_io::SpeakerProfile>,
         done: &mut dyn FnMut(usize, Result<(Diarized, K), E>) -> ControlFlow<()>,
-    ) where
+    ) -> Result<(), EngineError>
+    where
         T: Send,
         K: Send,
         E: From<EngineError> + Send,
     {
+        let primer = speakers.map(|profile| self.primer(profile)).transpose()?;
         let prepare = |entry: T| -> Result<(Input, K), E> {
             let (input, kept) = read(entry)?;
+            let input = match &primer {
+                Some(primer) => primer.before(input).map_err(EngineError::from)?,
+                None => input,
+            };
             Ok((self.diarizer_features(input)?, kept))
+        };
+        let named = |diarized: Diarized| match &primer {
+            Some(primer) => primer.restrict(diarized).map_err(EngineError::from),
+            None => Ok(diarized),
         };
         let readers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(READ_AHEAD);
         std::thread::scope(|scope| {
@@ -168,12 +182,14 @@ impl Engine {
                 for (number, result) in batch.step(&mut |_, _, _| {}) {
                     // Every number a step reports is one `add` gave, reported once.
                     let Some((position, kept)) = running.remove(&number) else { continue };
-                    if done(position, result.map(|diarized| (diarized, kept)).map_err(E::from)).is_break() {
+                    let result = result.and_then(named).map(|diarized| (diarized, kept)).map_err(E::from);
+                    if done(position, result).is_break() {
                         return;
                     }
                 }
             }
         });
+        Ok(())
     }
 
     /// `input` as the diarizer reads it: samples through its front end (features stay as they are), so that the

@@ -45,12 +45,14 @@ fn a_long_recording_holds_no_short_one_back() {
     let limits = BatchLimits { max_recordings: 2, max_rows: None };
     let mut reported = Vec::new();
     let reading = |offset| read(offset).map(|input| (input, offset));
-    engine().diarize_many(entries, reading, &limits, &mut |position, result| {
-        let (diarized, offset) = result.unwrap_or_else(|e| panic!("entry {position}: {e}"));
-        assert_eq!(offset, entries[position], "what `read` kept comes back with its entry");
-        reported.push((position, diarized));
-        ControlFlow::Continue(())
-    });
+    engine()
+        .diarize_many(entries, reading, &limits, None, &mut |position, result| {
+            let (diarized, offset) = result.unwrap_or_else(|e| panic!("entry {position}: {e}"));
+            assert_eq!(offset, entries[position], "what `read` kept comes back with its entry");
+            reported.push((position, diarized));
+            ControlFlow::Continue(())
+        })
+        .expect("without a profile, nothing is refused");
     let order: Vec<usize> = reported.iter().map(|(position, _)| *position).collect();
     assert_eq!(order, [1, 2, 3, 0], "the short recordings as they end, the long one last");
     for (position, diarized) in &reported {
@@ -63,11 +65,13 @@ fn an_entry_that_cannot_be_read_is_reported_and_the_others_run() {
     let entries = [testdata("reference/diar-tiny/audio.wav"), testdata("missing.wav"), testdata("audio/signal.mp3")];
     let reading = |path: &PathBuf| Input::read_path(path, &AudioOptions::default()).map(|input| (input, ()));
     let mut results: Vec<Option<Result<Diarized, EngineError>>> = entries.iter().map(|_| None).collect();
-    engine().diarize_many(&entries, reading, &BatchLimits::default(), &mut |position, result| {
-        assert!(results[position].is_none(), "entry {position} reported twice");
-        results[position] = Some(result.map(|(diarized, ())| diarized));
-        ControlFlow::Continue(())
-    });
+    engine()
+        .diarize_many(&entries, reading, &BatchLimits::default(), None, &mut |position, result| {
+            assert!(results[position].is_none(), "entry {position} reported twice");
+            results[position] = Some(result.map(|(diarized, ())| diarized));
+            ControlFlow::Continue(())
+        })
+        .expect("without a profile, nothing is refused");
     let error = results[1].as_ref().expect("reported").as_ref().err().expect("a missing file fails");
     assert_eq!(error.kind(), ErrorKind::NotFound, "{error}");
     assert_alone(results[0].as_ref().unwrap().as_ref().unwrap(), None);
@@ -81,10 +85,12 @@ fn done_stops_the_run() {
     let mut calls = 0;
     let reading = |offset| read(offset).map(|input| (input, ()));
     let entries = [None, Some(0.5), Some(2.5), Some(5.0)];
-    engine().diarize_many(entries, reading, &BatchLimits::default(), &mut |_, result| {
-        assert!(result.is_ok());
-        calls += 1;
-        ControlFlow::Break(())
-    });
+    engine()
+        .diarize_many(entries, reading, &BatchLimits::default(), None, &mut |_, result| {
+            assert!(result.is_ok());
+            calls += 1;
+            ControlFlow::Break(())
+        })
+        .expect("without a profile, nothing is refused");
     assert_eq!(calls, 1, "nothing is reported after a break");
 }

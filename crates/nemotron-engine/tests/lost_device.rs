@@ -20,10 +20,12 @@ fn a_device_lost_in_a_shared_step_is_a_gpu_failure_of_every_recording_in_it() {
     let inputs: Vec<Input> = [0.0, 3.0].map(|offset| Input::read_path(&path, &piece(offset)).unwrap()).into();
     let mut results: Vec<Option<Result<Diarized, EngineError>>> = inputs.iter().map(|_| None).collect();
     let read = |input| Ok::<_, EngineError>((input, ()));
-    engine.diarize_many(inputs.clone(), read, &BatchLimits::default(), &mut |i, result| {
-        results[i] = Some(result.map(|(diarized, ())| diarized));
-        ControlFlow::Continue(())
-    });
+    engine
+        .diarize_many(inputs.clone(), read, &BatchLimits::default(), None, &mut |i, result| {
+            results[i] = Some(result.map(|(diarized, ())| diarized));
+            ControlFlow::Continue(())
+        })
+        .expect("without a profile, nothing is refused");
     for (i, result) in results.iter().enumerate() {
         let Some(result) = result else { panic!("recording {i} was not reported") };
         let Err(error) = result else { panic!("recording {i} was diarized on a lost device") };

@@ -43,6 +43,15 @@ fn event_lines_keep_the_clis_layout() {
     assert_eq!(event_json_line(&start), r#"{"event":"start","speaker":2,"time":12.48}"#);
     let end = SegmentEvent::End { speaker: 3, start: 7, end: 1_310 };
     assert_eq!(event_json_line(&end), r#"{"event":"end","speaker":3,"time":13.10,"start":0.07,"end":13.10}"#);
+    // An enrolled speaker's events carry the name, as a JSON string; a slot without one keeps the plain line.
+    let names = [None, None, None, Some(r#"Ann"B"#.to_string())];
+    assert_eq!(
+        end.json_line_named(&names),
+        r#"{"event":"end","speaker":3,"name":"Ann\"B","time":13.10,"start":0.07,"end":13.10}"#
+    );
+    assert_eq!(start.json_line_named(&names), event_json_line(&start));
+    let named_start = SegmentEvent::Start { speaker: 3, frame: 5 };
+    assert_eq!(named_start.json_line_named(&names), r#"{"event":"start","speaker":3,"name":"Ann\"B","time":0.05}"#);
 }
 
 #[test]

@@ -79,21 +79,23 @@ fn diarize_each(
     let mut results: Vec<Option<PyResult<Diarization>>> = inputs.iter().map(|_| None).collect();
     // Inputs before this one are all diarized.
     let mut settled = 0;
-    engine.diarize_many(inputs, read, limits, &mut |position, result| {
-        let diarization = result.map_err(|Raised(error)| error).map(|(diarized, (uri, seconds))| {
-            let segments = diarized.segments_by(segmenter);
-            Diarization::new(segments, diarized, uri, seconds)
-        });
-        results[position] = Some(diarization);
-        while matches!(results.get(settled), Some(Some(Ok(_)))) {
-            settled += 1;
-        }
-        match results.get(settled) {
-            // The first failure in order: what is raised whatever the others give.
-            Some(Some(Err(_))) => ControlFlow::Break(()),
-            _ => ControlFlow::Continue(()),
-        }
-    });
+    engine
+        .diarize_many(inputs, read, limits, None, &mut |position, result| {
+            let diarization = result.map_err(|Raised(error)| error).map(|(diarized, (uri, seconds))| {
+                let segments = diarized.segments_by(segmenter);
+                Diarization::new(segments, diarized, uri, seconds)
+            });
+            results[position] = Some(diarization);
+            while matches!(results.get(settled), Some(Some(Ok(_)))) {
+                settled += 1;
+            }
+            match results.get(settled) {
+                // The first failure in order: what is raised whatever the others give.
+                Some(Some(Err(_))) => ControlFlow::Break(()),
+                _ => ControlFlow::Continue(()),
+            }
+        })
+        .map_err(|e| to_python(&e))?;
     results
         .into_iter()
         .enumerate()

@@ -64,12 +64,23 @@ impl SegmentEvent {
     /// `{"event":"end","speaker":2,"time":13.10,"start":12.48,"end":13.10}` (times in seconds, 10 ms steps; no
     /// newline).
     pub fn json_line(&self) -> String {
-        match (*self, self.segment()) {
-            (SegmentEvent::End { speaker, .. }, Some(segment)) => format!(
-                r#"{{"event":"end","speaker":{speaker},"time":{:.2},"start":{:.2},"end":{:.2}}}"#,
+        self.json_line_named(&[])
+    }
+
+    /// [`SegmentEvent::json_line`] with `"name"` after `"speaker"` when `names` (one per slot, `None` for a slot
+    /// without one) names the event's speaker: `{"event":"start","speaker":2,"name":"Alice","time":12.48}`.
+    pub fn json_line_named(&self, names: &[Option<String>]) -> String {
+        let speaker = self.speaker();
+        let name = match names.get(speaker).and_then(Option::as_deref) {
+            Some(name) => format!(r#","name":{}"#, serde_json::to_string(name).unwrap_or_default()),
+            None => String::new(),
+        };
+        match self.segment() {
+            Some(segment) => format!(
+                r#"{{"event":"end","speaker":{speaker}{name},"time":{:.2},"start":{:.2},"end":{:.2}}}"#,
                 segment.end, segment.start, segment.end
             ),
-            _ => format!(r#"{{"event":"start","speaker":{},"time":{:.2}}}"#, self.speaker(), self.seconds()),
+            None => format!(r#"{{"event":"start","speaker":{speaker}{name},"time":{:.2}}}"#, self.seconds()),
         }
     }
 
@@ -85,7 +96,8 @@ impl SegmentEvent {
 }
 
 /// Segment events from a streaming session's outputs, in the order they become final (each speaker's in time
-/// order).
+/// order). A clone continues independently (a forked session's events).
+#[derive(Clone)]
 pub struct LiveSegments {
     speakers: usize,
     rule: Rule,
@@ -93,6 +105,7 @@ pub struct LiveSegments {
     frames: usize,
 }
 
+#[derive(Clone)]
 enum Rule {
     Threshold {
         threshold: f64,
@@ -103,6 +116,7 @@ enum Rule {
 }
 
 /// One speaker under NeMo's post-processing.
+#[derive(Clone)]
 struct LiveSpeaker {
     processor: SpeakerPostProcessor,
     /// Whether a probability of 0 ends speech (`offset > 0`); with `offset = 0` only the stream's end does.

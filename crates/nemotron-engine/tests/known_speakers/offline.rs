@@ -1,78 +1,10 @@
-//! Known speakers, offline, held to their definition: enrolling clips A1 … An and diarizing X gives the diarization
-//! of P = A1′ ++ … ++ An′ ++ X (each clip followed by zeros up to a whole 80 ms encoder frame) from X's first frame
-//! on, bit for bit; the segments are the segment rule on those outputs; each name goes to the slot above 0.5 on most
-//! frames of its clip's span in P, and each way naming can fail is an error.
-
-mod common;
-
-use common::testdata;
+//! Offline: one recording after the clips.
 
 use nemotron_engine::{
-    AudioOptions, Diarized, Engine, EngineError, EnrollmentError, ErrorKind, Input, SegmentFormat, SegmentSettings,
-    SpeakerProfile, write_named_segments,
+    EngineError, EnrollmentError, ErrorKind, Input, SegmentFormat, SegmentSettings, write_named_segments,
 };
 
-/// Samples per encoder frame: 160 per 10 ms mel frame, 8 mel frames per encoder frame.
-const ROW: usize = 1280;
-
-fn engine() -> &'static Engine {
-    common::diar_tiny()
-}
-
-/// `duration` seconds of the case's recording from `offset` seconds.
-fn audio(offset: f64, duration: f64) -> Vec<f32> {
-    let options = AudioOptions { offset, duration: Some(duration), ..AudioOptions::default() };
-    match Input::read_path(&testdata("reference/diar-tiny/audio.wav"), &options).expect("audio.wav") {
-        Input::Samples(samples) => samples,
-        Input::Features(_) => unreachable!("audio decodes to samples"),
-    }
-}
-
-fn profile(clips: &[(&str, &[f32])]) -> SpeakerProfile {
-    SpeakerProfile::new(clips.iter().map(|(name, clip)| (name.to_string(), clip.to_vec())).collect()).expect("profile")
-}
-
-fn bits(values: &[f32]) -> Vec<u32> {
-    values.iter().map(|v| v.to_bits()).collect()
-}
-
-fn diarize(samples: Vec<f32>) -> Diarized {
-    engine().diarize(Input::Samples(samples), &mut |_, _, _| {}).expect("diarized")
-}
-
-fn with_speakers(recording: &[f32], profile: &SpeakerProfile) -> Result<Diarized, EngineError> {
-    engine().diarize_with_speakers(Input::Samples(recording.to_vec()), profile, &mut |_, _, _| {})
-}
-
-/// P, and each clip's span of encoder rows in it.
-fn concatenation(profile: &SpeakerProfile, recording: &[f32]) -> (Vec<f32>, Vec<std::ops::Range<usize>>) {
-    let (mut samples, mut spans) = (Vec::new(), Vec::new());
-    for (_, clip) in profile.clips() {
-        let start = samples.len();
-        samples.extend_from_slice(clip);
-        samples.resize(samples.len().div_ceil(ROW) * ROW, 0.0);
-        spans.push(start / ROW..samples.len() / ROW);
-    }
-    samples.extend_from_slice(recording);
-    (samples, spans)
-}
-
-/// The slot names the definition gives, computed from P's probabilities here rather than by the engine.
-fn expected_names(p: &Diarized, spans: &[std::ops::Range<usize>], names: &[&str]) -> Vec<Option<String>> {
-    let slots = p.speakers();
-    let mut expected = vec![None; slots];
-    for (span, name) in spans.iter().zip(names) {
-        let counts: Vec<usize> = (0..slots)
-            .map(|slot| span.clone().filter(|row| p.probabilities()[row * slots + slot] > 0.5).count())
-            .collect();
-        let best = *counts.iter().max().unwrap();
-        assert!(best > 0, "{name}: the case needs speech in the clip");
-        let slot = counts.iter().position(|&c| c == best).unwrap();
-        assert!(expected[slot].is_none(), "the case needs each clip in a slot of its own");
-        expected[slot] = Some(name.to_string());
-    }
-    expected
-}
+use crate::{ROW, audio, bits, concatenation, diarize, engine, expected_names, profile, with_speakers};
 
 /// The whole contract on one profile and recording.
 fn check(clips: &[(&str, &[f32])], recording: &[f32]) {
