@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use nemotron_engine::{AudioOptions, Input, SpeakerProfile, output};
+use nemotron_engine::{AudioOptions, Input, output};
 
 use crate::Settings;
 use crate::failure::Failure;
@@ -47,18 +47,10 @@ pub fn enroll(settings: &Settings, args: &EnrollArgs) -> Result<(), Failure> {
         };
         clips.push((name.clone(), samples));
     }
-    let profile = SpeakerProfile::new(clips)?;
     let engine =
         model::load_source(&model::source(args.model.as_deref(), args.demo)?, &settings.engine, settings.quiet)?;
-    let silence = Input::Samples(vec![0.0; 16_000]);
-    let diarized = engine.diarize_with_speakers(silence, &profile, &mut |_, _, _| {})?;
+    let (profile, slots) = engine.enroll(clips)?;
     profile.write(&args.out).map_err(nemotron_engine::EngineError::from)?;
-    let mut lines = String::new();
-    for name in profile.names() {
-        let slot = diarized.names().iter().position(|n| n.as_deref() == Some(name));
-        if let Some(slot) = slot {
-            lines.push_str(&format!("{name}\tspk{slot}\n"));
-        }
-    }
+    let lines: String = profile.names().zip(slots).map(|(name, slot)| format!("{name}\tspk{slot}\n")).collect();
     crate::output::write_stdout(&lines, "the speakers' slots")
 }

@@ -78,6 +78,30 @@ impl Engine {
         Ok(primer.restrict(whole)?)
     }
 
+    /// Enrolls named clips (name, 16 kHz mono samples; in the order the profile keeps them): the profile, once the
+    /// clips are checked ([`SpeakerProfile::new`]'s rules) and each is found to speak in a slot of its own in an
+    /// offline run of the clips then one second of silence; with each name's slot there, in enrollment order.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn enroll(&self, clips: Vec<(String, Vec<f32>)>) -> Result<(SpeakerProfile, Vec<usize>), EngineError> {
+        use nemotron_towers::blocking::Block;
+        self.enroll_async(clips).block()
+    }
+
+    /// [`Engine::enroll`] as a future.
+    pub async fn enroll_async(
+        &self,
+        clips: Vec<(String, Vec<f32>)>,
+    ) -> Result<(SpeakerProfile, Vec<usize>), EngineError> {
+        let profile = SpeakerProfile::new(clips)?;
+        let silence = Input::Samples(vec![0.0; nemotron_postprocess::time::SAMPLE_RATE as usize]);
+        let named = self.diarize_with_speakers_async(silence, &profile, &mut |_, _, _| {}).await?;
+        let slots = profile
+            .names()
+            .map(|name| named.names().iter().position(|n| n.as_deref() == Some(name)).unwrap_or_default())
+            .collect();
+        Ok((profile, slots))
+    }
+
     /// The clips of `profile` as they go in front of a recording on this engine's diarizer.
     pub(crate) fn primer(&self, profile: &SpeakerProfile) -> Result<Primer, EnrollmentError> {
         Primer::new(profile, self.diarizer().config())

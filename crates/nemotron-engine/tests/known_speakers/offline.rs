@@ -102,3 +102,17 @@ fn features_are_refused() {
     let error = engine().diarize_with_speakers(features, &profile(&[("alice", &clip)]), &mut |_, _, _| {}).err();
     assert_eq!(error.expect("refused").kind(), ErrorKind::Usage);
 }
+
+#[test]
+fn enroll_gives_the_profile_and_each_names_slot_in_a_run_of_the_clips_then_silence() {
+    let (first, second) = (audio(0.0, 1.23), audio(3.0, 1.99));
+    let clips = vec![("alice".to_string(), first.clone()), ("bob".to_string(), second.clone())];
+    let (enrolled, slots) = engine().enroll(clips).expect("enrolled");
+    assert_eq!(enrolled, profile(&[("alice", &first), ("bob", &second)]));
+    let silence = with_speakers(&vec![0.0; 16_000], &enrolled).expect("named");
+    for (name, slot) in enrolled.names().zip(&slots) {
+        assert_eq!(silence.names()[*slot].as_deref(), Some(name));
+    }
+    let error = engine().enroll(vec![("a b".to_string(), first)]).err().expect("a name with whitespace");
+    assert_eq!(error.kind(), ErrorKind::Usage, "{error}");
+}
