@@ -113,6 +113,6 @@ fn enroll_gives_the_profile_and_each_names_slot_in_a_run_of_the_clips_then_silen
     for (name, slot) in enrolled.names().zip(&slots) {
         assert_eq!(silence.names()[*slot].as_deref(), Some(name));
     }
-    let error = engine().enroll(vec![("a b".to_string(), first)]).err().expect("a name with whitespace");
+    let error = engine().enroll(vec![("a b".to_string(), first)]).expect_err("a name with whitespace");
     assert_eq!(error.kind(), ErrorKind::Usage, "{error}");
 }
