@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use nemotron_engine::output;
+use nemotron_engine::{EngineError, SpeakerProfile, output};
 
 use crate::encode::{check_single, single_source};
 use crate::failure::Failure;
@@ -20,6 +20,7 @@ pub struct AlignRequest<'a> {
     pub out: Option<&'a Path>,
     pub srt: Option<&'a Path>,
     pub vtt: Option<&'a Path>,
+    pub speakers: Option<&'a Path>,
 }
 
 pub fn align(settings: &Settings, input: &Input, request: &AlignRequest<'_>) -> Result<(), Failure> {
@@ -31,6 +32,7 @@ pub fn align(settings: &Settings, input: &Input, request: &AlignRequest<'_>) -> 
     };
     let done = Done::start();
     check_single(input)?;
+    let profile = request.speakers.map(SpeakerProfile::read).transpose().map_err(EngineError::from)?;
     let (out, srt, vtt) = (request.out, request.srt, request.vtt);
     let files: Vec<&Path> = [out, srt, vtt].into_iter().flatten().collect();
     output::check_files(&files)?;
@@ -42,7 +44,11 @@ pub fn align(settings: &Settings, input: &Input, request: &AlignRequest<'_>) -> 
     let seconds = source.seconds();
     let mut bar = Bar::new(settings.quiet, seconds);
     let request = nemotron_engine::AlignRequest { transcript, language: request.language.map(str::to_string) };
-    let aligned = engine.align(source, &request, &mut |stage, done, total| bar.update(stage, done, total))?;
+    let mut progress = |stage: &str, done, total| bar.update(stage, done, total);
+    let aligned = match &profile {
+        Some(profile) => engine.align_with_speakers(source, &request, profile, &mut progress)?,
+        None => engine.align(source, &request, &mut progress)?,
+    };
     let failed = &aligned.alignment().failed_speakers;
     if !failed.is_empty() {
         log::warn!("speaker tags whose words could not be placed: {failed:?}");

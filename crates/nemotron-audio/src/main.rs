@@ -101,6 +101,10 @@ enum Command {
         /// Write WebVTT subtitles here.
         #[arg(long)]
         vtt: Option<PathBuf>,
+        /// Name the enrolled speakers (a profile `enroll` wrote): the speakers come from a diarization after their
+        /// clips; the JSON gains `speaker_names` (tag → name) and the subtitles label those tags by name.
+        #[arg(long, value_name = "FILE")]
+        speakers: Option<PathBuf>,
     },
     /// Who spoke when: speaker logits/probabilities, segments (RTTM, JSON, CSV), a timeline picture.
     Diarize {
@@ -251,7 +255,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             let out = out.as_deref().ok_or(Failure::Usage("give --out or --out-dir".into()))?;
             encode::encode(&settings, input, out, *word_timestamps)
         }
-        Command::Align { input, transcript, transcript_file, language, out, srt, vtt } => {
+        Command::Align { input, transcript, transcript_file, language, out, srt, vtt, speakers } => {
             let request = align::AlignRequest {
                 transcript: transcript.as_deref(),
                 transcript_file: transcript_file.as_deref(),
@@ -259,6 +263,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
                 out: out.as_deref(),
                 srt: srt.as_deref(),
                 vtt: vtt.as_deref(),
+                speakers: speakers.as_deref(),
             };
             align::align(&settings, input, &request)
         }

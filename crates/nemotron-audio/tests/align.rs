@@ -99,7 +99,7 @@ fn parse_srt(text: &str) -> Vec<Cue> {
                 }
                 None => (None, lines[2]),
             };
-            Cue { start, end, speaker, text: text.into() }
+            Cue { start, end, speaker, name: None, text: text.into() }
         })
         .collect()
 }
@@ -119,7 +119,13 @@ fn parse_vtt(text: &str) -> Vec<Cue> {
                 }
                 None => (None, lines[1]),
             };
-            Cue { start, end, speaker, text: text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&") }
+            Cue {
+                start,
+                end,
+                speaker,
+                name: None,
+                text: text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"),
+            }
         })
         .collect()
 }
@@ -167,7 +173,7 @@ fn align_with_the_demo_model_gives_upstreams_words_and_subtitles_that_parse_back
         }
     }
     let alignment = read_alignment(&json);
-    let want_cues = rounded(&cues(&alignment));
+    let want_cues = rounded(&cues(&alignment, &[]));
     assert!(!want_cues.is_empty());
     let srt_cues = parse_srt(&std::fs::read_to_string(&srt).unwrap());
     let vtt_cues = parse_vtt(&std::fs::read_to_string(&vtt).unwrap());

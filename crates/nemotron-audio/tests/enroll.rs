@@ -216,3 +216,32 @@ fn a_folder_with_speakers_names_each_entrys_speakers() {
         assert_eq!(std::fs::read_to_string(out.join(format!("{name}.rttm"))).unwrap(), want, "{name}");
     }
 }
+
+#[test]
+fn align_with_speakers_writes_the_engines_named_alignment() {
+    let dir = tempfile::tempdir().unwrap();
+    let recording = testdata("reference/tiny-chunks/audio.wav");
+    let Input::Samples(samples) = Input::read_path(&recording, &AudioOptions::default()).unwrap() else {
+        unreachable!("audio decodes to samples")
+    };
+    let profile = SpeakerProfile::new(vec![("alice".to_string(), samples[..24_000].to_vec())]).unwrap();
+    let profile_path = dir.path().join("alice.safetensors");
+    profile.write(&profile_path).unwrap();
+    let transcript = "<spk:0> the quick brown fox <spk:1> she sells sea shells";
+    let engine = Engine::load(&ModelSource::Demo, &EngineOptions::default(), &mut |_, _, _| {}).unwrap();
+    let request = nemotron_engine::AlignRequest { transcript: transcript.into(), language: None };
+    let want = engine.align_with_speakers(Input::Samples(samples), &request, &profile, &mut |_, _, _| {}).unwrap();
+    let got = text(&[
+        "-q",
+        "align",
+        "--demo",
+        "--audio",
+        path_str(&recording),
+        "--transcript",
+        transcript,
+        "--speakers",
+        path_str(&profile_path),
+    ]);
+    assert_eq!(got, want.to_json().unwrap());
+    assert!(got.contains("\"speaker_names\""), "{got}");
+}

@@ -215,6 +215,8 @@ pub fn write_named_segments(
 /// Speaker-attributed word timestamps of a transcript.
 pub struct Aligned {
     pub(crate) alignment: Alignment,
+    /// Each diarizer slot's enrolled name (empty without known speakers).
+    pub(crate) names: Vec<Option<String>>,
 }
 
 impl Aligned {
@@ -228,22 +230,60 @@ impl Aligned {
         &self.alignment.chunks
     }
 
+    /// Each diarizer slot's enrolled name ([`crate::Engine::align_with_speakers`]), `None` for the others; empty
+    /// without known speakers.
+    pub fn names(&self) -> &[Option<String>] {
+        &self.names
+    }
+
     /// The words, the diarization and the tag-to-speaker map as `align --out` writes them (pretty JSON in
-    /// upstream's `align_word_timestamps` shape, ending in a newline).
+    /// upstream's `align_word_timestamps` shape, ending in a newline). With known speakers, a last key
+    /// `speaker_names` maps each tag matched to an enrolled slot to that slot's name.
     pub fn to_json(&self) -> Result<String, EngineError> {
-        let json = serde_json::to_string_pretty(&self.alignment).map_err(EngineError::Serialise)?;
-        Ok(json + "\n")
+        let json = match self.names.is_empty() {
+            true => serde_json::to_string_pretty(&self.alignment),
+            false => serde_json::to_string_pretty(&NamedAlignment::new(&self.alignment, &self.names)),
+        };
+        Ok(json.map_err(EngineError::Serialise)? + "\n")
     }
 
-    /// SubRip subtitles, as `align --srt` writes them.
+    /// SubRip subtitles, as `align --srt` writes them (an enrolled speaker's cues labelled by the name).
     pub fn to_srt(&self) -> String {
-        subtitles::to_srt(&subtitles::cues(&self.alignment))
+        subtitles::to_srt(&subtitles::cues(&self.alignment, &self.names))
     }
 
-    /// WebVTT subtitles, as `align --vtt` writes them.
+    /// WebVTT subtitles, as `align --vtt` writes them (an enrolled speaker's voice spans named).
     pub fn to_vtt(&self) -> String {
-        subtitles::to_vtt(&subtitles::cues(&self.alignment))
+        subtitles::to_vtt(&subtitles::cues(&self.alignment, &self.names))
     }
+}
+
+/// An alignment with a last key `speaker_names`: each tag matched to an enrolled slot, in the tags' order, to its
+/// name (keys written as `speaker_tag_to_diarization_speaker` writes them).
+#[derive(serde::Serialize)]
+struct NamedAlignment<'a> {
+    #[serde(flatten)]
+    alignment: &'a Alignment,
+    #[serde(serialize_with = "as_map")]
+    speaker_names: Vec<(String, String)>,
+}
+
+impl<'a> NamedAlignment<'a> {
+    fn new(alignment: &'a Alignment, names: &[Option<String>]) -> Self {
+        let speaker_names = alignment
+            .speaker_tag_to_diarization_speaker
+            .iter()
+            .filter_map(|(tag, slot)| {
+                let name = names.get((*slot)?)?.clone()?;
+                Some((tag.map_or_else(|| "null".to_string(), |t| t.to_string()), name))
+            })
+            .collect();
+        Self { alignment, speaker_names }
+    }
+}
+
+fn as_map<S: serde::Serializer>(pairs: &[(String, String)], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_map(pairs.iter().map(|(key, value)| (key, value)))
 }
 
 /// A safetensors buffer of f32 tensors.

@@ -251,6 +251,33 @@ impl Engine {
         self.align_speakers(input, request, Some(diarization), progress).await
     }
 
+    /// [`Engine::align`] with the speakers of `profile` named: the speakers come from
+    /// [`Engine::diarize_with_speakers`] on the model's diarizer ([`Engine::align_with_diarization`] with it), and
+    /// the result's [`Aligned::names`] label the tags matched to enrolled slots.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn align_with_speakers(
+        &self,
+        input: Input,
+        request: &AlignRequest,
+        profile: &nemotron_io::SpeakerProfile,
+        progress: Progress<'_>,
+    ) -> Result<Aligned, EngineError> {
+        self.align_with_speakers_async(input, request, profile, progress).block()
+    }
+
+    /// [`Engine::align_with_speakers`] as a future.
+    pub async fn align_with_speakers_async(
+        &self,
+        input: Input,
+        request: &AlignRequest,
+        profile: &nemotron_io::SpeakerProfile,
+        progress: Progress<'_>,
+    ) -> Result<Aligned, EngineError> {
+        self.transcribe("align")?;
+        let named = self.diarize_with_speakers_async(input.clone(), profile, &mut |_, _, _| {}).await?;
+        self.align_speakers(input, request, Some(&named), progress).await
+    }
+
     async fn align_speakers(
         &self,
         input: Input,
@@ -266,7 +293,8 @@ impl Engine {
             outputs.speaker_logits = replacement_logits(&outputs, model.config().diarization.speakers, diarization)?;
         }
         let options = AlignOptions { language: request.language.clone(), ..AlignOptions::default() };
-        Ok(Aligned { alignment: align(model, &outputs, tokenizer, &request.transcript, &options).await? })
+        let alignment = align(model, &outputs, tokenizer, &request.transcript, &options).await?;
+        Ok(Aligned { alignment, names: diarization.map(|d| d.names().to_vec()).unwrap_or_default() })
     }
 }
 

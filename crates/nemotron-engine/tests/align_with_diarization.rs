@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use nemotron_engine::{
-    AlignRequest, AudioOptions, Engine, EngineOptions, ErrorKind, Input, ModelSource, SegmentSettings,
+    AlignRequest, AudioOptions, Engine, EngineOptions, ErrorKind, Input, ModelSource, SegmentSettings, SpeakerProfile,
 };
 
 fn reference(path: &str) -> PathBuf {
@@ -57,4 +57,43 @@ fn another_diarizers_speakers_replace_the_models_own() {
         demo.align_with_diarization(input, &request, &half, quiet).err().expect("a diarization of another length");
     assert_eq!(error.kind(), ErrorKind::Usage);
     assert!(error.to_string().starts_with("diarization: "), "{error}");
+}
+
+#[test]
+fn enrolled_speakers_name_the_tags_their_slots_matched() {
+    let demo = load(ModelSource::Demo);
+    let samples = match Input::read_path(&reference("tiny-chunks/audio.wav"), &AudioOptions::default()).unwrap() {
+        Input::Samples(samples) => samples,
+        Input::Features(_) => unreachable!("an audio file gives samples"),
+    };
+    let profile = SpeakerProfile::new(vec![("alice".to_string(), samples[..24_000].to_vec())]).unwrap();
+    let request =
+        AlignRequest { transcript: "<spk:0> the quick brown fox <spk:1> she sells sea shells".into(), language: None };
+    let quiet = &mut |_: &str, _: usize, _: usize| {};
+    let input = Input::Samples(samples);
+    let named = demo.align_with_speakers(input.clone(), &request, &profile, quiet).unwrap();
+    let diarized = demo.diarize_with_speakers(input.clone(), &profile, quiet).unwrap();
+    let plain = demo.align_with_diarization(input, &request, &diarized, quiet).unwrap();
+    assert_eq!(named.alignment(), plain.alignment(), "the speakers are the diarization with speakers'");
+    assert_eq!(named.names(), diarized.names());
+    let slot = diarized.names().iter().position(Option::is_some).expect("alice has a slot");
+    let tags: Vec<String> = named
+        .alignment()
+        .speaker_tag_to_diarization_speaker
+        .iter()
+        .filter(|(_, s)| *s == Some(slot))
+        .map(|(tag, _)| tag.map_or_else(|| "null".to_string(), |t| t.to_string()))
+        .collect();
+    let json: serde_json::Value = serde_json::from_str(&named.to_json().unwrap()).unwrap();
+    let expected: serde_json::Map<String, serde_json::Value> =
+        tags.iter().map(|tag| (tag.clone(), serde_json::Value::from("alice"))).collect();
+    assert_eq!(json["speaker_names"], serde_json::Value::Object(expected), "{json}");
+    // A named diarization handed to `align_with_diarization` names the same way; `speaker_names` comes last.
+    let text = named.to_json().unwrap();
+    assert_eq!(text, plain.to_json().unwrap());
+    let at = |key: &str| text.find(&format!("\"{key}\"")).unwrap_or_else(|| panic!("{key} in {text}"));
+    assert!(at("failed_speakers") < at("speaker_names"), "{text}");
+    // Which tags the demo's random diarizer matches to alice's slot is its own affair (none, here); the labels of
+    // matched tags are held in nemotron-postprocess's subtitle tests.
+    assert_eq!(named.to_srt().contains("[alice] "), !tags.is_empty(), "{}", named.to_srt());
 }

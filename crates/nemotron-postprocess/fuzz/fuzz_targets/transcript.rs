@@ -32,7 +32,7 @@ fuzz_target!(|data: &[u8]| {
             speaker_tag_to_diarization_speaker: Vec::new(),
             failed_speakers: Vec::new(),
         };
-        let cues = cues(&alignment);
+        let cues = cues(&alignment, &[]);
         let _ = (to_srt(&cues), to_vtt(&cues));
     }
 });
