@@ -115,7 +115,7 @@ impl Speakers {
         self.profile.len()
     }
 
-    fn __repr__(&self) -> String {
-        format!("Speakers({:?})", self.profile.names().collect::<Vec<_>>())
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("Speakers({})", self.names().into_pyobject(py)?.repr()?))
     }
 }
