@@ -9,6 +9,7 @@ mod manifest;
 mod model;
 mod results;
 mod settings;
+mod speakers;
 mod stream;
 
 use pyo3::prelude::*;
@@ -21,6 +22,7 @@ fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<results::Segment>()?;
     module.add_class::<results::Alignment>()?;
     module.add_class::<results::Word>()?;
+    module.add_class::<speakers::Speakers>()?;
     module.add_class::<stream::StreamSession>()?;
     module.add_class::<stream::Event>()?;
     module.add_function(wrap_pyfunction!(manifest::read_manifest, module)?)?;

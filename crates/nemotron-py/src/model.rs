@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use nemotron_engine::{
     AlignRequest, BatchLimits, Engine, EngineError, EngineOptions, Input, ModelSource, Precision, SegmentRule,
-    SegmentSettings, StreamingMode, batch_limits,
+    SegmentSettings, SpeakerProfile, StreamingMode, batch_limits,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -16,6 +16,7 @@ use crate::audio::Audio;
 use crate::errors::{argument_error, bad_argument, detached, to_python};
 use crate::results::{Alignment, Diarization, array};
 use crate::settings;
+use crate::speakers::{Speakers, clip_arguments, read_clips};
 use crate::stream::StreamSession;
 
 /// A model loaded on a GPU: a Transcribe checkpoint (every task) or a standalone diarizer (`diarize`, `stream`).
@@ -44,9 +45,15 @@ fn uri(audio: &Audio) -> String {
     stem.unwrap_or_else(|| "audio".into())
 }
 
-/// Decodes and diarizes one input (no GIL): its diarization by `segmenter`.
-fn diarize_one(engine: &Engine, name: &str, audio: Audio, segmenter: &SegmentRule) -> PyResult<Diarization> {
-    diarize_each(engine, vec![(name.to_string(), audio)], &BatchLimits::default(), segmenter)?
+/// Decodes and diarizes one input (no GIL): its diarization by `segmenter`, after the clips of `speakers`.
+fn diarize_one(
+    engine: &Engine,
+    name: &str,
+    audio: Audio,
+    segmenter: &SegmentRule,
+    speakers: Option<&SpeakerProfile>,
+) -> PyResult<Diarization> {
+    diarize_each(engine, vec![(name.to_string(), audio)], &BatchLimits::default(), segmenter, speakers)?
         .pop()
         .ok_or_else(|| PyValueError::new_err(format!("{name}: no diarization came back")))
 }
@@ -63,12 +70,14 @@ impl From<EngineError> for Raised {
 
 /// Decodes `inputs` (`(name, audio)`) and diarizes them side by side on the GPU (no GIL; [`Engine::diarize_many`]:
 /// up to `limits` at a time, the next ones decoded while the GPU runs): each one's diarization by `segmenter`, as
-/// each gets it alone, in order. The first failure in order is raised, as soon as the inputs before it are done.
+/// each gets it alone, in order; with `speakers`, each after their clips, the enrolled speakers named. The first
+/// failure in order is raised, as soon as the inputs before it are done.
 fn diarize_each(
     engine: &Engine,
     inputs: Vec<(String, Audio)>,
     limits: &BatchLimits,
     segmenter: &SegmentRule,
+    speakers: Option<&SpeakerProfile>,
 ) -> PyResult<Vec<Diarization>> {
     let read = |(name, audio): (String, Audio)| -> Result<(Input, (String, f64)), Raised> {
         let uri = uri(&audio);
@@ -80,7 +89,7 @@ fn diarize_each(
     // Inputs before this one are all diarized.
     let mut settled = 0;
     engine
-        .diarize_many(inputs, read, limits, None, &mut |position, result| {
+        .diarize_many(inputs, read, limits, speakers, &mut |position, result| {
             let diarization = result.map_err(|Raised(error)| error).map(|(diarized, (uri, seconds))| {
                 let segments = diarized.segments_by(segmenter);
                 Diarization::new(segments, diarized, uri, seconds)
@@ -216,31 +225,48 @@ impl Model {
     }
 
     /// Who spoke when. The keyword arguments are the CLI's segment flags, by their names (the engine's
-    /// `SegmentSettings`; `postprocessing`: a YAML file or a dict of NeMo's parameters).
-    #[pyo3(signature = (audio, sample_rate=None, **segment_settings))]
+    /// `SegmentSettings`; `postprocessing`: a YAML file or a dict of NeMo's parameters). `speakers`: enrolled
+    /// speakers (`enroll`, `Speakers.load`), diarized before the recording and named in its segments, as
+    /// `diarize --speakers` does.
+    #[pyo3(signature = (audio, sample_rate=None, *, speakers=None, **segment_settings))]
     fn diarize(
         &self,
         py: Python<'_>,
         audio: &Bound<'_, PyAny>,
         sample_rate: Option<i64>,
+        speakers: Option<Py<Speakers>>,
         segment_settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Diarization> {
         let (_, segmenter) = settings::from_kwargs(py, segment_settings)?;
         let audio = Audio::extract("audio", audio, rate(sample_rate)?)?;
         let engine = &self.engine;
-        detached(py, || diarize_one(engine, "audio", audio, &segmenter))
+        let profile = speakers.as_ref().map(|s| s.get().profile());
+        detached(py, || diarize_one(engine, "audio", audio, &segmenter, profile))
+    }
+
+    /// Enrolls speakers: `{name: audio}` (each clip the voice of one speaker alone, at least 1 s; any audio
+    /// argument `diarize` takes; `sample_rate` for arrays), in the dict's order. Each clip is checked to speak in a
+    /// slot of its own in an offline run of the clips, as `nemotron-audio enroll` checks them; a name is 1-64
+    /// characters without whitespace.
+    #[pyo3(signature = (speakers, sample_rate=None))]
+    fn enroll(&self, py: Python<'_>, speakers: &Bound<'_, PyAny>, sample_rate: Option<i64>) -> PyResult<Speakers> {
+        let clips = clip_arguments(speakers, rate(sample_rate)?)?;
+        let engine = &self.engine;
+        let (profile, slots) = detached(py, || engine.enroll(read_clips(clips)?).map_err(|e| to_python(&e)))?;
+        Ok(Speakers::new(profile, Some(slots)))
     }
 
     /// `diarize` of each input, in order (one sample rate for the arrays among them), `batch_size` of them (default
     /// 8) side by side on the GPU, a finished one's place taken by the next at once: each result is the one
-    /// `diarize` gives it alone.
-    #[pyo3(signature = (audios, sample_rate=None, batch_size=None, **segment_settings))]
+    /// `diarize` gives it alone (with `speakers`, each after their clips).
+    #[pyo3(signature = (audios, sample_rate=None, batch_size=None, *, speakers=None, **segment_settings))]
     fn diarize_many(
         &self,
         py: Python<'_>,
         audios: &Bound<'_, PyAny>,
         sample_rate: Option<i64>,
         batch_size: Option<i64>,
+        speakers: Option<Py<Speakers>>,
         segment_settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Vec<Diarization>> {
         let (_, segmenter) = settings::from_kwargs(py, segment_settings)?;
@@ -252,9 +278,10 @@ impl Model {
             inputs.push(Audio::extract(&format!("audios[{i}]"), &audio?, sample_rate)?);
         }
         let engine = &self.engine;
+        let profile = speakers.as_ref().map(|s| s.get().profile());
         detached(py, || {
             let named = inputs.into_iter().enumerate().map(|(i, audio)| (format!("audios[{i}]"), audio)).collect();
-            diarize_each(engine, named, &limits, &segmenter)
+            diarize_each(engine, named, &limits, &segmenter, profile)
         })
     }
 
@@ -291,19 +318,29 @@ impl Model {
     }
 
     /// A live diarization session; `latency`: `"low"` (1.04 s), `"very-low"` (0.64 s), `"ultra-low"` (0.32 s) (`_`
-    /// for `-` too: every name [`StreamingMode`] parses). The
-    /// keyword arguments are `diarize`'s but `max_speakers` (known only at the end of a recording).
-    #[pyo3(signature = (latency="low", **segment_settings))]
+    /// for `-` too: every name [`StreamingMode`] parses). The keyword arguments are `diarize`'s but `max_speakers`
+    /// (known only at the end of a recording); `speakers`: enrolled speakers, whose clips the session hears before
+    /// the first push (as `diarize --stream --speakers`), named on the events.
+    #[pyo3(signature = (latency="low", *, speakers=None, **segment_settings))]
     fn stream(
         &self,
         py: Python<'_>,
         latency: &str,
+        speakers: Option<Py<Speakers>>,
         segment_settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<StreamSession> {
         let mode = latency.parse::<StreamingMode>().map_err(|e| PyValueError::new_err(e.to_string()))?;
         let (settings, _): (SegmentSettings, _) = settings::from_kwargs(py, segment_settings)?;
         let engine = &self.engine;
-        detached(py, || engine.stream(mode, &settings).map(StreamSession::new).map_err(|e| to_python(&e)))
+        let profile = speakers.as_ref().map(|s| s.get().profile());
+        detached(py, || {
+            match profile {
+                Some(profile) => engine.stream_with_speakers(mode, &settings, profile),
+                None => engine.stream(mode, &settings),
+            }
+            .map(StreamSession::new)
+            .map_err(|e| to_python(&e))
+        })
     }
 
     fn __repr__(&self) -> String {

@@ -1,7 +1,7 @@
 //! What the tasks return to Python: [`Diarization`] (segments, speaker tensors, the CLI's segment files) and
 //! [`Alignment`] (words, the CLI's JSON and subtitles), with their small value types [`Segment`] and [`Word`].
 
-use nemotron_engine::{Aligned, Diarized, SegmentFormat, write_segments};
+use nemotron_engine::{Aligned, Diarized, SegmentFormat, write_named_segments};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::PyImportError;
 use pyo3::prelude::*;
@@ -14,9 +14,10 @@ pub fn array<'py>(py: Python<'py>, values: &[f32], shape: &[usize]) -> PyResult<
     Ok(PyArray1::from_slice(py, values).reshape(shape)?.into_any())
 }
 
-/// One speaker's turn: seconds `[start, end)`, the speaker's slot (`spk<speaker>` in RTTM). Unpacks as a tuple.
+/// One speaker's turn: seconds `[start, end)`, the speaker's slot (`spk<speaker>` in RTTM) and, for an enrolled
+/// speaker, their name. Unpacks as the tuple `start, end, speaker`.
 #[pyclass(frozen, eq, get_all, module = "nemotron_audio")]
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct Segment {
     /// Start, seconds.
     pub start: f64,
@@ -24,17 +25,29 @@ pub struct Segment {
     pub end: f64,
     /// The speaker's slot (the model's output column, in order of arrival).
     pub speaker: usize,
+    /// The enrolled speaker's name (`speakers=`); `None` for a slot no one enrolled.
+    pub name: Option<String>,
+}
+
+impl Segment {
+    /// The engine's segment, with the name of its slot among `names` (one per slot; empty without known speakers).
+    pub fn named(s: &nemotron_engine::Segment, names: &[Option<String>]) -> Self {
+        let name = names.get(s.speaker).cloned().flatten();
+        Self { start: s.start, end: s.end, speaker: s.speaker, name }
+    }
 }
 
 #[pymethods]
 impl Segment {
     #[new]
-    fn new(start: f64, end: f64, speaker: usize) -> Self {
-        Self { start, end, speaker }
+    #[pyo3(signature = (start, end, speaker, name=None))]
+    fn new(start: f64, end: f64, speaker: usize, name: Option<String>) -> Self {
+        Self { start, end, speaker, name }
     }
 
     fn __repr__(&self) -> String {
-        format!("Segment(start={}, end={}, speaker={})", self.start, self.end, self.speaker)
+        let name = self.name.as_ref().map_or(String::new(), |name| format!(", name={name:?}"));
+        format!("Segment(start={}, end={}, speaker={}{name})", self.start, self.end, self.speaker)
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -45,12 +58,6 @@ impl Segment {
     #[getter]
     fn duration(&self) -> f64 {
         self.end - self.start
-    }
-}
-
-impl From<&nemotron_engine::Segment> for Segment {
-    fn from(s: &nemotron_engine::Segment) -> Self {
-        Self { start: s.start, end: s.end, speaker: s.speaker }
     }
 }
 
@@ -68,9 +75,9 @@ impl Diarization {
         Self { segments, diarized, uri, seconds }
     }
 
-    /// The segments as Python values.
+    /// The segments as Python values, the enrolled speakers named.
     pub fn segment_list(&self) -> Vec<Segment> {
-        self.segments.iter().map(Segment::from).collect()
+        self.segments.iter().map(|s| Segment::named(s, self.diarized.names())).collect()
     }
 
     /// `[T, speakers]` probabilities as an array.
@@ -89,8 +96,9 @@ impl Diarization {
         self.seconds
     }
 
+    /// The CLI's text of the segments, with the enrolled speakers' names as `diarize --speakers` writes them.
     fn text(&self, format: SegmentFormat, uri: Option<&str>) -> String {
-        write_segments(&self.segments, format, uri.unwrap_or(&self.uri))
+        write_named_segments(&self.segments, format, uri.unwrap_or(&self.uri), self.diarized.names())
     }
 }
 
@@ -124,6 +132,12 @@ impl Diarization {
         speakers
     }
 
+    /// Each slot's enrolled name (`None` for a slot no one enrolled); empty without `speakers=`.
+    #[getter]
+    fn names(&self) -> Vec<Option<String>> {
+        self.diarized.names().to_vec()
+    }
+
     /// Seconds of audio diarized.
     #[getter]
     fn duration(&self) -> f64 {
@@ -136,18 +150,20 @@ impl Diarization {
         &self.uri
     }
 
-    /// RTTM text, as `diarize --rttm` writes it.
+    /// RTTM text, as `diarize --rttm` writes it (an enrolled speaker's name in the speaker field).
     #[pyo3(signature = (uri=None))]
     fn to_rttm(&self, uri: Option<&str>) -> String {
         self.text(SegmentFormat::Rttm, uri)
     }
 
-    /// JSON text (`[{"Start", "End", "Speaker"}]`), as `diarize --format json` writes it.
+    /// JSON text (`[{"Start", "End", "Speaker"}]`, and `"Name"` for enrolled speakers), as `diarize --format json`
+    /// writes it.
     fn to_json(&self) -> String {
         self.text(SegmentFormat::Json, None)
     }
 
-    /// CSV text (`start,end,duration,speaker`), as `diarize --format csv` writes it.
+    /// CSV text (`start,end,duration,speaker`, and a `name` column with enrolled speakers), as `diarize --format
+    /// csv` writes it.
     fn to_csv(&self) -> String {
         self.text(SegmentFormat::Csv, None)
     }
@@ -158,7 +174,8 @@ impl Diarization {
         Ok(PyBytes::new(py, &bytes))
     }
 
-    /// A `pyannote.core.Annotation` of the segments (labels `spk<k>`, as in RTTM); needs pyannote.core.
+    /// A `pyannote.core.Annotation` of the segments (labels as in RTTM: an enrolled speaker's name, else `spk<k>`);
+    /// needs pyannote.core.
     #[pyo3(signature = (uri=None))]
     fn to_annotation<'py>(&self, py: Python<'py>, uri: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
         let core = py.import("pyannote.core").map_err(|_| {
@@ -169,9 +186,9 @@ impl Diarization {
         let annotation =
             core.getattr("Annotation")?.call((), Some(&[("uri", uri.unwrap_or(&self.uri))].into_py_dict(py)?))?;
         let segment = core.getattr("Segment")?;
-        for (track, s) in self.segments.iter().enumerate() {
+        for (track, s) in self.segment_list().into_iter().enumerate() {
             let key = (segment.call1((s.start, s.end))?, track);
-            annotation.set_item(key, format!("spk{}", s.speaker))?;
+            annotation.set_item(key, s.name.unwrap_or_else(|| format!("spk{}", s.speaker)))?;
         }
         Ok(annotation)
     }

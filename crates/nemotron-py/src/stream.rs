@@ -3,7 +3,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use nemotron_engine::{LiveRecording, LiveSession, SegmentEvent, event_json_line};
+use nemotron_engine::{LiveRecording, LiveSession, SegmentEvent};
 use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -20,11 +20,13 @@ enum State {
 
 /// A segment starting or ending in a stream: `kind` is `"start"` or `"end"`, `time` its moment (the segment's
 /// start, or its end); an end also gives the segment it closes (`start`, `end`; `end` is `None` for a start).
+/// `name`: the enrolled speaker's (`speakers=`), `None` for a slot no one enrolled.
 #[pyclass(name = "SegmentEvent", frozen, eq, get_all, module = "nemotron_audio")]
 #[derive(Clone, PartialEq)]
 pub struct Event {
     kind: &'static str,
     speaker: usize,
+    name: Option<String>,
     time: f64,
     start: f64,
     end: Option<f64>,
@@ -32,13 +34,16 @@ pub struct Event {
     json: String,
 }
 
-impl From<&SegmentEvent> for Event {
-    fn from(event: &SegmentEvent) -> Self {
+impl Event {
+    /// The engine's event, its slot named by `names` (the session's: one per slot, empty without known speakers).
+    fn named(event: &SegmentEvent, names: &[Option<String>]) -> Self {
         let (kind, start, end) = match event.segment() {
             Some(segment) => ("end", segment.start, Some(segment.end)),
             None => ("start", event.seconds(), None),
         };
-        Self { kind, speaker: event.speaker(), time: event.seconds(), start, end, json: event_json_line(event) }
+        let (speaker, json) = (event.speaker(), event.json_line_named(names));
+        let name = names.get(speaker).cloned().flatten();
+        Self { kind, speaker, name, time: event.seconds(), start, end, json }
     }
 }
 
@@ -50,9 +55,12 @@ impl Event {
     }
 
     fn __repr__(&self) -> String {
+        let name = self.name.as_ref().map_or(String::new(), |name| format!(", name={name:?}"));
         match self.end {
-            Some(end) => format!("SegmentEvent(kind='end', speaker={}, start={}, end={end})", self.speaker, self.start),
-            None => format!("SegmentEvent(kind='start', speaker={}, time={})", self.speaker, self.time),
+            Some(end) => {
+                format!("SegmentEvent(kind='end', speaker={}{name}, start={}, end={end})", self.speaker, self.start)
+            }
+            None => format!("SegmentEvent(kind='start', speaker={}{name}, time={})", self.speaker, self.time),
         }
     }
 }
@@ -93,8 +101,8 @@ fn read_samples(object: &Bound<'_, PyAny>) -> PyResult<Vec<f32>> {
     }
 }
 
-fn events(events: &[SegmentEvent]) -> Vec<Event> {
-    events.iter().map(Event::from).collect()
+fn events(events: &[SegmentEvent], names: &[Option<String>]) -> Vec<Event> {
+    events.iter().map(|event| Event::named(event, names)).collect()
 }
 
 #[pymethods]
@@ -109,7 +117,10 @@ impl StreamSession {
         detached(py, || {
             let mut state = self.lock();
             let State::Running(session) = &mut *state else { return Err(ended()) };
-            session.push(&samples).map(|e| events(&e)).map_err(|e| to_python(&e))
+            let pushed = session.push(&samples).map_err(|e| to_python(&e))?;
+            // The names are known before the recording's first event, so those of the session after the push name
+            // every event it gave (as the CLI prints them).
+            Ok(events(&pushed, session.names()))
         })
     }
 
@@ -125,8 +136,9 @@ impl StreamSession {
         })?;
         let LiveRecording { events: last, segments, diarized } = recording;
         let diarization = Py::new(py, Diarization::new(segments, diarized, "audio".into(), seconds))?;
+        let last = events(&last, diarization.get().diarized().names());
         *self.lock() = State::Finished(diarization);
-        Ok(events(&last))
+        Ok(last)
     }
 
     /// The whole stream's diarization (after `finish`): its segments, speaker tensors and the CLI's files.
@@ -153,6 +165,17 @@ impl StreamSession {
             State::Closed => return Err(ended()),
         };
         array(py, &values, &[values.len() / speakers.max(1), speakers])
+    }
+
+    /// Each slot's enrolled name (`None` for a slot no one enrolled): empty without `speakers=`, and until the
+    /// enrolled clips' last frames are final (before the first event).
+    #[getter]
+    fn names(&self) -> Vec<Option<String>> {
+        match &*self.lock() {
+            State::Running(session) => session.names().to_vec(),
+            State::Finished(diarization) => diarization.get().diarized().names().to_vec(),
+            State::Closed => Vec::new(),
+        }
     }
 
     /// Seconds of audio pushed so far.

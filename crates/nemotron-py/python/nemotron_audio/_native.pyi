@@ -60,12 +60,14 @@ class InternalError(NemotronError):
     """A bug: an invariant of the library broke."""
 
 class Segment:
-    """One speaker's turn, seconds [start, end); unpacks as ``start, end, speaker``."""
+    """One speaker's turn, seconds [start, end); unpacks as ``start, end, speaker``. ``name``: the enrolled
+    speaker's (``speakers=``), ``None`` for a slot no one enrolled."""
 
     start: float
     end: float
     speaker: int
-    def __init__(self, start: float, end: float, speaker: int) -> None: ...
+    name: Optional[str]
+    def __init__(self, start: float, end: float, speaker: int, name: Optional[str] = None) -> None: ...
     @property
     def duration(self) -> float: ...
     def __iter__(self) -> Iterator[Union[float, int]]: ...
@@ -83,6 +85,9 @@ class Diarization:
         """[F, speakers] speaker logits at 10 ms."""
     @property
     def speakers(self) -> List[int]: ...
+    @property
+    def names(self) -> List[Optional[str]]:
+        """Each slot's enrolled name (``None`` for the others); empty without ``speakers=``."""
     @property
     def duration(self) -> float: ...
     @property
@@ -111,9 +116,28 @@ class Alignment:
     def to_vtt(self) -> str: ...
     def __len__(self) -> int: ...
 
+class Speakers:
+    """Named voices (a clip of each enrolled speaker, in enrollment order): ``Model.enroll`` makes one; the file
+    ``save`` writes is ``nemotron-audio enroll --out``'s, which ``load`` and ``diarize --speakers`` read."""
+
+    @staticmethod
+    def load(path: Union[str, "os.PathLike[str]"]) -> "Speakers": ...
+    @staticmethod
+    def from_bytes(data: bytes) -> "Speakers": ...
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None: ...
+    def to_bytes(self) -> bytes: ...
+    @property
+    def names(self) -> List[str]:
+        """The names, in enrollment order."""
+    @property
+    def slots(self) -> Optional[List[int]]:
+        """Each name's slot in the enrolling model's run (as ``enroll`` prints them); ``None`` when loaded."""
+    def __len__(self) -> int: ...
+
 class SegmentEvent:
     kind: Literal["start", "end"]
     speaker: int
+    name: Optional[str]
     time: float
     start: float
     end: Optional[float]
@@ -133,6 +157,9 @@ class StreamSession:
     def segments(self) -> List[Segment]: ...
     @property
     def probabilities(self) -> "npt.NDArray[np.float32]": ...
+    @property
+    def names(self) -> List[Optional[str]]:
+        """Each slot's enrolled name; empty without ``speakers=`` and until the enrolled clips are final."""
     @property
     def processed_seconds(self) -> float: ...
     def __enter__(self) -> "StreamSession": ...
@@ -166,13 +193,19 @@ class Model:
         self,
         audio: AudioInput,
         sample_rate: Optional[int] = None,
+        *,
+        speakers: Optional[Speakers] = None,
         **segment_settings: Unpack[SegmentOptions],
     ) -> Diarization: ...
+    def enroll(self, speakers: Mapping[str, AudioInput], sample_rate: Optional[int] = None) -> Speakers:
+        """``{name: clip}`` in enrollment order: each clip one speaker alone, at least 1 s, in a slot of its own."""
     def diarize_many(
         self,
         audios: Iterable[AudioInput],
         sample_rate: Optional[int] = None,
         batch_size: Optional[int] = None,
+        *,
+        speakers: Optional[Speakers] = None,
         **segment_settings: Unpack[SegmentOptions],
     ) -> List[Diarization]: ...
     def align(
@@ -187,6 +220,8 @@ class Model:
     def stream(
         self,
         latency: Latency = "low",
+        *,
+        speakers: Optional[Speakers] = None,
         **segment_settings: Unpack[StreamSegmentOptions],
     ) -> StreamSession: ...
 
