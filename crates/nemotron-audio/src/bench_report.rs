@@ -103,6 +103,14 @@ fn line(event: &BenchEvent<'_>) -> String {
             format!("per-kernel GPU time of {case} (one dispatch per pass):\n{}", profile.report())
         }
         BenchEvent::StreamLatency(latency) => stream_latency(latency),
+        BenchEvent::StreamStart(start) => format!(
+            "{}: a session starts in {}; with a {:.0} s speaker profile: primed in {}, forked from a primed one in {}",
+            start.mode.name(),
+            spread(&start.plain_ms),
+            start.profile_seconds,
+            spread(&start.primed_ms),
+            spread(&start.fork_ms)
+        ),
         BenchEvent::StreamLoad(trial) => format!("  {}", load_trial(trial)),
         BenchEvent::StreamCapacity { mode, batched, best: Some(trial) } => format!(
             "{}{}: {} sessions keep up with real time on one GPU (per-chunk wall under that load: {})",

@@ -207,6 +207,9 @@ fn bench_stream_measures_every_mode() {
     for mode in ["low_latency", "very_low_latency", "ultra_low_latency"] {
         let lines: Vec<&str> = stdout.lines().filter(|l| l.trim_start().starts_with(mode)).collect();
         assert!(lines.iter().any(|l| l.contains("chunks of") && l.contains("p99")), "{mode}: {stdout}");
+        let start = format!("{mode}: a session starts in median ");
+        let started = |l: &&&str| l.starts_with(&start) && l.contains("with a 30 s speaker profile: primed in median");
+        assert!(lines.iter().any(|l| started(&l) && l.contains("forked from a primed one in median")), "{stdout}");
         for how in ["each on its own", "batched"] {
             let trial = format!("{mode}, {how} × 1 sessions");
             assert!(lines.iter().any(|l| l.trim_start().starts_with(&trial)), "{mode}, {how}: {stdout}");

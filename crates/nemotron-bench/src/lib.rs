@@ -76,6 +76,8 @@ pub enum BenchEvent<'a> {
     },
     /// A streaming mode's per-chunk times ([`stream::run`]).
     StreamLatency(&'a StreamLatency),
+    /// A streaming mode's session start times, plain and with a speaker profile.
+    StreamStart(&'a stream::StreamStart),
     /// A load trial of a streaming mode.
     StreamLoad(&'a LoadTrial),
     /// The largest load trial of a mode whose sessions all kept up with real time (`None`: not one session).

@@ -2,7 +2,7 @@
 //! the time of each chunk once the speaker cache and FIFO are full (the largest steps a session makes), and
 //! how many sessions one GPU keeps in real time: each session pushing on its own (one submission per step, the
 //! sessions taking turns), then all of them batched (one submission per round for all their steps, as the
-//! server's scheduler runs them).
+//! server's scheduler runs them); and how long a session takes to start, plain and with a 30 s speaker profile.
 
 use nemotron_towers::blocking::Block;
 use std::time::Instant;
@@ -13,7 +13,7 @@ use gpu_core::Gpu;
 use crate::{BenchEvent, synthetic_audio};
 use nemotron_towers::config::{ConfigError, ModelConfig};
 use nemotron_towers::streaming::{DiarizerSession, StreamingMode, push_many};
-use nemotron_towers::{Error, Result};
+use nemotron_towers::{Diarizer, Error, Result};
 use nemotron_towers::{Model, ModelOptions};
 
 /// What to run.
@@ -83,6 +83,54 @@ pub struct StreamLatency {
     pub wall_ms: Spread,
 }
 
+/// How long a live session takes to start, without known speakers and with a profile of
+/// [`StreamStart::profile_seconds`] of clips: primed (the clips pushed through the session's steps, what the first
+/// stream of a profile costs) and forked from a primed session (what each further stream of it costs).
+#[derive(Clone, Debug)]
+pub struct StreamStart {
+    /// The mode.
+    pub mode: StreamingMode,
+    /// Seconds of enrolled audio.
+    pub profile_seconds: f64,
+    /// A plain session made, ms.
+    pub plain_ms: Spread,
+    /// A session made and pushed the clips, ms.
+    pub primed_ms: Spread,
+    /// A primed session forked, ms.
+    pub fork_ms: Spread,
+}
+
+/// Trials of each start in [`stream_start`].
+const START_TRIALS: usize = 5;
+
+/// A 30 s profile: the clips a server keeps primed per profile and mode.
+pub const PROFILE_SECONDS: f64 = 30.0;
+
+/// Times [`START_TRIALS`] starts of each kind in `mode` (the clips are `clips`).
+fn stream_start(diarizer: &Diarizer, mode: StreamingMode, clips: &[f32]) -> Result<StreamStart> {
+    let (mut plain, mut primed, mut fork) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..START_TRIALS {
+        let start = Instant::now();
+        drop(diarizer.session(mode)?);
+        plain.push(start.elapsed().as_secs_f64() * 1e3);
+        let start = Instant::now();
+        let mut session = diarizer.session(mode)?;
+        session.push(clips).block()?;
+        primed.push(start.elapsed().as_secs_f64() * 1e3);
+        let start = Instant::now();
+        drop(session.fork()?);
+        fork.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    let spread = |values| Spread::of(values).ok_or_else(|| no_chunk(mode));
+    Ok(StreamStart {
+        mode,
+        profile_seconds: clips.len() as f64 / 16_000.0,
+        plain_ms: spread(plain)?,
+        primed_ms: spread(primed)?,
+        fork_ms: spread(fork)?,
+    })
+}
+
 /// `sessions` sessions at once on one model, fed as fast as they go: each on its own thread, or all pushed together
 /// (`batched`).
 #[derive(Clone, Debug)]
@@ -123,7 +171,7 @@ pub fn run(gpu: &Gpu, options: &StreamBenchOptions, report: &mut dyn FnMut(Bench
     // Until the cache has compressed and the FIFO has cycled: steps have their largest size from then on.
     let warmup = (c.cache_length + c.fifo_length + c.update_period) as f64 * 0.08 + 1.0;
     let mut rng = Rng::new(7);
-    let audio = synthetic_audio(warmup + options.seconds.max(options.load_seconds), &mut rng);
+    let audio = synthetic_audio(warmup + options.seconds.max(options.load_seconds).max(PROFILE_SECONDS), &mut rng);
     let split = (warmup * 16_000.0) as usize;
     let (warm_audio, timed_audio) = audio.split_at(split);
     for &mode in &options.modes {
@@ -131,6 +179,8 @@ pub fn run(gpu: &Gpu, options: &StreamBenchOptions, report: &mut dyn FnMut(Bench
         warm.push(warm_audio).block()?;
         let timed = &timed_audio[..(options.seconds * 16_000.0) as usize];
         report(BenchEvent::StreamLatency(&latency(&warm, timed)?));
+        let clips = &timed_audio[..(PROFILE_SECONDS * 16_000.0) as usize];
+        report(BenchEvent::StreamStart(&stream_start(diarizer, mode, clips)?));
         let load = &timed_audio[..(options.load_seconds * 16_000.0) as usize];
         for batched in [false, true] {
             let best = capacity(options.max_sessions, |sessions| {
