@@ -6,8 +6,8 @@
 # `word_timestamps_peer.py`, `kernel_anchors.py`; `.peer/` carries only the transformers wheel they import, see
 # scripts/bench/README.md). The binaries were compiled with this checkout at /work/main, so that path is linked to wherever the tree landed.
 # Steps can be skipped: SKIP_TESTS=1, SKIP_CEILINGS=1, SKIP_BENCH=1, SKIP_PEER=1; BENCH_ARGS replaces `--profile`.
-# Two more run when asked, each minutes long: RUN_STREAM=1 (`bench --stream`, sessions batched in lockstep) and
-# RUN_SERVE=1 (`bench --serve`: real-time WebSocket clients and each mode's admission; SERVE_ARGS replaces the
+# Two more run when asked, each minutes long: RUN_STREAM=1 (`bench --stream`, sessions batched in lockstep;
+# STREAM_ARGS replaces its default arguments) and RUN_SERVE=1 (`bench --serve`: real-time WebSocket clients and each mode's admission; SERVE_ARGS replaces the
 # default trials).
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -40,7 +40,7 @@ if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
     .dev/nemotron-audio --precision f32 bench --seconds 60 --corpus 0 2>&1 | tee "$OUT/bench-f32.txt"
 fi
 if [[ "${RUN_STREAM:-0}" == 1 ]]; then
-    .dev/nemotron-audio bench --stream --seconds 30 --max-sessions 1024 2>&1 | tee "$OUT/bench-stream.txt"
+    .dev/nemotron-audio bench --stream ${STREAM_ARGS:---seconds 30 --max-sessions 1024} 2>&1 | tee "$OUT/bench-stream.txt"
 fi
 if [[ "${RUN_SERVE:-0}" == 1 ]]; then
     .dev/nemotron-audio bench --serve ${SERVE_ARGS:---seconds 30 --latencies low,ultra-low --clients 200,560 --admission-trials 3} \

@@ -2,10 +2,13 @@
 //! outputs, segments and events are that stream's from the recording's first frame on, in every streaming mode, and
 //! a fork of a primed session gives the same.
 
-use nemotron_engine::{LiveRecording, LiveSession, SegmentEvent, SegmentSettings, SpeakerProfile, StreamingMode};
+use nemotron_engine::{
+    EngineError, EnrollmentError, LiveRecording, LiveSession, SegmentEvent, SegmentSettings, SpeakerProfile,
+    StreamingMode,
+};
 use nemotron_postprocess::diarization::LiveSegments;
 
-use crate::{ROW, audio, bits, concatenation, engine, expected_names, profile};
+use crate::{Case, ROW, audio, bits, concatenation, diar_tiny, engine, expected_names, profile, release_chunks};
 
 /// Pushes `samples` in pieces of `piece` samples and ends the stream: every event, and what the stream gave.
 fn run(mut session: LiveSession, samples: &[f32], piece: usize) -> (Vec<SegmentEvent>, LiveRecording) {
@@ -26,11 +29,11 @@ fn sorted(mut events: Vec<SegmentEvent>) -> Vec<SegmentEvent> {
 }
 
 /// The contract in `mode`: the primed session and a fork of it against a plain session over P.
-fn check(mode: StreamingMode, settings: &SegmentSettings, clips: &[(&str, &[f32])], recording: &[f32]) {
+fn check(case: &Case, mode: StreamingMode, settings: &SegmentSettings, clips: &[(&str, &[f32])], recording: &[f32]) {
     let profile: SpeakerProfile = profile(clips);
     let (samples, spans) = concatenation(&profile, recording);
     let offset = samples.len() - recording.len();
-    let (_, p) = run(engine().stream(mode, settings).expect("session"), &samples, 4_000);
+    let (_, p) = run(case.engine.stream(mode, settings).expect("session"), &samples, 4_000);
     let p = p.diarized;
     let s = p.speakers();
     let (frame, row) = (offset / 160, offset / ROW);
@@ -44,7 +47,7 @@ fn check(mode: StreamingMode, settings: &SegmentSettings, clips: &[(&str, &[f32]
     let expected_segments = rule.segments(logits, probabilities, s, logits.len() / s, 8);
     assert!(!expected_events.is_empty(), "{mode:?}: the case makes no event, the comparison would be empty");
 
-    let primed = engine().stream_with_speakers(mode, settings, &profile).expect("primed session");
+    let primed = case.engine.stream_with_speakers(mode, settings, &profile).expect("primed session");
     assert_eq!(primed.processed_seconds(), 0.0, "the clips are not the recording's");
     let fork = primed.fork().expect("forked");
     for (which, session, piece) in [("primed", primed, 1_600), ("fork", fork, 7_777)] {
@@ -60,11 +63,15 @@ fn check(mode: StreamingMode, settings: &SegmentSettings, clips: &[(&str, &[f32]
 
 #[test]
 fn every_mode_gives_the_concatenations_stream_from_the_recording_on() {
-    // 1.23 s (19,680 samples) and 1.99 s: neither a multiple of 1,280; the first shorter than any mode's chunk.
-    let (first, second) = (audio(0.0, 1.23), audio(3.0, 1.99));
-    assert_ne!(first.len() % ROW, 0);
-    for mode in StreamingMode::NAMED {
-        check(mode, &SegmentSettings::default(), &[("alice", &first), ("bob", &second)], &audio(2.0, 6.0));
+    // diar-tiny's 1.23 s (19,680 samples) and 1.99 s: neither a multiple of 1,280; the first shorter than any mode's
+    // chunk. The Transcribe checkpoint's 1.2 s (a multiple) and 1.5 s (not).
+    for case in [diar_tiny(), release_chunks()] {
+        let [first, second] = case.two_clips();
+        assert!(first.len() % ROW != 0 || second.len() % ROW != 0, "a clip must need zeros after it");
+        let recording = case.audio(2.0, 6.0);
+        for mode in StreamingMode::NAMED {
+            check(&case, mode, &SegmentSettings::default(), &[("alice", &first), ("bob", &second)], &recording);
+        }
     }
 }
 
@@ -78,7 +85,7 @@ fn one_speaker_under_nemos_post_processing() {
         min_duration_off: Some(0.2),
         ..SegmentSettings::default()
     };
-    check(StreamingMode::VeryLowLatency, &nemo, &[("alice", &audio(0.0, 1.23))], &audio(3.0, 5.0));
+    check(&diar_tiny(), StreamingMode::VeryLowLatency, &nemo, &[("alice", &audio(0.0, 1.23))], &audio(3.0, 5.0));
 }
 
 #[test]
@@ -87,5 +94,30 @@ fn clips_longer_than_the_speaker_cache() {
     let c = engine().diarizer().config().streaming_cache;
     let long = audio(0.0, 4.0);
     assert!(long.len() / ROW > c.cache_length + c.fifo_length, "the clip must overflow the cache");
-    check(StreamingMode::UltraLowLatency, &SegmentSettings::default(), &[("alice", &long)], &audio(3.0, 3.0));
+    check(
+        &diar_tiny(),
+        StreamingMode::UltraLowLatency,
+        &SegmentSettings::default(),
+        &[("alice", &long)],
+        &audio(3.0, 3.0),
+    );
+}
+
+#[test]
+fn a_naming_that_fails_in_one_mode_fails_that_stream() {
+    // On the Transcribe checkpoint, these two clips take two slots offline but one slot at low latency.
+    let case = release_chunks();
+    let (first, second) = (case.audio(1.0, 1.3), case.audio(5.0, 1.7));
+    let profile = profile(&[("alice", &first), ("bob", &second)]);
+    assert!(case.with_speakers(&case.audio(2.0, 6.0), &profile).is_ok(), "offline names both");
+    let settings = SegmentSettings::default();
+    let stream = |mode| -> Result<(), EngineError> {
+        let mut session = case.engine.stream_with_speakers(mode, &settings, &profile)?;
+        session.push(&case.audio(2.0, 6.0))?;
+        session.finish_recording().map(drop)
+    };
+    let error = stream(StreamingMode::LowLatency).expect_err("one slot for two clips");
+    let EngineError::Enrollment(EnrollmentError::SlotTaken { first, second, .. }) = &error else { panic!("{error}") };
+    assert_eq!((first.as_str(), second.as_str()), ("alice", "bob"));
+    stream(StreamingMode::UltraLowLatency).expect("two slots at ultra-low latency");
 }

@@ -12,22 +12,73 @@ mod offline;
 
 use common::testdata;
 
-use nemotron_engine::{AudioOptions, Diarized, Engine, EngineError, Input, SpeakerProfile};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use nemotron_engine::{AudioOptions, Diarized, Engine, EngineError, EngineOptions, Input, ModelSource, SpeakerProfile};
 
 /// Samples per encoder frame: 160 per 10 ms mel frame, 8 mel frames per encoder frame.
 pub const ROW: usize = 1280;
+
+/// A checkpoint whose diarizer the tests run, its recording, and two stretches of it (offset, seconds) that its
+/// random weights hear in two different slots offline and in every latency mode.
+pub struct Case {
+    pub engine: &'static Engine,
+    pub recording: PathBuf,
+    pub clips: [(f64, f64); 2],
+}
+
+/// The standalone diarizer case (1.92 s chunks; 24 cache rows and 10 FIFO rows).
+pub fn diar_tiny() -> Case {
+    Case {
+        engine: common::diar_tiny(),
+        recording: testdata("reference/diar-tiny/audio.wav"),
+        clips: [(0.0, 1.23), (3.0, 1.99)],
+    }
+}
+
+/// A Transcribe checkpoint's diarizer (the release model's streaming sizes: 188 cache rows, 264 FIFO rows).
+pub fn release_chunks() -> Case {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    let folder = testdata("reference/tiny-release-chunks");
+    let engine = ENGINE.get_or_init(|| {
+        let source = ModelSource::from_path(&folder).expect("tiny-release-chunks");
+        Engine::load(&source, &EngineOptions::default(), &mut |_, _, _| {}).expect("tiny-release-chunks loads")
+    });
+    Case { engine, recording: folder.join("audio.wav"), clips: [(2.0, 1.2), (7.0, 1.5)] }
+}
+
+impl Case {
+    /// `duration` seconds of the case's recording from `offset` seconds.
+    pub fn audio(&self, offset: f64, duration: f64) -> Vec<f32> {
+        let options = AudioOptions { offset, duration: Some(duration), ..AudioOptions::default() };
+        match Input::read_path(&self.recording, &options).expect("the case's audio") {
+            Input::Samples(samples) => samples,
+            Input::Features(_) => unreachable!("audio decodes to samples"),
+        }
+    }
+
+    /// The two clips of [`Case::clips`].
+    pub fn two_clips(&self) -> [Vec<f32>; 2] {
+        self.clips.map(|(offset, duration)| self.audio(offset, duration))
+    }
+
+    pub fn diarize(&self, samples: Vec<f32>) -> Diarized {
+        self.engine.diarize(Input::Samples(samples), &mut |_, _, _| {}).expect("diarized")
+    }
+
+    pub fn with_speakers(&self, recording: &[f32], profile: &SpeakerProfile) -> Result<Diarized, EngineError> {
+        self.engine.diarize_with_speakers(Input::Samples(recording.to_vec()), profile, &mut |_, _, _| {})
+    }
+}
 
 pub fn engine() -> &'static Engine {
     common::diar_tiny()
 }
 
-/// `duration` seconds of the case's recording from `offset` seconds.
+/// `duration` seconds of diar-tiny's recording from `offset` seconds.
 pub fn audio(offset: f64, duration: f64) -> Vec<f32> {
-    let options = AudioOptions { offset, duration: Some(duration), ..AudioOptions::default() };
-    match Input::read_path(&testdata("reference/diar-tiny/audio.wav"), &options).expect("audio.wav") {
-        Input::Samples(samples) => samples,
-        Input::Features(_) => unreachable!("audio decodes to samples"),
-    }
+    diar_tiny().audio(offset, duration)
 }
 
 pub fn profile(clips: &[(&str, &[f32])]) -> SpeakerProfile {
@@ -39,11 +90,11 @@ pub fn bits(values: &[f32]) -> Vec<u32> {
 }
 
 pub fn diarize(samples: Vec<f32>) -> Diarized {
-    engine().diarize(Input::Samples(samples), &mut |_, _, _| {}).expect("diarized")
+    diar_tiny().diarize(samples)
 }
 
 pub fn with_speakers(recording: &[f32], profile: &SpeakerProfile) -> Result<Diarized, EngineError> {
-    engine().diarize_with_speakers(Input::Samples(recording.to_vec()), profile, &mut |_, _, _| {})
+    diar_tiny().with_speakers(recording, profile)
 }
 
 /// P, and each clip's span of encoder rows in it.

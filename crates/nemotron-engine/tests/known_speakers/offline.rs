@@ -4,21 +4,24 @@ use nemotron_engine::{
     EngineError, EnrollmentError, ErrorKind, Input, SegmentFormat, SegmentSettings, write_named_segments,
 };
 
-use crate::{ROW, audio, bits, concatenation, diarize, engine, expected_names, profile, with_speakers};
+use crate::{
+    Case, ROW, audio, bits, concatenation, diar_tiny, diarize, engine, expected_names, profile, release_chunks,
+    with_speakers,
+};
 
 /// The whole contract on one profile and recording.
-fn check(clips: &[(&str, &[f32])], recording: &[f32]) {
+fn check(case: &Case, clips: &[(&str, &[f32])], recording: &[f32]) {
     let profile = profile(clips);
-    let got = with_speakers(recording, &profile).expect("diarized with speakers");
+    let got = case.with_speakers(recording, &profile).expect("diarized with speakers");
     let (samples, spans) = concatenation(&profile, recording);
     let offset = samples.len() - recording.len();
-    let p = diarize(samples);
+    let p = case.diarize(samples);
     let s = p.speakers();
     let (frame, row) = (offset / 160, offset / ROW);
     assert!(!got.logits().is_empty());
     assert_eq!(bits(got.logits()), bits(&p.logits()[frame * s..]), "logits");
     assert_eq!(bits(got.probabilities()), bits(&p.probabilities()[row * s..]), "probabilities");
-    let alone = diarize(recording.to_vec());
+    let alone = case.diarize(recording.to_vec());
     assert_eq!(got.frames(), alone.frames(), "valid frames are the recording's");
     assert_eq!((got.speakers(), got.subsampling()), (alone.speakers(), alone.subsampling()));
     let nemo = SegmentSettings {
@@ -55,15 +58,16 @@ fn one_speaker_is_the_concatenation_restricted_to_the_recording() {
     // 1.23 s: 19,680 samples, not a multiple of 1,280 (zeros follow it up to 20,480).
     let clip = audio(0.0, 1.23);
     assert_ne!(clip.len() % ROW, 0);
-    check(&[("alice", &clip)], &audio(3.0, 4.0));
+    check(&diar_tiny(), &[("alice", &clip)], &audio(3.0, 4.0));
 }
 
 #[test]
 fn two_speakers_are_the_concatenation_restricted_to_the_recording() {
-    // On this random-weight model, the second clip speaks most in a slot other than the first's (slot 0).
-    let (first, second) = (audio(0.0, 1.5), audio(3.0, 1.99));
-    assert_ne!(second.len() % ROW, 0);
-    check(&[("alice", &first), ("bob", &second)], &audio(2.0, 6.0));
+    for case in [diar_tiny(), release_chunks()] {
+        let [first, second] = case.two_clips();
+        assert_ne!(second.len() % ROW, 0);
+        check(&case, &[("alice", &first), ("bob", &second)], &case.audio(2.0, 6.0));
+    }
 }
 
 #[test]
