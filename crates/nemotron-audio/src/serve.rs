@@ -64,6 +64,10 @@ pub struct ServeArgs {
     /// How long a shutdown (SIGTERM, Ctrl-C) waits for requests and sessions in flight, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = ServerOptions::default().shutdown_grace.as_secs_f64(), value_parser = seconds)]
     shutdown_grace: f64,
+    /// The folder of known speakers' profiles (`NAME.safetensors`, as `enroll` writes them), each read at start
+    /// and used by its name (`speakers=NAME`); `PUT`/`DELETE /v1/speakers/NAME` enroll and remove profiles there.
+    #[arg(long, value_name = "DIR")]
+    speakers: Option<PathBuf>,
     /// Print the server's OpenAPI 3.1 document (what `GET /openapi.json` answers) and exit, loading no model: for
     /// client generators and validators.
     #[arg(long, conflicts_with_all = ["model", "demo"])]
@@ -94,6 +98,7 @@ pub fn serve(settings: &Settings, args: &ServeArgs) -> Result<(), Failure> {
         max_wait: Duration::from_millis(args.max_wait_ms),
         offline_batch: args.offline_batch,
         shutdown_grace: Duration::from_secs_f64(args.shutdown_grace),
+        speakers: args.speakers.clone(),
     };
     let (engine, quiet) = (settings.engine.clone(), settings.quiet);
     nemotron_server::serve_until_signal(options, move || model::load_source(&source, &engine, quiet).map(Arc::new))

@@ -31,6 +31,7 @@ mod options;
 mod routes;
 mod service;
 mod settings;
+mod speakers;
 mod state;
 pub mod stream;
 
@@ -48,6 +49,8 @@ pub use error::ApiError;
 use http::diarize_queue::DiarizeQueue;
 pub use options::ServerOptions;
 pub use service::OPENAPI;
+use speakers::Speakers;
+pub use speakers::SpeakersError;
 use state::AppState;
 use stream::scheduler::{SchedulerHandle, Window};
 
@@ -76,6 +79,9 @@ pub enum ServerError {
     /// The model could not be loaded or warmed up.
     #[error("loading the model: {0}")]
     Load(#[source] EngineError),
+    /// The speaker folder or one of its profiles cannot be read.
+    #[error("loading the known speakers: {0}")]
+    Speakers(#[source] SpeakersError),
     /// The model's load or warm-up ended unexpectedly (a bug).
     #[error("loading the model failed unexpectedly: {0}")]
     LoadPanicked(String),
@@ -96,11 +102,13 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds `options.listen` (port 0: any free port; see [`Server::local_addr`]).
+    /// Reads the profiles of `options.speakers` and binds `options.listen` (port 0: any free port; see
+    /// [`Server::local_addr`]).
     pub async fn bind(options: ServerOptions) -> Result<Self, ServerError> {
+        let speakers = options.speakers.as_deref().map(Speakers::load).transpose().map_err(ServerError::Speakers)?;
         let address = options.listen;
         let listener = TcpListener::bind(address).await.map_err(|source| ServerError::Bind { address, source })?;
-        Ok(Self { listener, state: AppState::new(options) })
+        Ok(Self { listener, state: AppState::new(options, speakers) })
     }
 
     /// The address it listens on.

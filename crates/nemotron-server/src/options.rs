@@ -1,6 +1,7 @@
 //! The server's settings, as typed values (the CLI's `serve` flags fill them; nothing here reads the environment).
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use nemotron_engine::BatchLimits;
@@ -40,6 +41,9 @@ pub struct ServerOptions {
     pub offline_batch: usize,
     /// How long a shutdown waits for requests and sessions in flight before it drops them.
     pub shutdown_grace: Duration,
+    /// The folder of known speakers' profiles (`NAME.safetensors`, read at start; `PUT`/`DELETE /v1/speakers/NAME`
+    /// write and remove them); `None`: no known speakers.
+    pub speakers: Option<PathBuf>,
 }
 
 impl Default for ServerOptions {
@@ -57,6 +61,7 @@ impl Default for ServerOptions {
             max_wait: Duration::from_millis(2),
             offline_batch: BatchLimits::default().max_recordings,
             shutdown_grace: Duration::from_secs(30),
+            speakers: None,
         }
     }
 }

@@ -10,7 +10,7 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 
@@ -33,6 +33,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/audio/alignments", post(http::tasks::align))
         .route("/v1/audio/features", post(http::tasks::features))
         .route(STREAM, get(http::stream_upgrade::upgrade))
+        .route("/v1/speakers", get(http::speakers::list))
+        .route("/v1/speakers/{profile}", put(http::speakers::put).delete(http::speakers::delete))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(state.options.max_body_bytes))

@@ -1,8 +1,9 @@
-//! What every handler shares: the options, the metrics, the model once it is loaded and warm, the session slots and
-//! the shutdown signal.
+//! What every handler shares: the options, the metrics, the known speakers, the model once it is loaded and warm, the
+//! session slots and the shutdown signal.
 
 use std::sync::{Arc, OnceLock};
 
+use axum::http::StatusCode;
 use nemotron_engine::Engine;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -12,6 +13,7 @@ use crate::error::ApiError;
 use crate::http::diarize_queue::DiarizeQueue;
 use crate::metrics::Metrics;
 use crate::options::ServerOptions;
+use crate::speakers::{Known, Speakers};
 use crate::stream::scheduler::SchedulerHandle;
 
 /// Seconds a client is told to wait while the model loads or every session slot is taken.
@@ -30,6 +32,8 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// The WebSocket sessions running (the shutdown waits for them).
     pub tracker: TaskTracker,
+    /// The speaker folder's profiles, when the server has one.
+    pub speakers: Option<Arc<Speakers>>,
     loaded: Arc<OnceLock<Loaded>>,
 }
 
@@ -48,9 +52,10 @@ struct Loaded {
 }
 
 impl AppState {
-    /// The state of a server with `options` and no model yet.
-    pub fn new(options: ServerOptions) -> Self {
+    /// The state of a server with `options`, the profiles of its speaker folder and no model yet.
+    pub fn new(options: ServerOptions, speakers: Option<Speakers>) -> Self {
         Self {
+            speakers: speakers.map(Arc::new),
             sessions: Arc::new(Semaphore::new(options.max_sessions)),
             options: Arc::new(options),
             metrics: Arc::new(Metrics::default()),
@@ -86,6 +91,17 @@ impl AppState {
         Ok(self.loaded()?.diarize_queue.clone())
     }
 
+    /// The speaker folder; 404 `no_speaker_folder` when the server has none.
+    pub fn speakers(&self) -> Result<&Arc<Speakers>, ApiError> {
+        self.speakers.as_ref().ok_or_else(no_speaker_folder)
+    }
+
+    /// Profile `name` of the speaker folder; 404 `unknown_speakers` when there is none, `no_speaker_folder` when the
+    /// server has no folder.
+    pub fn known(&self, name: &str) -> Result<Arc<Known>, ApiError> {
+        self.speakers()?.get(name).ok_or_else(|| unknown_speakers(name))
+    }
+
     /// Stops the streaming scheduler's thread and the diarization queue's and waits for them (blocking; see
     /// [`SchedulerHandle::stop`]), when the model was loaded.
     pub fn stop_scheduler(&self) {
@@ -103,4 +119,15 @@ impl AppState {
             ApiError::unavailable("model_loading", "the model is loading and warming up", RETRY_AFTER_SECONDS)
         })
     }
+}
+
+/// 404: the server was started without `--speakers DIR`.
+pub fn no_speaker_folder() -> ApiError {
+    let message = "this server has no speaker folder (start it with --speakers DIR to use known speakers)";
+    ApiError::new(StatusCode::NOT_FOUND, "no_speaker_folder", message)
+}
+
+/// 404: no profile `name` in the speaker folder.
+pub fn unknown_speakers(name: &str) -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "unknown_speakers", format!("no speaker profile `{name}`"))
 }

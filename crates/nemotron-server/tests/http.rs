@@ -396,7 +396,13 @@ async fn api_keys_guard_every_route_but_the_health_checks_and_the_page() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readiness_waits_for_the_model_and_the_openapi_document_names_every_route() {
-    let options = ServerOptions { listen: "127.0.0.1:0".parse().unwrap(), ..ServerOptions::default() };
+    // With a speaker folder, so that its routes answer as routes (without one they say 404 `no_speaker_folder`).
+    let speakers = tempfile::tempdir().unwrap();
+    let options = ServerOptions {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        speakers: Some(speakers.path().to_path_buf()),
+        ..ServerOptions::default()
+    };
     let server = nemotron_server::Server::bind(options).await.unwrap();
     let address = server.local_addr().unwrap();
     let (release, released) = std::sync::mpsc::channel::<()>();
@@ -453,6 +459,8 @@ async fn readiness_waits_for_the_model_and_the_openapi_document_names_every_rout
         "/v1/audio/alignments",
         "/v1/audio/features",
         "/v1/audio/diarizations/stream",
+        "/v1/speakers",
+        "/v1/speakers/{profile}",
     ];
     known.sort_unstable();
     assert_eq!(routes, known);

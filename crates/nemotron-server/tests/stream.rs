@@ -7,48 +7,14 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Socket, audio, connect, expected, f32le, next, send_text, session_start, start, until_close};
+use common::{
+    Socket, Transcript, audio, connect, expected, f32le, next, send_text, session, session_start, start, until_close,
+};
 use futures_util::SinkExt;
 use nemotron_engine::{SegmentSettings, StreamingMode};
 use nemotron_server::ServerOptions;
 use serde_json::Value;
 use tokio_tungstenite::tungstenite::Message;
-
-/// What a session said: its segment events, its acks, its `session.done`, its close code.
-struct Transcript {
-    events: Vec<String>,
-    acks: Vec<f64>,
-    done: Value,
-    close: Option<u16>,
-}
-
-/// A whole session: `start`, `bytes` in frames of `frame` bytes, `session.end`; checks `session.ready` first.
-async fn session(socket: &mut Socket, start: &str, bytes: &[u8], frame: usize) -> Transcript {
-    send_text(socket, start).await;
-    let ready: Value = match next(socket).await {
-        Some(Message::Text(text)) => serde_json::from_str(&text).unwrap(),
-        other => panic!("expected session.ready, got {other:?}"),
-    };
-    assert_eq!(ready["type"], "session.ready", "{ready}");
-    assert!(ready["id"].as_str().is_some_and(|id| !id.is_empty()));
-    for piece in bytes.chunks(frame) {
-        socket.send(Message::binary(piece.to_vec())).await.unwrap();
-    }
-    send_text(socket, r#"{"type":"session.end"}"#).await;
-    let (texts, close) = until_close(socket).await;
-    let (mut events, mut acks, mut done) = (Vec::new(), Vec::new(), Value::Null);
-    for text in texts {
-        let value: Value = serde_json::from_str(&text).unwrap();
-        match value["type"].as_str() {
-            None => events.push(text),
-            Some("audio.ack") => acks.push(value["processed_until"].as_f64().unwrap()),
-            Some("session.done") => done = value,
-            Some(other) => panic!("unexpected {other}: {text}"),
-        }
-    }
-    assert_eq!(done["id"], ready["id"]);
-    Transcript { events, acks, done, close }
-}
 
 fn check(transcript: &Transcript, samples: &[f32], mode: StreamingMode, settings: &SegmentSettings, what: &str) {
     let (events, segments) = expected(samples, mode, settings);

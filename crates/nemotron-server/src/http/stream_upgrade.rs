@@ -20,13 +20,15 @@ pub async fn upgrade(
         let message = format!("this route speaks WebSocket only: {}", e.body_text());
         ApiError::new(StatusCode::UPGRADE_REQUIRED, "websocket_required", message)
     })?;
-    let scheduler = state.scheduler()?;
+    let (scheduler, engine) = (state.scheduler()?, state.engine()?);
     let permit = state.sessions.clone().try_acquire_owned().map_err(|_| {
         let message = format!("all {} session slots are taken", state.options.max_sessions);
         ApiError::unavailable("too_many_sessions", message, RETRY_AFTER_SECONDS)
     })?;
     let context = Context {
         scheduler,
+        engine,
+        speakers: state.speakers.clone(),
         idle_timeout: state.options.idle_timeout,
         buffer_samples: (state.options.session_buffer_seconds * f64::from(protocol::SAMPLE_RATE)) as usize,
         shutdown: state.shutdown.clone(),

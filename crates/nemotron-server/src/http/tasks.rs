@@ -6,7 +6,7 @@ use std::time::Instant;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use nemotron_engine::{AlignRequest, AudioOptions, EngineError, Input, write_segments};
+use nemotron_engine::{AlignRequest, AudioOptions, EngineError, Input, write_named_segments};
 
 use super::formats::{AlignmentFormat, DiarizationFormat};
 use super::upload::Upload;
@@ -14,12 +14,14 @@ use crate::error::ApiError;
 use crate::settings::segment_settings;
 use crate::state::AppState;
 
-/// `POST /v1/audio/diarizations`: the segments, as `diarize --segments FILE` writes them.
+/// `POST /v1/audio/diarizations`: the segments, as `diarize --segments FILE` writes them; with `speakers=PROFILE`,
+/// as `diarize --speakers` writes them (that recording runs alone, the profile's clips in front of it).
 pub async fn diarize(State(state): State<AppState>, request: Request) -> Result<Response, ApiError> {
     let (engine, queue) = (state.engine()?, state.diarize_queue()?);
     let mut upload = Upload::read(request).await?;
     let format: DiarizationFormat = upload.take_format()?;
     let uri = upload.take_uri()?;
+    let known = upload.take("speakers").map(|profile| state.known(&profile)).transpose()?;
     let options = upload.take_audio_options()?;
     let name = upload.name.clone();
     let audio = std::mem::take(&mut upload.audio);
@@ -28,10 +30,13 @@ pub async fn diarize(State(state): State<AppState>, request: Request) -> Result<
     let text = run(&state, "diarize", move || {
         let input = decode(audio, &name, &options)?;
         let seconds = input.seconds();
-        // The front end here, on this request's thread; the steps beside the other requests' on the queue's.
-        let diarized = queue.diarize(engine.diarizer_features(input)?)?;
+        let diarized = match &known {
+            Some(known) => engine.diarize_with_speakers(input, &known.profile, &mut |_, _, _| {})?,
+            // The front end here, on this request's thread; the steps beside the other requests' on the queue's.
+            None => queue.diarize(engine.diarizer_features(input)?)?,
+        };
         let segments = diarized.segments(&settings)?;
-        Ok((write_segments(&segments, format.segments(), &uri), seconds))
+        Ok((write_named_segments(&segments, format.segments(), &uri, diarized.names()), seconds))
     })
     .await?;
     Ok(([(header::CONTENT_TYPE, format.content_type())], text).into_response())
@@ -91,7 +96,7 @@ pub async fn features(State(state): State<AppState>, request: Request) -> Result
 }
 
 /// Decodes the uploaded file; a file that is no audio is 422 `invalid_audio`.
-fn decode(audio: Vec<u8>, name: &str, options: &AudioOptions) -> Result<Input, ApiError> {
+pub(super) fn decode(audio: Vec<u8>, name: &str, options: &AudioOptions) -> Result<Input, ApiError> {
     Input::read_bytes(audio, name, options).map_err(|error| {
         let api = ApiError::from(error);
         match api.status {
@@ -103,7 +108,7 @@ fn decode(audio: Vec<u8>, name: &str, options: &AudioOptions) -> Result<Input, A
 
 /// Runs `work` (which returns its output and the seconds of audio it covered) on a blocking thread, timed into the
 /// metrics under `task`.
-async fn run<T: Send + 'static>(
+pub(super) async fn run<T: Send + 'static>(
     state: &AppState,
     task: &'static str,
     work: impl FnOnce() -> Result<(T, f64), ApiError> + Send + 'static,

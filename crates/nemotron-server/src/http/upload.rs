@@ -30,8 +30,7 @@ pub struct Upload {
 impl Upload {
     /// Reads the request's body: multipart or raw audio; anything else is 415.
     pub async fn read(request: Request) -> Result<Self, ApiError> {
-        let content_type = request.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-        let media = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        let (content_type, media) = media_type(&request);
         let upload = if media == "multipart/form-data" {
             Self::multipart(request).await?
         } else if media.starts_with("audio/") || media == "application/octet-stream" {
@@ -53,21 +52,18 @@ impl Upload {
     }
 
     async fn multipart(request: Request) -> Result<Self, ApiError> {
-        let mut multipart =
-            Multipart::from_request(request, &()).await.map_err(|e| body_error(e.status(), e.body_text()))?;
         let mut upload = Upload { audio: Vec::new(), name: "audio".into(), fields: BTreeMap::new() };
-        loop {
-            let field = multipart.next_field().await.map_err(|e| body_error(e.status(), e.body_text()))?;
-            let Some(field) = field else { break };
-            let key = field.name().unwrap_or_default().to_string();
-            if key == "file" {
-                if let Some(name) = field.file_name().filter(|n| !n.is_empty()) {
-                    upload.name = name.to_string();
+        for part in parts(request).await? {
+            if part.name == "file" {
+                if let Some(name) = part.file_name {
+                    upload.name = name;
                 }
-                upload.audio = field.bytes().await.map_err(|e| body_error(e.status(), e.body_text()))?.to_vec();
+                upload.audio = part.bytes;
             } else {
-                let text = field.text().await.map_err(|e| body_error(e.status(), e.body_text()))?;
-                upload.fields.insert(key, text);
+                let text = String::from_utf8(part.bytes).map_err(|_| {
+                    ApiError::bad_request("invalid_body", format!("field `{}` is not UTF-8", part.name))
+                })?;
+                upload.fields.insert(part.name, text);
             }
         }
         Ok(upload)
@@ -124,6 +120,37 @@ impl Upload {
             None => Ok(()),
         }
     }
+}
+
+/// The request's `Content-Type` and its media type, lowercase, without parameters.
+pub fn media_type(request: &Request) -> (String, String) {
+    let content_type = request.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let media = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    (content_type.to_string(), media)
+}
+
+/// One part of a `multipart/form-data` body.
+pub struct Part {
+    /// The part's name (`Content-Disposition`'s `name`; empty when it has none).
+    pub name: String,
+    /// Its file name, when it has a non-empty one.
+    pub file_name: Option<String>,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// The parts of a `multipart/form-data` body, in order.
+pub async fn parts(request: Request) -> Result<Vec<Part>, ApiError> {
+    let mut multipart =
+        Multipart::from_request(request, &()).await.map_err(|e| body_error(e.status(), e.body_text()))?;
+    let mut parts = Vec::new();
+    while let Some(field) = multipart.next_field().await.map_err(|e| body_error(e.status(), e.body_text()))? {
+        let name = field.name().unwrap_or_default().to_string();
+        let file_name = field.file_name().filter(|n| !n.is_empty()).map(String::from);
+        let bytes = field.bytes().await.map_err(|e| body_error(e.status(), e.body_text()))?.to_vec();
+        parts.push(Part { name, file_name, bytes });
+    }
+    Ok(parts)
 }
 
 /// A body that could not be read: 413 past the size limit, 400 for a malformed one.

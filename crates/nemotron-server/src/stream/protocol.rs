@@ -4,7 +4,7 @@
 //! step, and at the end `session.done`; or an `error`, then a close frame whose code says why.
 
 use axum::extract::ws::close_code;
-use nemotron_engine::{RawFormat, SpeakerDictEntry, StreamingMode};
+use nemotron_engine::{RawFormat, Segment, SpeakerDictEntry, StreamingMode};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -57,6 +57,9 @@ pub struct SessionStart {
     pub sample_rate: u32,
     /// `pcm_s16le` or `pcm_f32le`.
     pub encoding: Named<Encoding>,
+    /// A profile of the server's speaker folder: its speakers' names on the events and segments.
+    #[serde(default)]
+    pub speakers: Option<String>,
     /// The segment rule's settings (the names of the HTTP form fields) and any unknown key, which the engine's
     /// settings type refuses.
     #[serde(flatten)]
@@ -74,6 +77,11 @@ pub enum ProtocolError {
     UnsupportedSampleRate,
     /// A setting of `session.start` is unknown or out of range.
     InvalidSetting,
+    /// `speakers` names no profile of the speaker folder, or the server has none.
+    UnknownSpeakers,
+    /// The profile's speakers cannot be named in this stream (a clip without speech in this mode, two clips in one
+    /// slot, more speakers than the model has slots).
+    SpeakersUnusable,
     /// A binary frame holds more than one second of audio.
     FrameTooLarge,
     /// A text message other than `session.end` came where audio was due.
@@ -97,6 +105,8 @@ impl ProtocolError {
             ProtocolError::UnsupportedEncoding => "unsupported_encoding",
             ProtocolError::UnsupportedSampleRate => "unsupported_sample_rate",
             ProtocolError::InvalidSetting => "invalid_setting",
+            ProtocolError::UnknownSpeakers => "unknown_speakers",
+            ProtocolError::SpeakersUnusable => "speakers_unusable",
             ProtocolError::FrameTooLarge => "frame_too_large",
             ProtocolError::ExpectedAudio => "expected_audio",
             ProtocolError::Backpressure => "backpressure",
@@ -110,6 +120,7 @@ impl ProtocolError {
     pub fn close_code(self) -> u16 {
         match self {
             ProtocolError::ExpectedSessionStart | ProtocolError::InvalidSetting => close_code::POLICY,
+            ProtocolError::UnknownSpeakers | ProtocolError::SpeakersUnusable => close_code::POLICY,
             ProtocolError::UnsupportedEncoding | ProtocolError::UnsupportedSampleRate => close_code::UNSUPPORTED,
             ProtocolError::ExpectedAudio => close_code::UNSUPPORTED,
             ProtocolError::FrameTooLarge => close_code::SIZE,
@@ -130,6 +141,25 @@ impl ProtocolError {
 impl Serialize for ProtocolError {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.code())
+    }
+}
+
+/// A segment of `session.done`: upstream's `{"Start","End","Speaker"}` and, for an enrolled speaker, `"Name"` (as
+/// `diarize --stream --speakers --segments FILE.json` writes it).
+#[derive(Debug, Serialize)]
+pub struct DoneSegment {
+    /// The segment.
+    #[serde(flatten)]
+    pub entry: SpeakerDictEntry,
+    /// The speaker's enrolled name.
+    #[serde(rename = "Name", skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl DoneSegment {
+    /// `segment`, named by `names` (one per slot, `None` for a slot without one).
+    pub fn new(segment: &Segment, names: &[Option<String>]) -> Self {
+        Self { entry: SpeakerDictEntry::from(segment), name: names.get(segment.speaker).cloned().flatten() }
     }
 }
 
@@ -165,7 +195,7 @@ pub enum ServerMessage<'a> {
         /// The session's public id.
         id: &'a str,
         /// Every segment, ordered by start then speaker.
-        segments: Vec<SpeakerDictEntry>,
+        segments: Vec<DoneSegment>,
         /// Seconds of audio received.
         seconds: f64,
     },
@@ -210,6 +240,8 @@ mod tests {
             UnsupportedEncoding,
             UnsupportedSampleRate,
             InvalidSetting,
+            UnknownSpeakers,
+            SpeakersUnusable,
             FrameTooLarge,
             ExpectedAudio,
             Backpressure,
@@ -279,10 +311,18 @@ mod tests {
             ServerMessage::Ack { processed_until: 0.72 }.to_text().unwrap(),
             r#"{"type":"audio.ack","processed_until":0.72}"#
         );
-        let segments = vec![SpeakerDictEntry { start: 0.0, end: 1.95, speaker: 0 }];
+        let segments = [(0, 0.0, 1.95), (1, 2.0, 3.0)].map(|(speaker, start, end)| Segment { speaker, start, end });
+        let names = [None, Some("alice".to_string())];
         assert_eq!(
-            ServerMessage::Done { id: "sess_1", segments, seconds: 2.0 }.to_text().unwrap(),
+            ServerMessage::Done { id: "sess_1", segments: vec![DoneSegment::new(&segments[0], &[])], seconds: 2.0 }
+                .to_text()
+                .unwrap(),
             r#"{"type":"session.done","id":"sess_1","segments":[{"Start":0.0,"End":1.95,"Speaker":0}],"seconds":2.0}"#
+        );
+        let named = segments.iter().map(|s| DoneSegment::new(s, &names)).collect();
+        assert_eq!(
+            ServerMessage::Done { id: "sess_1", segments: named, seconds: 3.0 }.to_text().unwrap(),
+            r#"{"type":"session.done","id":"sess_1","segments":[{"Start":0.0,"End":1.95,"Speaker":0},{"Start":2.0,"End":3.0,"Speaker":1,"Name":"alice"}],"seconds":3.0}"#
         );
         assert_eq!(
             ProtocolError::InvalidSetting.message("why").unwrap(),

@@ -34,6 +34,8 @@ pub struct Step {
     pub events: Vec<SegmentEvent>,
     /// Seconds of audio from the stream's start whose frames are final.
     pub processed_until: f64,
+    /// Each slot's enrolled name (empty without known speakers; known before the first event).
+    pub names: Vec<Option<String>>,
 }
 
 /// What the end of a stream made final, and the whole stream's segments.
@@ -43,6 +45,8 @@ pub struct Finished {
     pub events: Vec<SegmentEvent>,
     /// Every segment of the stream, ordered as `diarize --stream` writes its segment file.
     pub segments: Vec<Segment>,
+    /// Each slot's enrolled name (empty without known speakers).
+    pub names: Vec<Option<String>>,
 }
 
 /// Why a command failed.
@@ -63,6 +67,11 @@ enum Command {
     Open {
         mode: StreamingMode,
         settings: SegmentSettings,
+        reply: oneshot::Sender<Result<SessionId, StepError>>,
+    },
+    /// A session made elsewhere (a fork of one primed with known speakers).
+    Adopt {
+        session: Box<LiveSession>,
         reply: oneshot::Sender<Result<SessionId, StepError>>,
     },
     Push {
@@ -142,6 +151,12 @@ impl SchedulerHandle {
         self.call(|reply| Command::Open { mode, settings, reply }).await
     }
 
+    /// Takes `session` (made off the scheduler's thread: priming one runs the profile's clips) as a new session.
+    pub async fn adopt(&self, session: LiveSession) -> Result<SessionId, StepError> {
+        let session = Box::new(session);
+        self.call(|reply| Command::Adopt { session, reply }).await
+    }
+
     /// Feeds `samples` (16 kHz mono) to session `id`.
     pub async fn push(&self, id: SessionId, samples: Vec<f32>) -> Result<Step, StepError> {
         self.call(|reply| Command::Push { id, samples, reply }).await
@@ -217,7 +232,10 @@ impl Scheduler {
         for command in round {
             match command {
                 Command::Open { mode, settings, reply } => {
-                    let _ = reply.send(self.open(mode, &settings));
+                    let _ = reply.send(self.engine.stream(mode, &settings).map(|s| self.add(s)).map_err(Into::into));
+                }
+                Command::Adopt { session, reply } => {
+                    let _ = reply.send(Ok(self.add(*session)));
                 }
                 Command::Push { id, samples, reply } => due.push(Due { id, samples, reply }),
                 Command::Finish { id, reply } => finishes.push((id, reply)),
@@ -228,10 +246,14 @@ impl Scheduler {
         self.run_steps(due, metrics);
         for (id, reply) in finishes {
             let finished = match self.sessions.remove(&id) {
-                Some(session) => catch_unwind(AssertUnwindSafe(|| session.finish()))
+                Some(session) => catch_unwind(AssertUnwindSafe(|| session.finish_recording()))
                     .map_err(|_| StepError::Panicked)
                     .and_then(|done| done.map_err(StepError::from))
-                    .map(|(events, segments)| Finished { events, segments }),
+                    .map(|done| Finished {
+                        events: done.events,
+                        segments: done.segments,
+                        names: done.diarized.names().to_vec(),
+                    }),
                 None => Err(StepError::Stopped),
             };
             let _ = reply.send(finished);
@@ -281,17 +303,20 @@ impl Scheduler {
             let seconds = step.samples.len() as f64 / f64::from(SAMPLE_RATE);
             metrics.engine_call("stream", started, seconds);
             let reply = result
-                .map(|events| Step { events, processed_until: session.processed_seconds() })
+                .map(|events| Step {
+                    events,
+                    processed_until: session.processed_seconds(),
+                    names: session.names().to_vec(),
+                })
                 .map_err(StepError::from);
             self.sessions.insert(step.id, session);
             let _ = step.reply.send(reply);
         }
     }
 
-    fn open(&mut self, mode: StreamingMode, settings: &SegmentSettings) -> Result<SessionId, StepError> {
-        let session = self.engine.stream(mode, settings)?;
+    fn add(&mut self, session: LiveSession) -> SessionId {
         self.next_id += 1;
         self.sessions.insert(self.next_id, session);
-        Ok(self.next_id)
+        self.next_id
     }
 }

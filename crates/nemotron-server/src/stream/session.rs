@@ -11,15 +11,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, close_code};
-use nemotron_engine::{RawDecoder, RawFormat, SegmentEvent, SpeakerDictEntry, StreamingMode, event_json_line};
+use nemotron_engine::{Engine, EngineError, RawDecoder, RawFormat, SegmentEvent, StreamingMode};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::protocol::{self, ClientMessage, ProtocolError, SAMPLE_RATE, ServerMessage, SessionStart};
+use super::protocol::{self, ClientMessage, DoneSegment, ProtocolError, SAMPLE_RATE, ServerMessage, SessionStart};
 use super::scheduler::{SchedulerHandle, SessionId, Step, StepError};
 use super::{MAX_MESSAGE_BYTES, STREAM};
 use crate::metrics::Metrics;
 use crate::settings::segment_settings;
+use crate::speakers::{Known, Speakers};
 
 /// How long a closing session waits for the client's close frame.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
@@ -30,6 +31,10 @@ const CLOSE_LINGER: Duration = Duration::from_millis(500);
 pub struct Context {
     /// The streaming scheduler.
     pub scheduler: SchedulerHandle,
+    /// The model, to prime sessions with known speakers.
+    pub engine: Arc<Engine>,
+    /// The speaker folder's profiles, when the server has one.
+    pub speakers: Option<Arc<Speakers>>,
     /// Longest silence from the client.
     pub idle_timeout: Duration,
     /// Most samples waiting for a step.
@@ -49,9 +54,13 @@ impl Abort {
     }
 }
 
+/// Known speakers that cannot be named in the stream are the client's profile's fault; anything else the server's.
 impl From<StepError> for Abort {
     fn from(error: StepError) -> Self {
-        Abort::new(ProtocolError::Internal, error.to_string())
+        match error {
+            StepError::Engine(EngineError::Enrollment(e)) => Abort::new(ProtocolError::SpeakersUnusable, e.to_string()),
+            other => Abort::new(ProtocolError::Internal, other.to_string()),
+        }
     }
 }
 
@@ -256,8 +265,13 @@ impl Session {
         };
         let settings = segment_settings(start.settings)
             .map_err(|error| Abort::new(ProtocolError::InvalidSetting, error.message))?;
-        let id = self.context.scheduler.open(mode, settings).await.map_err(|error| match error {
-            StepError::Engine(e) if e.kind() == nemotron_engine::ErrorKind::Usage => {
+        let known = start.speakers.map(|profile| self.known(&profile)).transpose()?;
+        let opened = match known {
+            None => self.context.scheduler.open(mode, settings).await,
+            Some(known) => self.open_with(known, mode, settings).await,
+        };
+        let id = opened.map_err(|error| match error {
+            StepError::Engine(e) if e.kind() == nemotron_engine::ErrorKind::Usage && !is_enrollment(&e) => {
                 Abort::new(ProtocolError::InvalidSetting, e.to_string())
             }
             other => other.into(),
@@ -272,12 +286,38 @@ impl Session {
         Ok(Some((format, mode)))
     }
 
+    /// Profile `name` of the speaker folder.
+    fn known(&self, name: &str) -> Result<Arc<Known>, Abort> {
+        let Some(speakers) = &self.context.speakers else {
+            let message = "this server has no speaker folder (start it with --speakers DIR to use known speakers)";
+            return Err(Abort::new(ProtocolError::UnknownSpeakers, message));
+        };
+        speakers
+            .get(name)
+            .ok_or_else(|| Abort::new(ProtocolError::UnknownSpeakers, format!("no speaker profile `{name}`")))
+    }
+
+    /// A fork of the session primed with `known`'s clips for `mode` and `settings` (primed on first use, on a
+    /// blocking thread: it runs the clips), handed to the scheduler.
+    async fn open_with(
+        &mut self,
+        known: Arc<Known>,
+        mode: StreamingMode,
+        settings: nemotron_engine::SegmentSettings,
+    ) -> Result<SessionId, StepError> {
+        let engine = self.context.engine.clone();
+        let session = tokio::task::spawn_blocking(move || known.session(&engine, mode, &settings))
+            .await
+            .map_err(|_| StepError::Panicked)??;
+        self.context.scheduler.adopt(session).await
+    }
+
     /// The last chunk, its events, `session.done` and the close.
     async fn finish(&mut self, id: SessionId, close: u16, seconds: f64) -> Result<(), Abort> {
         self.id = None;
         let finished = self.context.scheduler.finish(id).await?;
-        self.send_events(&finished.events).await?;
-        let segments = finished.segments.iter().map(SpeakerDictEntry::from).collect();
+        self.send_events(&finished.events, &finished.names).await?;
+        let segments = finished.segments.iter().map(|s| DoneSegment::new(s, &finished.names)).collect();
         let public_id = self.public_id.clone();
         self.send_message(&ServerMessage::Done { id: &public_id, segments, seconds }).await?;
         self.close(close, "session done").await?;
@@ -285,13 +325,14 @@ impl Session {
     }
 
     async fn send_step(&mut self, step: Step) -> Result<(), Abort> {
-        self.send_events(&step.events).await?;
+        self.send_events(&step.events, &step.names).await?;
         self.send_message(&ServerMessage::Ack { processed_until: step.processed_until }).await
     }
 
-    async fn send_events(&mut self, events: &[SegmentEvent]) -> Result<(), Abort> {
+    /// Sends `events` as `diarize --stream` prints them, with the enrolled speakers' `names`.
+    async fn send_events(&mut self, events: &[SegmentEvent], names: &[Option<String>]) -> Result<(), Abort> {
         for event in events {
-            self.send(event_json_line(event)).await?;
+            self.send(event.json_line_named(names)).await?;
         }
         Ok(())
     }
@@ -360,4 +401,9 @@ fn past_the_limit(error: axum::Error) -> Result<(), Abort> {
         }
         _ => Ok(()),
     }
+}
+
+/// A known speakers' naming error (some are usage errors, but of the profile, not of the settings).
+fn is_enrollment(error: &EngineError) -> bool {
+    matches!(error, EngineError::Enrollment(_))
 }

@@ -14,6 +14,7 @@ use nemotron_engine::{
     write_segments,
 };
 use nemotron_server::{Server, ServerError, ServerOptions};
+use serde_json::Value;
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 use tokio_tungstenite::tungstenite::Message;
@@ -179,4 +180,44 @@ pub async fn until_close(socket: &mut Socket) -> (Vec<String>, Option<u16>) {
 /// The `session.start` message of `latency` with `extra` JSON fields (`""` or `,"onset":0.6`).
 pub fn session_start(latency: &str, encoding: &str, extra: &str) -> String {
     format!(r#"{{"type":"session.start","latency":"{latency}","sample_rate":16000,"encoding":"{encoding}"{extra}}}"#)
+}
+
+/// What a session said: its segment events, its acks, its `session.done`, its close code.
+pub struct Transcript {
+    /// The segment events' lines.
+    pub events: Vec<String>,
+    /// Each `audio.ack`'s `processed_until`.
+    pub acks: Vec<f64>,
+    /// `session.done`.
+    pub done: Value,
+    /// The close code.
+    pub close: Option<u16>,
+}
+
+/// A whole session: `start`, `bytes` in frames of `frame` bytes, `session.end`; checks `session.ready` first.
+pub async fn session(socket: &mut Socket, start: &str, bytes: &[u8], frame: usize) -> Transcript {
+    send_text(socket, start).await;
+    let ready: Value = match next(socket).await {
+        Some(Message::Text(text)) => serde_json::from_str(&text).unwrap(),
+        other => panic!("expected session.ready, got {other:?}"),
+    };
+    assert_eq!(ready["type"], "session.ready", "{ready}");
+    assert!(ready["id"].as_str().is_some_and(|id| !id.is_empty()));
+    for piece in bytes.chunks(frame) {
+        socket.send(Message::binary(piece.to_vec())).await.unwrap();
+    }
+    send_text(socket, r#"{"type":"session.end"}"#).await;
+    let (texts, close) = until_close(socket).await;
+    let (mut events, mut acks, mut done) = (Vec::new(), Vec::new(), Value::Null);
+    for text in texts {
+        let value: Value = serde_json::from_str(&text).unwrap();
+        match value["type"].as_str() {
+            None => events.push(text),
+            Some("audio.ack") => acks.push(value["processed_until"].as_f64().unwrap()),
+            Some("session.done") => done = value,
+            Some(other) => panic!("unexpected {other}: {text}"),
+        }
+    }
+    assert_eq!(done["id"], ready["id"]);
+    Transcript { events, acks, done, close }
 }
