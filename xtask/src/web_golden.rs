@@ -6,6 +6,11 @@
 //!   as metadata `segments_json` (`diarize --segments - --format json`'s text), `stream_events`
 //!   (`diarize --stream`'s lines, the samples pushed in pieces of `stream_piece`) and `stream_segments_json` (the
 //!   JSON segments file `diarize --stream --segments` writes at the stream's end);
+//! - `known-speakers.safetensors`: diar-tiny with known speakers. `samples` (the first [`KNOWN_SECONDS`] of its
+//!   recording), the enrolled `clips` (metadata: each name with its range of samples), and what
+//!   `nemotron-audio enroll` then `diarize --speakers` give with that profile on the first `audio_samples` of the
+//!   samples: `segments_rttm` (`--segments - --format rttm`), `stream_events` (`--stream`'s named lines, pieces of
+//!   `stream_piece`) and `stream_segments_rttm`;
 //! - `errors.json`: bad inputs and the CLI's sentence for each (`nemotron-audio diarize --model DIR` on a
 //!   checkpoint folder without `DIR/`: the browser hands files over without a folder).
 //!
@@ -17,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use nemotron_engine::{
     Engine, EngineOptions, Input, ModelSource, SegmentFormat, SegmentSettings, StreamingMode, error_sentence,
-    write_segments,
+    write_named_segments, write_segments,
 };
 use nemotron_towers::Checkpoint;
 use nemotron_towers::tensor_file::{Tensor, serialize};
@@ -28,6 +33,11 @@ const SECONDS: f64 = 2.5;
 const PIECE: usize = 1_600;
 /// Bytes of diar-tiny's `model.safetensors` the truncated checkpoint keeps.
 const TRUNCATED_BYTES: usize = 4_096;
+/// The known speakers enrolled from diar-tiny's recording: name, first and last sample (two clips this random model
+/// hears in two different slots).
+const CLIPS: [(&str, usize, usize); 2] = [("alice", 0, 19_680), ("bob", 48_000, 79_840)];
+/// Seconds of diar-tiny's recording the known speakers' file holds: the clips are in them.
+const KNOWN_SECONDS: f64 = 5.0;
 /// The text of the config that is not JSON.
 const NOT_JSON: &str = "this is not JSON";
 
@@ -47,6 +57,7 @@ pub fn build() -> Result<Vec<(String, Vec<u8>)>, String> {
     Ok(vec![
         ("demo.safetensors".into(), case(&demo, "tiny-release-chunks")?),
         ("diar-tiny.safetensors".into(), case(&diar_tiny, "diar-tiny")?),
+        ("known-speakers.safetensors".into(), known_speakers(&diar_tiny)?),
         ("errors.json".into(), errors(&demo)?.into_bytes()),
     ])
 }
@@ -55,13 +66,18 @@ fn sentence(error: nemotron_engine::EngineError) -> String {
     error_sentence(&error)
 }
 
+/// The samples of a case's recording (its first `duration` seconds).
+fn recording(case: &str, duration: Option<f64>) -> Result<Vec<f32>, String> {
+    let options = nemotron_engine::AudioOptions { duration, ..Default::default() };
+    match Input::read_path(&reference(case).join("audio.wav"), &options).map_err(sentence)? {
+        Input::Samples(samples) => Ok(samples),
+        Input::Features(_) => Err("an audio file read as features".into()),
+    }
+}
+
 /// One model's file: its run on the first [`SECONDS`] of the case's recording.
-fn case(engine: &Engine, recording: &str) -> Result<Vec<u8>, String> {
-    let options = nemotron_engine::AudioOptions { duration: Some(SECONDS), ..Default::default() };
-    let samples = match Input::read_path(&reference(recording).join("audio.wav"), &options).map_err(sentence)? {
-        Input::Samples(samples) => samples,
-        Input::Features(_) => return Err("an audio file read as features".into()),
-    };
+fn case(engine: &Engine, recording_of: &str) -> Result<Vec<u8>, String> {
+    let samples = recording(recording_of, Some(SECONDS))?;
     let diarized = engine.diarize(Input::Samples(samples.clone()), &mut |_, _, _| {}).map_err(sentence)?;
     let segments = diarized.segments(&SegmentSettings::default()).map_err(sentence)?;
     let mut live = engine.stream(StreamingMode::LowLatency, &SegmentSettings::default()).map_err(sentence)?;
@@ -81,6 +97,43 @@ fn case(engine: &Engine, recording: &str) -> Result<Vec<u8>, String> {
     let [logits, probabilities] = diarized.speaker_tensors();
     let tensors = [("samples", vec![samples.len()], samples.as_slice()), logits, probabilities]
         .map(|(name, shape, values)| (name.to_string(), Tensor::f32(shape, values)));
+    serialize(&tensors, metadata).map_err(|e| e.to_string())
+}
+
+/// The first [`SECONDS`] of diar-tiny's recording diarized with the profile of [`CLIPS`], offline and live.
+fn known_speakers(engine: &Engine) -> Result<Vec<u8>, String> {
+    let samples = recording("diar-tiny", Some(KNOWN_SECONDS))?;
+    let clips = CLIPS.iter().map(|&(name, start, end)| (name.to_string(), samples[start..end].to_vec())).collect();
+    let (profile, _) = engine.enroll(clips).map_err(sentence)?;
+    let audio = &samples[..(SECONDS * f64::from(nemotron_engine::audio::SAMPLE_RATE)) as usize];
+    let input = Input::Samples(audio.to_vec());
+    let diarized = engine.diarize_with_speakers(input, &profile, &mut |_, _, _| {}).map_err(sentence)?;
+    let segments = diarized.segments(&SegmentSettings::default()).map_err(sentence)?;
+    let segments_rttm = write_named_segments(&segments, SegmentFormat::Rttm, "audio", diarized.names());
+    let mut live = engine
+        .stream_with_speakers(StreamingMode::LowLatency, &SegmentSettings::default(), &profile)
+        .map_err(sentence)?;
+    let mut lines = Vec::new();
+    for piece in audio.chunks(PIECE) {
+        let events = live.push(piece).map_err(sentence)?;
+        lines.extend(events.iter().map(|event| event.json_line_named(live.names())));
+    }
+    let recording = live.finish_recording().map_err(sentence)?;
+    let names = recording.diarized.names();
+    lines.extend(recording.events.iter().map(|event| event.json_line_named(names)));
+    let clips: Vec<_> = CLIPS.iter().map(|(name, start, end)| serde_json::json!([name, start, end])).collect();
+    let metadata = HashMap::from([
+        ("audio_samples".to_string(), audio.len().to_string()),
+        ("clips".to_string(), serde_json::Value::from(clips).to_string()),
+        ("segments_rttm".to_string(), segments_rttm),
+        ("stream_events".to_string(), lines.join("\n")),
+        ("stream_piece".to_string(), PIECE.to_string()),
+        (
+            "stream_segments_rttm".to_string(),
+            write_named_segments(&recording.segments, SegmentFormat::Rttm, "audio", names),
+        ),
+    ]);
+    let tensors = [("samples".to_string(), Tensor::f32(vec![samples.len()], &samples))];
     serialize(&tensors, metadata).map_err(|e| e.to_string())
 }
 
@@ -143,7 +196,7 @@ pub fn run(check: bool, stale: &mut Vec<String>) -> Result<(), String> {
     Ok(())
 }
 
-/// Metadata and samples exactly; the speaker tensors to 1e-5 relative.
+/// Metadata and samples exactly; the speaker tensors (where the file has them) to 1e-5 relative.
 fn same(name: &str, committed: Vec<u8>, fresh: Vec<u8>) -> Result<(), String> {
     let (a, b) = (
         Checkpoint::from_bytes(name, committed).map_err(|e| e.to_string())?,
@@ -152,7 +205,13 @@ fn same(name: &str, committed: Vec<u8>, fresh: Vec<u8>) -> Result<(), String> {
     if a.metadata() != b.metadata() {
         return Err("the segments or the stream events differ".into());
     }
-    for tensor in ["samples", "speaker_logits", "speaker_probabilities"] {
+    let (mut names_a, mut names_b): (Vec<&str>, Vec<&str>) = (a.names().collect(), b.names().collect());
+    names_a.sort_unstable();
+    names_b.sort_unstable();
+    if names_a != names_b {
+        return Err(format!("tensors {names_a:?}, fresh {names_b:?}"));
+    }
+    for tensor in names_a {
         let (va, vb) = (a.f32(tensor).map_err(|e| e.to_string())?, b.f32(tensor).map_err(|e| e.to_string())?);
         if va.len() != vb.len() {
             return Err(format!("`{tensor}` has {} values, fresh {}", va.len(), vb.len()));

@@ -1,13 +1,15 @@
-//! The JS API: [`Diarizer`] (an engine), [`LiveDiarization`] (a live session) and [`write_segments`], converting JS
-//! values to and from what [`crate::diarizer`] takes and gives. Every error is a rejected promise (or a thrown `Error`
+//! The JS API: [`Diarizer`] (an engine), [`Speakers`] (a known speakers' profile), [`LiveDiarization`] (a live
+//! session) and [`write_segments`], converting JS values to and from what [`crate::diarizer`] takes and gives. Every error is a rejected promise (or a thrown `Error`
 //! for the synchronous `stream` and `writeSegments`) whose message is [`WebError::sentence`]; a panic would be a bug,
 //! reported on the console by the panic hook.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use js_sys::{Array, ArrayBuffer, Float32Array, Function, JSON, Object, Promise, Reflect, Uint8Array};
-use nemotron_engine::{Capability, Engine, LiveSession, Segment};
+use nemotron_engine::{Capability, Engine, EngineError, LiveSession, Segment, SpeakerProfile};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
@@ -39,16 +41,47 @@ fn options_json(options: &JsValue) -> Result<String, JsValue> {
     Ok(text.as_string().unwrap_or_else(|| "null".into()))
 }
 
-/// The bytes of a `{ name, bytes }` entry (a `Uint8Array` or an `ArrayBuffer`, viewed without a copy).
+/// An options argument's `speakers` (a [`Speakers`], or a profile file's bytes) and the other options as JSON text.
+fn speakers_and_options(options: &JsValue) -> Result<(Option<SpeakerProfile>, String), JsValue> {
+    let speakers = match options.is_object() {
+        true => Reflect::get(options, &"speakers".into()).unwrap_or(JsValue::UNDEFINED),
+        false => JsValue::UNDEFINED,
+    };
+    if speakers.is_undefined() || speakers.is_null() {
+        return Ok((None, options_json(options)?));
+    }
+    // A `Speakers` is read through its `toBytes()`: a JS object hands the Rust value it wraps over only by giving
+    // it up, and the page keeps using its profile.
+    let to_bytes = Reflect::get(&speakers, &"toBytes".into()).ok().and_then(|f| f.dyn_into::<Function>().ok());
+    let bytes = match to_bytes {
+        Some(to_bytes) => to_bytes.call0(&speakers)?,
+        None => speakers,
+    };
+    let bytes = bytes_of(&bytes).ok_or_else(|| {
+        own_error("speakers", "neither a Speakers object nor a profile file's bytes (a Uint8Array or an ArrayBuffer)")
+    })?;
+    let profile = SpeakerProfile::from_bytes(&bytes.to_vec(), "speakers").map_err(|e| rejected(engine_error(e)))?;
+    let rest = Object::assign(&Object::new(), options.unchecked_ref());
+    let _ = Reflect::delete_property(&rest, &"speakers".into());
+    Ok((Some(profile), options_json(&rest)?))
+}
+
+fn engine_error(error: impl Into<EngineError>) -> WebError {
+    WebError::Engine(error.into())
+}
+
+/// A `Uint8Array`, or an `ArrayBuffer` viewed without a copy.
+fn bytes_of(value: &JsValue) -> Option<Uint8Array> {
+    if let Some(view) = value.dyn_ref::<Uint8Array>() {
+        return Some(view.clone());
+    }
+    value.dyn_ref::<ArrayBuffer>().map(|buffer| Uint8Array::new(buffer))
+}
+
+/// The bytes of a `{ name, bytes }` entry.
 fn entry_bytes(name: &str, entry: &JsValue) -> Result<Uint8Array, JsValue> {
     let bytes = Reflect::get(entry, &"bytes".into()).unwrap_or(JsValue::UNDEFINED);
-    if let Some(view) = bytes.dyn_ref::<Uint8Array>() {
-        return Ok(view.clone());
-    }
-    match bytes.dyn_ref::<ArrayBuffer>() {
-        Some(buffer) => Ok(Uint8Array::new(buffer)),
-        None => Err(own_error(name, "its `bytes` are neither a Uint8Array nor an ArrayBuffer")),
-    }
+    bytes_of(&bytes).ok_or_else(|| own_error(name, "its `bytes` are neither a Uint8Array nor an ArrayBuffer"))
 }
 
 /// Copies each file once into wasm memory (each into its own shared buffer, which the checkpoint then reads in
@@ -99,13 +132,16 @@ fn event_objects(lines: Vec<String>) -> Result<Array, JsValue> {
     Ok(events)
 }
 
-/// Segments as `{ speaker, start, end }` objects (seconds).
-fn segment_objects(segments: &[Segment]) -> Array {
+/// Segments as `{ speaker, start, end }` objects (seconds), with `name` where `names` names the speaker's slot.
+fn segment_objects(segments: &[Segment], names: &[Option<String>]) -> Array {
     segments
         .iter()
         .map(|s| {
             let object = Object::new();
             set(&object, "speaker", s.speaker as u32);
+            if let Some(name) = names.get(s.speaker).and_then(Option::as_deref) {
+                set(&object, "name", name);
+            }
             set(&object, "start", s.start);
             set(&object, "end", s.end);
             JsValue::from(object)
@@ -113,12 +149,17 @@ fn segment_objects(segments: &[Segment]) -> Array {
         .collect()
 }
 
-/// Segments of `{ speaker, start, end }` objects (what [`segment_objects`] makes, or the page's own).
-fn segments_of(objects: &Array) -> Result<Vec<Segment>, JsValue> {
+/// Speaker numbers a segment with a `name` may have: far above any diarizer's slots, and a bound on the names'
+/// table, which has one entry per number below the highest named one.
+const NAMED_SPEAKERS: usize = 1 << 16;
+
+/// Segments of `{ speaker, start, end }` objects, some with a `name` (what [`segment_objects`] makes, or the page's
+/// own), and each speaker's name.
+fn segments_of(objects: &Array) -> Result<(Vec<Segment>, Vec<Option<String>>), JsValue> {
     let invalid = |i: u32, field: &str| {
         own_error(&format!("segments[{i}]"), &format!("`{field}` is not a number of the kind a segment has"))
     };
-    let mut segments = Vec::new();
+    let (mut segments, mut names) = (Vec::new(), Vec::<Option<String>>::new());
     for (i, object) in (0..).zip(objects.iter()) {
         let number = |field: &str| Reflect::get(&object, &field.into()).ok().and_then(|v| v.as_f64());
         let speaker = number("speaker").filter(|k| k.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(k));
@@ -126,24 +167,91 @@ fn segments_of(objects: &Array) -> Result<Vec<Segment>, JsValue> {
         let start = number("start").filter(|t| t.is_finite()).ok_or_else(|| invalid(i, "start"))?;
         let end = number("end").filter(|t| t.is_finite()).ok_or_else(|| invalid(i, "end"))?;
         segments.push(Segment { speaker, start, end });
+        let Some(name) = Reflect::get(&object, &"name".into()).ok().and_then(|v| v.as_string()) else {
+            continue;
+        };
+        if speaker >= NAMED_SPEAKERS {
+            return Err(own_error(&format!("segments[{i}]"), &format!("a named speaker is below {NAMED_SPEAKERS}")));
+        }
+        if names.len() <= speaker {
+            names.resize(speaker + 1, None);
+        }
+        match &names[speaker] {
+            Some(earlier) if *earlier != name => {
+                let problem = format!("speaker {speaker} is named `{name}` here and `{earlier}` before");
+                return Err(own_error(&format!("segments[{i}]"), &problem));
+            }
+            _ => names[speaker] = Some(name),
+        }
     }
-    Ok(segments)
+    Ok((segments, names))
 }
 
 /// `{ segments, text }`.
 fn segments_result(result: &Segments) -> Object {
     let object = Object::new();
-    set(&object, "segments", segment_objects(&result.segments));
+    set(&object, "segments", segment_objects(&result.segments, &result.names));
     set(&object, "text", result.text.as_str());
     object
 }
 
-/// The segments `[{ speaker, start, end }]` as `diarize --segments - --format` writes them: `format` `rttm`
-/// (default), `json` or `csv`, `uri` the RTTM file id (default `audio`). The writers are the CLI's.
+/// The segments `[{ speaker, name?, start, end }]` as `diarize --segments - --format` writes them: `format` `rttm`
+/// (default), `json` or `csv`, `uri` the RTTM file id (default `audio`); a speaker's `name` (one per speaker) as
+/// `diarize --speakers` writes it. The writers are the CLI's.
 #[wasm_bindgen(js_name = writeSegments)]
 pub fn write_segments(segments: Array, options: JsValue) -> Result<String, JsValue> {
     let options = TextOptions::from_json(&options_json(&options)?).map_err(rejected)?;
-    Ok(nemotron_engine::write_segments(&segments_of(&segments)?, options.format, &options.uri))
+    let (segments, names) = segments_of(&segments)?;
+    Ok(nemotron_engine::write_named_segments(&segments, options.format, &options.uri, &names))
+}
+
+/// Known speakers: each name with its 16 kHz clip, in enrollment order (`Diarizer.enroll`, `Speakers.fromBytes`);
+/// the `speakers` option of `diarize`, `segments` and `stream`.
+#[wasm_bindgen]
+pub struct Speakers {
+    profile: SpeakerProfile,
+}
+
+#[wasm_bindgen]
+impl Speakers {
+    /// The profile of a file's bytes (`Uint8Array` or `ArrayBuffer`) that `toBytes` or `nemotron-audio enroll`
+    /// wrote.
+    #[wasm_bindgen(js_name = fromBytes)]
+    pub fn from_bytes(bytes: JsValue) -> Result<Speakers, JsValue> {
+        let bytes = bytes_of(&bytes).ok_or_else(|| own_error("bytes", "neither a Uint8Array nor an ArrayBuffer"))?;
+        let profile = SpeakerProfile::from_bytes(&bytes.to_vec(), "bytes").map_err(|e| rejected(engine_error(e)))?;
+        Ok(Speakers { profile })
+    }
+
+    /// The profile file's bytes (what `nemotron-audio enroll --out` writes, and `--speakers` reads).
+    #[wasm_bindgen(js_name = toBytes)]
+    pub fn to_bytes(&self) -> Result<Uint8Array, JsValue> {
+        let bytes = self.profile.to_bytes().map_err(|e| rejected(engine_error(e)))?;
+        Ok(Uint8Array::from(bytes.as_slice()))
+    }
+
+    /// The speakers' names, in enrollment order.
+    #[wasm_bindgen(getter)]
+    pub fn names(&self) -> Array {
+        self.profile.names().map(JsValue::from).collect()
+    }
+}
+
+/// The clips of `[{ name, samples }]` (samples a `Float32Array` of 16 kHz mono audio).
+fn clips_of(speakers: &Array) -> Result<Vec<(String, Vec<f32>)>, JsValue> {
+    let mut clips = Vec::new();
+    for (i, entry) in (0..).zip(speakers.iter()) {
+        let name = Reflect::get(&entry, &"name".into()).ok().and_then(|name| name.as_string());
+        let samples = Reflect::get(&entry, &"samples".into()).ok().and_then(|s| s.dyn_into::<Float32Array>().ok());
+        match (name, samples) {
+            (Some(name), Some(samples)) => clips.push((name, samples.to_vec())),
+            _ => {
+                let problem = "each entry needs a `name` string and its `samples` (a Float32Array)";
+                return Err(own_error(&format!("speakers[{i}]"), problem));
+            }
+        }
+    }
+    Ok(clips)
 }
 
 /// A diarization model on the GPU.
@@ -186,23 +294,39 @@ impl Diarizer {
         info
     }
 
-    /// Who spoke when in 16 kHz mono `samples`: the segments as text, `format` `rttm` (default), `json` or `csv`,
-    /// by the CLI's segment flags in camelCase (`threshold`, `onset`, `padOnset`, `maxSpeakers`, …; `uri` names
-    /// the RTTM file id).
-    pub fn diarize(&self, samples: Float32Array, options: JsValue) -> Promise {
-        let (engine, samples, options) = (self.engine.clone(), samples.to_vec(), options_json(&options));
+    /// Enrolls known speakers from `[{ name, samples }]` (16 kHz mono clips of at least 1 s, one voice each) as
+    /// `nemotron-audio enroll` does: a [`Speakers`] once each clip is found to speak in a slot of its own.
+    pub fn enroll(&self, speakers: Array) -> Promise {
+        let (engine, clips) = (self.engine.clone(), clips_of(&speakers));
         future_to_promise(async move {
-            let options = DiarizeOptions::from_json(&options?).map_err(rejected)?;
-            Ok(diarizer::segments(&engine, samples, &options).await.map_err(rejected)?.text.into())
+            let profile = diarizer::enroll(&engine, clips?).await.map_err(rejected)?;
+            Ok(Speakers { profile }.into())
         })
     }
 
-    /// [`Diarizer::diarize`]'s segments as objects too: `{ segments: [{ speaker, start, end }], text }`.
-    pub fn segments(&self, samples: Float32Array, options: JsValue) -> Promise {
-        let (engine, samples, options) = (self.engine.clone(), samples.to_vec(), options_json(&options));
+    /// Who spoke when in 16 kHz mono `samples`: the segments as text, `format` `rttm` (default), `json` or `csv`,
+    /// by the CLI's segment flags in camelCase (`threshold`, `onset`, `padOnset`, `maxSpeakers`, …; `uri` names
+    /// the RTTM file id); `speakers` (a [`Speakers`] or a profile file's bytes) names the enrolled speakers, as
+    /// `diarize --speakers` does.
+    pub fn diarize(&self, samples: Float32Array, options: JsValue) -> Promise {
+        let (engine, samples, options) = (self.engine.clone(), samples.to_vec(), speakers_and_options(&options));
         future_to_promise(async move {
-            let options = DiarizeOptions::from_json(&options?).map_err(rejected)?;
-            Ok(segments_result(&diarizer::segments(&engine, samples, &options).await.map_err(rejected)?).into())
+            let (speakers, options) = options?;
+            let options = DiarizeOptions::from_json(&options).map_err(rejected)?;
+            let segments = diarizer::segments(&engine, samples, &options, speakers.as_ref()).await;
+            Ok(segments.map_err(rejected)?.text.into())
+        })
+    }
+
+    /// [`Diarizer::diarize`]'s segments as objects too: `{ segments: [{ speaker, name?, start, end }], text }`
+    /// (`name` for an enrolled speaker).
+    pub fn segments(&self, samples: Float32Array, options: JsValue) -> Promise {
+        let (engine, samples, options) = (self.engine.clone(), samples.to_vec(), speakers_and_options(&options));
+        future_to_promise(async move {
+            let (speakers, options) = options?;
+            let options = DiarizeOptions::from_json(&options).map_err(rejected)?;
+            let segments = diarizer::segments(&engine, samples, &options, speakers.as_ref()).await;
+            Ok(segments_result(&segments.map_err(rejected)?).into())
         })
     }
 
@@ -212,7 +336,7 @@ impl Diarizer {
     pub fn speaker_activity(&self, samples: Float32Array) -> Promise {
         let (engine, samples) = (self.engine.clone(), samples.to_vec());
         future_to_promise(async move {
-            let diarized = diarizer::speaker_activity(&engine, samples).await.map_err(rejected)?;
+            let diarized = diarizer::speaker_activity(&engine, samples, None).await.map_err(rejected)?;
             let activity = Object::new();
             set(&activity, "logits", Float32Array::from(diarized.logits()));
             set(&activity, "probabilities", Float32Array::from(diarized.probabilities()));
@@ -222,46 +346,78 @@ impl Diarizer {
         })
     }
 
-    /// A live session: `latency` `low` (default), `very-low` or `ultra-low`, and the segment flags of its events.
+    /// A live session: `latency` `low` (default), `very-low` or `ultra-low`, and the segment flags of its events;
+    /// `speakers` (a [`Speakers`] or a profile file's bytes) names the enrolled speakers, as
+    /// `diarize --stream --speakers` does (the session is first pushed the enrolled clips, with the first samples).
     pub fn stream(&self, options: JsValue) -> Result<LiveDiarization, JsValue> {
-        let options = StreamOptions::from_json(&options_json(&options)?).map_err(rejected)?;
-        let live = diarizer::stream(&self.engine, options).map_err(rejected)?;
-        Ok(LiveDiarization { live: Rc::new(async_lock::Mutex::new(Some(live))) })
+        let (speakers, options) = speakers_and_options(&options)?;
+        let options = StreamOptions::from_json(&options).map_err(rejected)?;
+        let session = match speakers {
+            None => Session::Live(Box::new(diarizer::stream(&self.engine, &options).map_err(rejected)?)),
+            Some(profile) => {
+                let engine = self.engine.clone();
+                Session::Starting(Box::pin(
+                    async move { diarizer::stream_with_speakers(&engine, &options, &profile).await },
+                ))
+            }
+        };
+        Ok(LiveDiarization { live: Rc::new(async_lock::Mutex::new(Some(session))) })
+    }
+}
+
+/// A live session, or its start: a session with known speakers is pushed the enrolled clips first, which the first
+/// push awaits (`stream` itself returns at once).
+enum Session {
+    Starting(Pin<Box<dyn Future<Output = Result<LiveSession, WebError>>>>),
+    Live(Box<LiveSession>),
+}
+
+impl Session {
+    async fn started(self) -> Result<LiveSession, WebError> {
+        match self {
+            Session::Starting(start) => start.await,
+            Session::Live(live) => Ok(*live),
+        }
     }
 }
 
 /// A live diarization session (`Diarizer.stream`).
 #[wasm_bindgen]
 pub struct LiveDiarization {
-    /// `None` once ended. Pushes take turns: a second waits for the first.
-    live: Rc<async_lock::Mutex<Option<LiveSession>>>,
+    /// `None` once ended (or when its start failed). Pushes take turns: a second waits for the first.
+    live: Rc<async_lock::Mutex<Option<Session>>>,
 }
 
 #[wasm_bindgen]
 impl LiveDiarization {
     /// Feeds 16 kHz mono samples (any number); the events they made final, as `diarize --stream` prints them:
-    /// `{ event: "start", speaker, time }`, `{ event: "end", speaker, time, start, end }`.
+    /// `{ event: "start", speaker, name?, time }`, `{ event: "end", speaker, name?, time, start, end }` (`name` for
+    /// an enrolled speaker).
     pub fn push(&self, samples: Float32Array) -> Promise {
         let (live, samples) = (self.live.clone(), samples.to_vec());
         future_to_promise(async move {
-            let mut live = live.lock().await;
-            let live = live.as_mut().ok_or_else(|| rejected(WebError::Ended))?;
-            Ok(event_objects(diarizer::push(live, &samples).await.map_err(rejected)?)?.into())
+            let mut slot = live.lock().await;
+            let session = slot.take().ok_or_else(|| rejected(WebError::Ended))?;
+            let mut session = session.started().await.map_err(rejected)?;
+            let pushed = diarizer::push(&mut session, &samples).await;
+            *slot = Some(Session::Live(Box::new(session)));
+            Ok(event_objects(pushed.map_err(rejected)?)?.into())
         })
     }
 
     /// Ends the stream: the last events, an array that also carries the whole stream's segments (as a regular
-    /// expression's match carries its `index`): `segments` (`[{ speaker, start, end }]`, by start then speaker) and
-    /// `text`, as `diarize --stream --segments` writes them in `format` (`rttm`, default, `json` or `csv`; `uri` the
-    /// RTTM file id).
+    /// expression's match carries its `index`): `segments` (`[{ speaker, name?, start, end }]`, by start then
+    /// speaker) and `text`, as `diarize --stream --segments` writes them in `format` (`rttm`, default, `json` or
+    /// `csv`; `uri` the RTTM file id).
     pub fn end(&self, options: JsValue) -> Promise {
         let (live, options) = (self.live.clone(), options_json(&options));
         future_to_promise(async move {
             let options = TextOptions::from_json(&options?).map_err(rejected)?;
-            let live = live.lock().await.take().ok_or_else(|| rejected(WebError::Ended))?;
-            let ended = diarizer::end(live, &options).await.map_err(rejected)?;
+            let session = live.lock().await.take().ok_or_else(|| rejected(WebError::Ended))?;
+            let session = session.started().await.map_err(rejected)?;
+            let ended = diarizer::end(session, &options).await.map_err(rejected)?;
             let events = event_objects(ended.events)?;
-            set(&events, "segments", segment_objects(&ended.segments.segments));
+            set(&events, "segments", segment_objects(&ended.segments.segments, &ended.segments.names));
             set(&events, "text", ended.segments.text.as_str());
             Ok(events.into())
         })

@@ -1,13 +1,14 @@
 //! What the JS API does, in plain async Rust on the engine (the `bindings` module only converts values; native tests
-//! run these same functions): a model loaded from named files or the demo, offline diarization with its segments and
-//! their `diarize --format` text, and live sessions whose events are `diarize --stream`'s lines. Every step is the
-//! engine's: the checkpoint's rule, the model, the segment rules and writers are the CLI's.
+//! run these same functions): a model loaded from named files or the demo, known speakers enrolled, offline
+//! diarization with its segments and their `diarize --format` text, and live sessions whose events are
+//! `diarize --stream`'s lines; with a speaker profile, `diarize --speakers`'s. Every step is the engine's: the
+//! checkpoint's rule, the model, the enrollment, the segment rules and writers are the CLI's.
 
 use std::sync::Arc;
 
 use nemotron_engine::{
     Diarized, Engine, EngineError, EngineOptions, GpuOptions, Input, LiveSession, ModelSource, NamedFiles, Segment,
-    SegmentEvent, write_segments,
+    SegmentEvent, SpeakerProfile, write_named_segments,
 };
 
 use crate::error::WebError;
@@ -35,9 +36,24 @@ pub async fn demo() -> Result<Engine, WebError> {
     Ok(Engine::load_async(&ModelSource::Demo, &engine_options(), &mut |_, _, _| {}).await?)
 }
 
-/// The diarizer on 16 kHz mono samples: speaker logits at 10 ms and probabilities at the encoder rate.
-pub async fn speaker_activity(engine: &Engine, samples: Vec<f32>) -> Result<Diarized, WebError> {
-    Ok(engine.diarize_async(Input::Samples(samples), &mut |_, _, _| {}).await?)
+/// Enrolls named clips (name, 16 kHz mono samples) as `nemotron-audio enroll` does: the profile, once each clip is
+/// found to speak in a slot of its own.
+pub async fn enroll(engine: &Engine, clips: Vec<(String, Vec<f32>)>) -> Result<SpeakerProfile, WebError> {
+    Ok(engine.enroll_async(clips).await?.0)
+}
+
+/// The diarizer on 16 kHz mono samples: speaker logits at 10 ms and probabilities at the encoder rate; with
+/// `speakers`, the enrolled slots named (`diarize --speakers`).
+pub async fn speaker_activity(
+    engine: &Engine,
+    samples: Vec<f32>,
+    speakers: Option<&SpeakerProfile>,
+) -> Result<Diarized, WebError> {
+    let input = Input::Samples(samples);
+    Ok(match speakers {
+        Some(profile) => engine.diarize_with_speakers_async(input, profile, &mut |_, _, _| {}).await?,
+        None => engine.diarize_async(input, &mut |_, _, _| {}).await?,
+    })
 }
 
 /// Segments, and their text in the format asked for.
@@ -45,31 +61,48 @@ pub async fn speaker_activity(engine: &Engine, samples: Vec<f32>) -> Result<Diar
 pub struct Segments {
     /// Ordered by start, then speaker.
     pub segments: Vec<Segment>,
-    /// As `diarize --segments - --format` writes them.
+    /// Each slot's enrolled name (`None` for the others); empty without known speakers.
+    pub names: Vec<Option<String>>,
+    /// As `diarize --segments - --format` writes them (with the names).
     pub text: String,
 }
 
 impl Segments {
-    fn new(segments: Vec<Segment>, options: &TextOptions) -> Self {
-        let text = write_segments(&segments, options.format, &options.uri);
-        Self { segments, text }
+    fn new(segments: Vec<Segment>, names: &[Option<String>], options: &TextOptions) -> Self {
+        let text = write_named_segments(&segments, options.format, &options.uri, names);
+        Self { segments, names: names.to_vec(), text }
     }
 }
 
-/// Who spoke when in 16 kHz mono samples, by the rule `options` ask for.
-pub async fn segments(engine: &Engine, samples: Vec<f32>, options: &DiarizeOptions) -> Result<Segments, WebError> {
-    let diarized = speaker_activity(engine, samples).await?;
-    Ok(Segments::new(diarized.segments_by(&options.rule), &options.text))
+/// Who spoke when in 16 kHz mono samples, by the rule `options` ask for; with `speakers`, named.
+pub async fn segments(
+    engine: &Engine,
+    samples: Vec<f32>,
+    options: &DiarizeOptions,
+    speakers: Option<&SpeakerProfile>,
+) -> Result<Segments, WebError> {
+    let diarized = speaker_activity(engine, samples, speakers).await?;
+    Ok(Segments::new(diarized.segments_by(&options.rule), diarized.names(), &options.text))
 }
 
-/// A live session of the mode and rule `options` ask for.
-pub fn stream(engine: &Engine, options: StreamOptions) -> Result<LiveSession, WebError> {
-    Ok(engine.stream_by(options.mode, options.rule)?)
+/// A live session of the mode and settings `options` ask for.
+pub fn stream(engine: &Engine, options: &StreamOptions) -> Result<LiveSession, WebError> {
+    Ok(engine.stream(options.mode, &options.settings)?)
 }
 
-/// Feeds 16 kHz mono samples to a live session; the event lines they made final.
+/// [`stream`] with the speakers of `profile` named: the session is first pushed the enrolled clips, on the GPU.
+pub async fn stream_with_speakers(
+    engine: &Engine,
+    options: &StreamOptions,
+    profile: &SpeakerProfile,
+) -> Result<LiveSession, WebError> {
+    Ok(engine.stream_with_speakers_async(options.mode, &options.settings, profile).await?)
+}
+
+/// Feeds 16 kHz mono samples to a live session; the event lines they made final (with the enrolled names).
 pub async fn push(live: &mut LiveSession, samples: &[f32]) -> Result<Vec<String>, WebError> {
-    Ok(lines(live.push_async(samples).await?))
+    let events = live.push_async(samples).await?;
+    Ok(lines(&events, live.names()))
 }
 
 /// The end of a live session.
@@ -84,9 +117,10 @@ pub struct Ended {
 /// Ends a live session.
 pub async fn end(live: LiveSession, options: &TextOptions) -> Result<Ended, WebError> {
     let recording = live.finish_recording_async().await?;
-    Ok(Ended { events: lines(recording.events), segments: Segments::new(recording.segments, options) })
+    let names = recording.diarized.names();
+    Ok(Ended { events: lines(&recording.events, names), segments: Segments::new(recording.segments, names, options) })
 }
 
-fn lines(events: Vec<SegmentEvent>) -> Vec<String> {
-    events.iter().map(SegmentEvent::json_line).collect()
+fn lines(events: &[SegmentEvent], names: &[Option<String>]) -> Vec<String> {
+    events.iter().map(|event| event.json_line_named(names)).collect()
 }

@@ -11,6 +11,9 @@
 //! const live = d.stream({ latency: "low" });                         // = `diarize --stream --latency low`
 //! const events = await live.push(samples16k);                        // its event lines, as objects
 //! const last = await live.end({ format: "json" });                  // last.segments, last.text: the whole stream's
+//! const speakers = await d.enroll([{ name: "alice", samples }]);    // = `enroll --speaker alice=CLIP`
+//! const named = await d.diarize(samples16k, { speakers });           // = `diarize --speakers FILE`
+//! const bytes = speakers.toBytes();                                  // the profile file; Speakers.fromBytes(bytes)
 //! ```
 //!
 //! The package is a binding of `nemotron-engine`, the front door every front end calls, and owns no model logic: a

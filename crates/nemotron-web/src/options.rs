@@ -72,8 +72,9 @@ impl DiarizeOptions {
 pub struct StreamOptions {
     /// The streaming mode (`latency`: `low`, the CLI's default, `very-low` or `ultra-low`).
     pub mode: StreamingMode,
-    /// The rule of its events (one that keeps the most active speakers is refused: they are known only at the end).
-    pub rule: SegmentRule,
+    /// The segment settings of its events, checked: they make a live rule (one that keeps the most active speakers
+    /// is refused: they are known only at the end).
+    pub settings: SegmentSettings,
 }
 
 impl StreamOptions {
@@ -84,7 +85,8 @@ impl StreamOptions {
             None => StreamingMode::LowLatency,
             Some(name) => name.parse().map_err(|e| WebError::Options(format!("latency: {e}")))?,
         };
-        Ok(Self { mode, rule: segments.live_rule().map_err(EngineError::from)? })
+        segments.live_rule().map_err(EngineError::from)?;
+        Ok(Self { mode, settings: segments })
     }
 }
 
@@ -125,10 +127,9 @@ mod tests {
             let text = TextOptions { format: SegmentFormat::Rttm, uri: "audio".into() };
             assert_eq!(TextOptions::from_json(json).unwrap(), text);
             assert_eq!(options, DiarizeOptions { rule, text });
-            assert_eq!(
-                StreamOptions::from_json(json).unwrap(),
-                StreamOptions { mode: StreamingMode::LowLatency, rule }
-            );
+            let stream = StreamOptions::from_json(json).unwrap();
+            assert_eq!(stream, StreamOptions { mode: StreamingMode::LowLatency, settings: SegmentSettings::default() });
+            assert_eq!(stream.settings.live_rule().unwrap(), rule);
         }
     }
 
@@ -149,10 +150,8 @@ mod tests {
         let yaml = r#"{"postprocessing": "parameters:\n  onset: 0.8\n", "offset": 0.4, "latency": "ultra-low"}"#;
         let options = StreamOptions::from_json(yaml).unwrap();
         let expected = PostProcessing { onset: 0.8, offset: 0.4, ..PostProcessing::default() };
-        assert_eq!(
-            options,
-            StreamOptions { mode: StreamingMode::UltraLowLatency, rule: SegmentRule::PostProcessing(expected) }
-        );
+        assert_eq!(options.mode, StreamingMode::UltraLowLatency);
+        assert_eq!(options.settings.live_rule().unwrap(), SegmentRule::PostProcessing(expected));
     }
 
     #[test]
@@ -172,7 +171,8 @@ mod tests {
             assert_ne!(options.rule, DiarizeOptions::from_json("{}").unwrap().rule, "{json}");
             if name != "max_speakers" {
                 let options = StreamOptions::from_json(&json).unwrap_or_else(|e| panic!("{json}: {}", e.sentence()));
-                assert_ne!(options.rule, StreamOptions::from_json("{}").unwrap().rule, "{json}");
+                let default = StreamOptions::from_json("{}").unwrap().settings.live_rule().unwrap();
+                assert_ne!(options.settings.live_rule().unwrap(), default, "{json}");
             }
         }
     }

@@ -2,13 +2,15 @@
 //! of the same inputs (`testdata/web/`, written by `cargo xtask golden` from the code the CLI runs): the speaker
 //! logits and probabilities to 1e-5 relative, the segments as `diarize --format json` writes them (as text, and as
 //! objects the package writes back to the same text), a live session's events as `diarize --stream` prints them and
-//! its segments as `diarize --stream --segments` writes them, and each refusal with the CLI's sentence.
+//! its segments as `diarize --stream --segments` writes them, known speakers enrolled and named as
+//! `enroll` then `diarize --speakers` name them, and each refusal with the CLI's sentence.
 
 #![cfg(target_arch = "wasm32")]
 
 use js_sys::{Array, Float32Array, JSON, Object, Reflect, Uint8Array};
+use nemotron_engine::SpeakerProfile;
 use nemotron_towers::Checkpoint;
-use nemotron_web::bindings::{Diarizer, write_segments};
+use nemotron_web::bindings::{Diarizer, Speakers, write_segments};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
@@ -17,6 +19,7 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 static DEMO: &[u8] = include_bytes!("../../../testdata/web/demo.safetensors");
 static DIAR_TINY: &[u8] = include_bytes!("../../../testdata/web/diar-tiny.safetensors");
+static KNOWN_SPEAKERS: &[u8] = include_bytes!("../../../testdata/web/known-speakers.safetensors");
 static ERRORS: &str = include_str!("../../../testdata/web/errors.json");
 static DIAR_TINY_CONFIG: &str = include_str!("../../../testdata/reference/diar-tiny/config.json");
 static DIAR_TINY_WEIGHTS: &[u8] = include_bytes!("../../../testdata/reference/diar-tiny/model.safetensors");
@@ -148,4 +151,75 @@ async fn the_demo_model_matches_the_native_run() {
 #[wasm_bindgen_test]
 async fn diar_tiny_matches_the_native_run() {
     matches_the_native_run(diar_tiny().await, DIAR_TINY).await;
+}
+
+/// `{ name, samples }`.
+fn clip(name: &str, samples: &[f32]) -> JsValue {
+    let entry = Object::new();
+    let _ = Reflect::set(&entry, &"name".into(), &name.into());
+    let _ = Reflect::set(&entry, &"samples".into(), &Float32Array::from(samples));
+    entry.into()
+}
+
+/// `{ ...json, speakers }`.
+fn with_speakers(json: &str, speakers: &JsValue) -> JsValue {
+    let options = JSON::parse(json).expect("JSON");
+    let _ = Reflect::set(&options, &"speakers".into(), speakers);
+    options
+}
+
+#[wasm_bindgen_test]
+async fn known_speakers_match_the_native_run() {
+    let diarizer = diar_tiny().await;
+    let golden = Checkpoint::from_bytes("golden", KNOWN_SPEAKERS.to_vec()).expect("a golden file");
+    let (samples, metadata) = (golden.f32("samples").expect("samples"), golden.metadata());
+    let clips: Vec<(String, usize, usize)> = serde_json::from_str(&metadata["clips"]).expect("the clips");
+    let entries: Array = clips.iter().map(|(name, start, end)| clip(name, &samples[*start..*end])).collect();
+    let enrolled = JsFuture::from(diarizer.enroll(entries)).await.map_err(message).expect("enrolled");
+    let names: Vec<String> = Array::from(&get(&enrolled, "names")).iter().filter_map(|n| n.as_string()).collect();
+    assert_eq!(names, clips.iter().map(|(name, ..)| name.clone()).collect::<Vec<_>>());
+
+    // The profile file's bytes read back natively are the clips; read back by the package, the same speakers.
+    let to_bytes = |speakers: &JsValue| {
+        let to_bytes: js_sys::Function = get(speakers, "toBytes").dyn_into().expect("a method");
+        to_bytes.call0(speakers).map_err(message).expect("bytes").dyn_into::<Uint8Array>().expect("a Uint8Array")
+    };
+    let bytes = to_bytes(&enrolled).to_vec();
+    let profile = SpeakerProfile::from_bytes(&bytes, "toBytes()").expect("a profile");
+    let expected: Vec<(String, Vec<f32>)> =
+        clips.iter().map(|(name, start, end)| (name.clone(), samples[*start..*end].to_vec())).collect();
+    assert_eq!(profile.clips(), expected.as_slice());
+    let read_back: JsValue = Speakers::from_bytes(Uint8Array::from(bytes.as_slice()).into()).expect("read").into();
+    assert_eq!(SpeakerProfile::from_bytes(&to_bytes(&read_back).to_vec(), "again").expect("a profile"), profile);
+
+    let audio = Float32Array::from(&samples[..metadata["audio_samples"].parse::<usize>().expect("a length")]);
+    let rttm = JsFuture::from(diarizer.diarize(audio.clone(), with_speakers("{}", &read_back))).await;
+    assert_eq!(
+        rttm.map_err(message).expect("diarized").as_string().as_deref(),
+        Some(metadata["segments_rttm"].as_str())
+    );
+    // The profile file's bytes themselves serve as well; the named segment objects write the same text back.
+    let both =
+        JsFuture::from(diarizer.segments(audio.clone(), with_speakers("{}", &Uint8Array::from(bytes.as_slice()))))
+            .await
+            .map_err(message)
+            .expect("diarized");
+    assert_eq!(get(&both, "text").as_string().as_deref(), Some(metadata["segments_rttm"].as_str()));
+    let segments = Array::from(&get(&both, "segments"));
+    assert!(segments.iter().any(|s| get(&s, "name").as_string().as_deref() == Some("alice")), "no segment of alice");
+    let written = write_segments(segments, JsValue::NULL).map_err(message).expect("written");
+    assert_eq!(written, metadata["segments_rttm"]);
+
+    let live = diarizer.stream(with_speakers("{}", &enrolled)).map_err(message).expect("a session");
+    let piece: usize = metadata["stream_piece"].parse().expect("a piece size");
+    let mut events = Vec::new();
+    for chunk in audio.to_vec().chunks(piece) {
+        let pushed = JsFuture::from(live.push(Float32Array::from(chunk))).await.map_err(message).expect("pushed");
+        events.extend(Array::from(&pushed).iter());
+    }
+    let last = JsFuture::from(live.end(JsValue::NULL)).await.map_err(message).expect("ended");
+    events.extend(Array::from(&last).iter());
+    let expected: Vec<JsValue> = metadata["stream_events"].lines().map(|l| JSON::parse(l).expect("a line")).collect();
+    assert_eq!(canonical(&events), canonical(&expected));
+    assert_eq!(get(&last, "text").as_string().as_deref(), Some(metadata["stream_segments_rttm"].as_str()));
 }

@@ -13,6 +13,7 @@ use pollster::block_on;
 
 static DEMO: &[u8] = include_bytes!("../../../testdata/web/demo.safetensors");
 static DIAR_TINY: &[u8] = include_bytes!("../../../testdata/web/diar-tiny.safetensors");
+static KNOWN_SPEAKERS: &[u8] = include_bytes!("../../../testdata/web/known-speakers.safetensors");
 static ERRORS: &str = include_str!("../../../testdata/web/errors.json");
 static DIAR_TINY_CONFIG: &str = include_str!("../../../testdata/reference/diar-tiny/config.json");
 static DIAR_TINY_WEIGHTS: &[u8] = include_bytes!("../../../testdata/reference/diar-tiny/model.safetensors");
@@ -36,19 +37,20 @@ fn matches_the_native_run(engine: &nemotron_engine::Engine, golden: &[u8]) {
     let golden = Checkpoint::from_bytes("golden", golden.to_vec()).unwrap();
     let samples = golden.f32("samples").unwrap();
     let metadata = golden.metadata();
-    let diarized = block_on(diarizer::speaker_activity(engine, samples.clone())).unwrap();
+    let diarized = block_on(diarizer::speaker_activity(engine, samples.clone(), None)).unwrap();
     for (found, tensor) in [(diarized.logits(), "speaker_logits"), (diarized.probabilities(), "speaker_probabilities")]
     {
         let error = relative_error(found, &golden.f32(tensor).unwrap());
         assert!(error <= 1e-5, "{tensor}: {error:.3e} relative");
     }
     let options = DiarizeOptions::from_json(r#"{"format": "json"}"#).unwrap();
-    let Segments { segments, text } = block_on(diarizer::segments(engine, samples.clone(), &options)).unwrap();
+    let Segments { segments, text, .. } =
+        block_on(diarizer::segments(engine, samples.clone(), &options, None)).unwrap();
     assert_eq!(text, metadata["segments_json"]);
     assert!(!segments.is_empty(), "no segment: the comparison of the objects would be empty");
     assert_eq!(nemotron_engine::write_segments(&segments, options.text.format, "audio"), text);
 
-    let mut live = diarizer::stream(engine, StreamOptions::from_json("null").unwrap()).unwrap();
+    let mut live = diarizer::stream(engine, &StreamOptions::from_json("null").unwrap()).unwrap();
     let piece: usize = metadata["stream_piece"].parse().unwrap();
     let mut lines = Vec::new();
     for chunk in samples.chunks(piece) {
@@ -73,6 +75,34 @@ fn diar_tiny_matches_the_native_run() {
 }
 
 #[test]
+fn known_speakers_match_the_native_run() {
+    let engine = block_on(diarizer::load(diar_tiny_files(DIAR_TINY_CONFIG.as_bytes(), DIAR_TINY_WEIGHTS))).unwrap();
+    let golden = Checkpoint::from_bytes("golden", KNOWN_SPEAKERS.to_vec()).unwrap();
+    let (samples, metadata) = (golden.f32("samples").unwrap(), golden.metadata());
+    let clips: Vec<(String, usize, usize)> = serde_json::from_str(&metadata["clips"]).unwrap();
+    let clips = clips.into_iter().map(|(name, start, end)| (name, samples[start..end].to_vec())).collect();
+    let profile = block_on(diarizer::enroll(&engine, clips)).unwrap();
+    assert_eq!(profile.names().collect::<Vec<_>>(), ["alice", "bob"]);
+    let audio = &samples[..metadata["audio_samples"].parse::<usize>().unwrap()];
+
+    let options = DiarizeOptions::from_json("null").unwrap();
+    let named = block_on(diarizer::segments(&engine, audio.to_vec(), &options, Some(&profile))).unwrap();
+    assert_eq!(named.text, metadata["segments_rttm"]);
+    assert_eq!(named.names.iter().flatten().count(), 2, "{:?}", named.names);
+
+    let options = StreamOptions::from_json("null").unwrap();
+    let mut live = block_on(diarizer::stream_with_speakers(&engine, &options, &profile)).unwrap();
+    let mut lines = Vec::new();
+    for chunk in audio.chunks(metadata["stream_piece"].parse().unwrap()) {
+        lines.extend(block_on(diarizer::push(&mut live, chunk)).unwrap());
+    }
+    let ended = block_on(diarizer::end(live, &TextOptions::from_json("null").unwrap())).unwrap();
+    lines.extend(ended.events);
+    assert_eq!(lines.join("\n"), metadata["stream_events"]);
+    assert_eq!(ended.segments.text, metadata["stream_segments_rttm"]);
+}
+
+#[test]
 fn refusals_are_the_clis_sentences() {
     let errors: serde_json::Value = serde_json::from_str(ERRORS).unwrap();
     let expected = |case: &str| errors[case]["message"].as_str().unwrap().to_string();
@@ -83,7 +113,7 @@ fn refusals_are_the_clis_sentences() {
     let not_json = diar_tiny_files(config.as_bytes(), DIAR_TINY_WEIGHTS);
     assert_eq!(block_on(diarizer::load(not_json)).err().map(|e| e.sentence()), Some(expected("config_not_json")));
     let demo = block_on(diarizer::demo()).unwrap();
-    let refused = block_on(diarizer::speaker_activity(&demo, Vec::new())).err().map(|e| e.sentence());
+    let refused = block_on(diarizer::speaker_activity(&demo, Vec::new(), None)).err().map(|e| e.sentence());
     assert_eq!(refused, Some(expected("empty_audio")));
     let twice = [diar_tiny_files(DIAR_TINY_CONFIG.as_bytes(), DIAR_TINY_WEIGHTS), diar_tiny_files(b"{}", b"")].concat();
     let refused = block_on(diarizer::load(twice)).err().map(|e| e.sentence());
