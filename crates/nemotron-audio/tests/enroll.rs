@@ -183,7 +183,7 @@ fn a_stream_with_speakers_prints_the_engines_named_events_and_segments() {
 }
 
 #[test]
-fn a_folder_with_speakers_names_each_entrys_speakers() {
+fn a_folder_or_a_manifest_with_speakers_names_each_entrys_speakers() {
     let dir = tempfile::tempdir().unwrap();
     let (profile_path, profile) = two_speakers(dir.path());
     let audio = dir.path().join("audio");
@@ -209,11 +209,48 @@ fn a_folder_with_speakers_names_each_entrys_speakers() {
     ]);
     let engine = diar_tiny();
     let rule = SegmentSettings::default().segmenter().unwrap();
+    let named_rttm = |input: Input, id: &str| {
+        let diarized = engine.diarize_with_speakers(input, &profile, &mut |_, _, _| {}).unwrap();
+        assert!(diarized.names().iter().flatten().count() == 2, "{id}: both named");
+        write_named_segments(&diarized.segments_by(&rule), SegmentFormat::Rttm, id, diarized.names())
+    };
     for (name, _, _) in pieces {
         let input = Input::read_path(&audio.join(format!("{name}.wav")), &AudioOptions::default()).unwrap();
-        let diarized = engine.diarize_with_speakers(input, &profile, &mut |_, _, _| {}).unwrap();
-        let want = write_named_segments(&diarized.segments_by(&rule), SegmentFormat::Rttm, name, diarized.names());
-        assert_eq!(std::fs::read_to_string(out.join(format!("{name}.rttm"))).unwrap(), want, "{name}");
+        let got = std::fs::read_to_string(out.join(format!("{name}.rttm"))).unwrap();
+        assert_eq!(got, named_rttm(input, name), "{name}");
+    }
+
+    // A manifest: the same stretches cut by each entry's offset and duration.
+    let recording = testdata("reference/diar-tiny/audio.wav");
+    let manifest = dir.path().join("manifest.jsonl");
+    let lines: Vec<String> = pieces
+        .iter()
+        .map(|(name, offset, duration)| {
+            let entry = serde_json::json!({
+                "audio_filepath": recording, "offset": offset, "duration": duration, "uniq_id": format!("m-{name}")
+            });
+            entry.to_string()
+        })
+        .collect();
+    std::fs::write(&manifest, lines.join("\n")).unwrap();
+    let manifest_out = dir.path().join("manifest-out");
+    ok(&[
+        "-q",
+        "diarize",
+        "--model",
+        path_str(&model),
+        "--manifest",
+        path_str(&manifest),
+        "--out-dir",
+        path_str(&manifest_out),
+        "--speakers",
+        path_str(&profile_path),
+    ]);
+    for (name, offset, duration) in pieces {
+        let options = AudioOptions { offset, duration: Some(duration), ..AudioOptions::default() };
+        let id = format!("m-{name}");
+        let got = std::fs::read_to_string(manifest_out.join(format!("{id}.rttm"))).unwrap();
+        assert_eq!(got, named_rttm(Input::read_path(&recording, &options).unwrap(), &id), "{id}");
     }
 }
 
