@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the browser package into DIR: `DIR/pkg/nemotron_web.js` and `nemotron_web_bg.wasm` (crates/nemotron-web,
 # release, wasm32-unknown-unknown, bound by wasm-bindgen for ES modules) and the page's static files
-# (crates/nemotron-web/page/) beside them. Installs what is missing: the wasm32 target, and wasm-bindgen-cli at the
-# version of the wasm-bindgen crate in Cargo.lock (the two must match).
+# (crates/nemotron-web/page/) beside them; and the npm package, `DIR/nemotron-audio-web-<version>.tgz` (`npm pack` of
+# crates/nemotron-web/npm/ with that JS and wasm, versioned and licensed as the workspace). Installs what is missing:
+# the wasm32 target, wasm-bindgen-cli at the version of the wasm-bindgen crate in Cargo.lock (the two must match),
+# Node.js with npm (apt).
 # Usage: scripts/web-build.sh DIR
 set -euo pipefail
 [[ $# == 1 ]] || { echo "usage: $0 DIR" >&2; exit 2; }
@@ -14,4 +16,17 @@ cargo build --target wasm32-unknown-unknown -p nemotron-web --release
 wasm-bindgen --target web --out-dir "$out/pkg" \
     "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/nemotron_web.wasm"
 cp -R crates/nemotron-web/page/. "$out/"
-echo "wrote $out/pkg/nemotron_web.js and $(du -h "$out/pkg/nemotron_web_bg.wasm" | cut -f1) of wasm; the page in $out"
+
+# The template's package.json leaves out what the crate's manifest says (its workspace's version and license), so the
+# package cannot drift from the crate it is built from.
+install_node
+version="$(web_crate_field version)"
+license="$(web_crate_field license)"
+package="$(mktemp -d)"
+trap 'rm -rf "$package"' EXIT
+cp crates/nemotron-web/npm/{package.json,README.md,index.d.ts} "$out/pkg/nemotron_web.js" \
+    "$out/pkg/nemotron_web_bg.wasm" "$package/"
+(cd "$package" && npm pkg set "version=$version" "license=$license")
+tarball="$(npm pack "$package" --pack-destination "$out" --loglevel=error | tail -n 1)"
+echo "wrote $out/pkg/nemotron_web.js and $(du -h "$out/pkg/nemotron_web_bg.wasm" | cut -f1) of wasm; the page in $out;\
+ the npm package $out/$tarball"

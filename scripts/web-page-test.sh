@@ -11,17 +11,10 @@
 # npm is there; npm ci: playwright-core). Run from anywhere; CI runs it from .ci/run after the web build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/web-tools.sh
 
-as_root=()
-[[ "$(id -u)" == 0 ]] || as_root=(sudo)
-missing=()
-command -v chromium >/dev/null || missing+=(chromium)
-# A Node.js from elsewhere (e.g. NodeSource's, which carries npm) is kept: Debian's npm would conflict with it.
-command -v npm >/dev/null || missing+=(nodejs npm)
-if ((${#missing[@]})); then
-    "${as_root[@]}" apt-get update -qq
-    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+command -v chromium >/dev/null || apt_install chromium
+install_node
 (cd crates/nemotron-web/tests/page && npm ci --no-audit --no-fund --loglevel=error)
 
 site="${1:-}"

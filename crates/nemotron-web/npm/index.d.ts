@@ -1,0 +1,230 @@
+// The package's public API, written by hand: wasm-bindgen's own declarations type every option, result and argument
+// it converts at run time as `any`. Kept in step with crates/nemotron-web/src/bindings.rs (the app in tests/web-app
+// type-checks against this file and runs against the built package).
+
+/**
+ * Every failure rejects the promise (or, for `Diarizer.stream`, `writeSegments` and `Speakers.fromBytes`, throws)
+ * with a plain `Error` whose `message` is the sentence `nemotron-audio` prints after `error: ` for the same problem:
+ * `"threshold: 1.5 is not in [0, 1)"`, `"options: unknown setting `treshold` …"`, a checkpoint's missing file, a
+ * GPU limit, `"this stream has ended: start another with `stream()`"`.
+ */
+export type NemotronError = Error;
+
+/** A file's bytes: a `Uint8Array`, or an `ArrayBuffer` (read without a copy until the package copies it in). */
+export type Bytes = Uint8Array | ArrayBuffer;
+
+/**
+ * One file of a checkpoint, by its name in the checkpoint folder: `config.json` with `model.safetensors`, or with
+ * `model.safetensors.index.json` and the shards it names (the index wins; other files are left alone; a name given
+ * twice is refused).
+ */
+export interface CheckpointFile {
+  name: string;
+  bytes: Bytes;
+}
+
+/** The segments' text formats, as `diarize --segments - --format` writes them. */
+export type SegmentFormat = "rttm" | "json" | "csv";
+
+/** A live session's latency: `low` (1.04 s, the default), `very-low` (0.64 s) or `ultra-low` (0.32 s). */
+export type Latency = "low" | "very-low" | "ultra-low";
+
+/**
+ * How segments are written as text.
+ */
+export interface TextOptions {
+  /** `rttm` (the default), `json` or `csv`. */
+  format?: SegmentFormat;
+  /** The RTTM file id (default `audio`; whitespace becomes `_`; empty is refused). */
+  uri?: string;
+}
+
+/**
+ * The CLI's `diarize` segment flags in camelCase: upstream's threshold rule (`threshold`), or NeMo's
+ * post-processing (any of the others; `postprocessing` is the text of a NeMo YAML file). Values out of range are
+ * refused with the CLI's sentence.
+ */
+export interface SegmentFlags {
+  /** Upstream's rule: a speaker speaks where its probability is at least this, in [0, 1) (default 0.5). */
+  threshold?: number;
+  onset?: number;
+  offset?: number;
+  padOnset?: number;
+  padOffset?: number;
+  minDurationOn?: number;
+  minDurationOff?: number;
+  /** A NeMo post-processing YAML file's text (a page has no files). */
+  postprocessing?: string;
+}
+
+/**
+ * Known speakers for a call: a `Speakers`, or the bytes of a profile file (`Speakers.toBytes`, or what
+ * `nemotron-audio enroll --out` writes).
+ */
+export type KnownSpeakers = Speakers | Bytes;
+
+/** The options of `Diarizer.diarize` and `Diarizer.segments`. */
+export interface DiarizeOptions extends SegmentFlags, TextOptions {
+  /** Keeps the most active speakers (at least 1): needs the whole recording, so a live session refuses it. */
+  maxSpeakers?: number;
+  /** Names the enrolled speakers, as `diarize --speakers` does. */
+  speakers?: KnownSpeakers;
+}
+
+/** The options of `Diarizer.stream`. */
+export interface StreamOptions extends SegmentFlags {
+  latency?: Latency;
+  /** Names the enrolled speakers, as `diarize --stream --speakers` does. */
+  speakers?: KnownSpeakers;
+}
+
+/** Who spoke when: seconds from the start of the samples. */
+export interface Segment {
+  /** The diarizer's speaker slot, from 0. */
+  speaker: number;
+  /** The enrolled speaker's name, when the slot is one of the known speakers. */
+  name?: string;
+  start: number;
+  end: number;
+}
+
+/** `Diarizer.segments`' result: the segments, and their text in the format asked for. */
+export interface SegmentsResult {
+  segments: Segment[];
+  text: string;
+}
+
+/** A speaker started speaking at `time` (seconds, in 0.01 s steps), as `diarize --stream` prints it. */
+export interface StartEvent {
+  event: "start";
+  speaker: number;
+  name?: string;
+  time: number;
+}
+
+/** A speaker's segment from `start` to `end` became final at `time`, as `diarize --stream` prints it. */
+export interface EndEvent {
+  event: "end";
+  speaker: number;
+  name?: string;
+  time: number;
+  start: number;
+  end: number;
+}
+
+/** The events a live session's samples made final. */
+export type LiveEvent = StartEvent | EndEvent;
+
+/**
+ * `LiveDiarization.end`'s result: the last events, an array that also carries the whole stream's segments (by
+ * start, then speaker) and their text, as `diarize --stream --segments` writes them.
+ */
+export interface EndedStream extends Array<LiveEvent> {
+  segments: Segment[];
+  text: string;
+}
+
+/** The model, and the GPU adapter it runs on. */
+export interface DiarizerInfo {
+  description: string;
+  /** The diarizer's speaker slots. */
+  speakers: number;
+  adapter: string;
+  backend: string;
+  driver: string;
+  subgroups: boolean;
+  maxStorageBufferBindingSize: number;
+  maxComputeWorkgroupStorageSize: number;
+  /** The adapter in one line, as `nemotron-audio` logs it. */
+  summary: string;
+}
+
+/** The diarizer's outputs on some samples. */
+export interface SpeakerActivity {
+  /** `[frames × speakers]`, one row per 10 ms. */
+  logits: Float32Array;
+  /** `[rows × speakers]`, at the encoder's frame rate. */
+  probabilities: Float32Array;
+  speakers: number;
+  frames: number;
+}
+
+/** A known speaker to enroll: a name and a 16 kHz mono clip of at least 1 s, one voice only. */
+export interface Enrollment {
+  name: string;
+  samples: Float32Array;
+}
+
+/** Receives a load's progress, a fraction from 0 to 1 (reading the files, then the upload to the GPU). */
+export type Progress = (fraction: number) => void;
+
+/** Known speakers: each name with its clip, in enrollment order. */
+export class Speakers {
+  private constructor();
+  /** The profile of a file's bytes that `toBytes` or `nemotron-audio enroll --out` wrote. Throws a `NemotronError`. */
+  static fromBytes(bytes: Bytes): Speakers;
+  /** The profile file's bytes (what `nemotron-audio enroll --out` writes, and `--speakers` reads). */
+  toBytes(): Uint8Array;
+  /** The speakers' names, in enrollment order. */
+  readonly names: string[];
+  /** Releases the profile's memory now instead of at garbage collection. */
+  free(): void;
+}
+
+/** A diarization model on the GPU. */
+export class Diarizer {
+  private constructor();
+  /** Loads a checkpoint from its files. Rejects with a `NemotronError`. */
+  static load(files: CheckpointFile[], progress?: Progress | null): Promise<Diarizer>;
+  /** The built-in demo model (random weights: its outputs are meaningless). */
+  static demo(): Promise<Diarizer>;
+  info(): DiarizerInfo;
+  /** Who spoke when in 16 kHz mono samples, as `diarize --segments - --format` writes it. */
+  diarize(samples: Float32Array, options?: DiarizeOptions | null): Promise<string>;
+  /** `diarize`'s segments as objects too. */
+  segments(samples: Float32Array, options?: DiarizeOptions | null): Promise<SegmentsResult>;
+  speakerActivity(samples: Float32Array): Promise<SpeakerActivity>;
+  /** A live session, as `diarize --stream`. Throws a `NemotronError` for options it refuses. */
+  stream(options?: StreamOptions | null): LiveDiarization;
+  /**
+   * Enrolls known speakers as `nemotron-audio enroll` does; rejects unless each clip speaks in a slot of its own.
+   */
+  enroll(speakers: Enrollment[]): Promise<Speakers>;
+  /** Releases the model's GPU memory now instead of at garbage collection. */
+  free(): void;
+}
+
+/** A live diarization session (`Diarizer.stream`). Pushes take turns: a second waits for the first. */
+export class LiveDiarization {
+  private constructor();
+  /** Feeds 16 kHz mono samples (any number): the events they made final. */
+  push(samples: Float32Array): Promise<LiveEvent[]>;
+  /** Ends the stream; a push or end afterwards rejects. */
+  end(options?: TextOptions | null): Promise<EndedStream>;
+  free(): void;
+}
+
+/**
+ * Segments written by the CLI's writers (a speaker's `name` as `diarize --speakers` writes it). Throws a
+ * `NemotronError`.
+ */
+export function writeSegments(segments: Segment[], options?: TextOptions | null): string;
+
+/** Where the package's WebAssembly comes from, when not from beside its JS module (`nemotron_web_bg.wasm`). */
+export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;
+
+/** What `init` resolves to: the module's raw WebAssembly exports (the API above is what to call). */
+export type InitOutput = WebAssembly.Exports;
+
+/**
+ * Instantiates the package's WebAssembly; call it once, before anything else. Without an argument it fetches
+ * `nemotron_web_bg.wasm` from beside the JS module (bundlers that handle `new URL(…, import.meta.url)` emit it).
+ */
+export default function init(
+  module_or_path?: { module_or_path: InitInput | Promise<InitInput> } | InitInput | Promise<InitInput>,
+): Promise<InitOutput>;
+
+/** `init` from WebAssembly bytes or a compiled module already at hand, without awaiting. */
+export function initSync(
+  module: { module: BufferSource | WebAssembly.Module } | BufferSource | WebAssembly.Module,
+): InitOutput;
