@@ -1,18 +1,25 @@
-// The page: a checkpoint loaded into the wasm package (./pkg/nemotron_web.js, built by scripts/web-build.sh), then
-// a file diarized whole or the microphone diarized live. Everything runs here, on the visitor's GPU through WebGPU.
+// The page: a checkpoint loaded into the wasm package (./pkg/nemotron_web.js, built by scripts/web-build.sh), known
+// speakers enrolled or loaded if the visitor has any, then a file diarized whole or the microphone diarized live.
+// Everything runs here, on the visitor's GPU through WebGPU.
 
 import { openMicrophone } from "./capture.js";
 import { decodeFile, SAMPLE_RATE } from "./decode.js";
 import { fromPicked, fromUrl } from "./model-source.js";
 import { Results } from "./results.js";
+import { SpeakerRows } from "./speakers.js";
 
 const $ = (id) => document.getElementById(id);
 let Diarizer; // the package's class, once its module is initialised
+let Speakers; // the package's known speakers' profile class
 let writeSegments; // the package's segment writer (the CLI's RTTM, JSON and CSV)
 let diarizer = null; // the model loaded
 let results = new Results();
 let outputs = null; // {uri, segments, json} of the last diarization (the package's), for the downloads
 let live = null; // the microphone session: {session, microphone, queue, recorded, failed}
+let speakers = null; // the known speakers' profile (a Speakers) every diarization names, if any
+// `options` with the `speakers` option where there is a profile (none at all where there is not).
+const named = (options) => (speakers ? { ...options, speakers } : options);
+const speakerRows = new SpeakerRows($("speaker-rows"), $("speaker-row"), fail);
 
 function setStatus(text, isError = false) {
   $("status").textContent = text;
@@ -21,8 +28,10 @@ function setStatus(text, isError = false) {
 
 function setState(state) {
   document.body.dataset.state = state;
-  const busy = state === "loading" || state === "diarizing" || state === "streaming";
+  const busy = ["loading", "enrolling", "diarizing", "streaming"].includes(state);
   $("model-step").disabled = busy || state === "no-webgpu" || !Diarizer;
+  $("speakers-step").disabled = busy || !diarizer;
+  for (const id of ["speakers-save", "speakers-forget"]) $(id).disabled = !speakers;
   // While the microphone streams only Stop is live in the audio step.
   $("audio-step").disabled = (busy && state !== "streaming") || !diarizer;
   for (const id of ["audio-file", "latency", "mic"]) $(id).disabled = state === "streaming";
@@ -94,13 +103,13 @@ async function diarizeFile(file) {
     setStatus(`diarizing ${file.name} (${seconds.toFixed(2)} s)`);
     const started = performance.now();
     const uri = file.name.replace(/\.[^.]*$/, "");
-    const { segments, text: json } = await diarizer.segments(samples, { format: "json", uri });
+    const { segments, text: json } = await diarizer.segments(samples, named({ format: "json", uri }));
     const took = (performance.now() - started) / 1000;
     results.processed = seconds;
     results.add(segments);
     outputs = { uri, segments, json };
-    const speakers = new Set(segments.map((s) => s.speaker)).size;
-    setStatus(`${file.name}: ${segments.length} segments of ${speakers} speakers in ${seconds.toFixed(2)} s of ` +
+    const voices = new Set(segments.map((s) => s.speaker)).size;
+    setStatus(`${file.name}: ${segments.length} segments of ${voices} speakers in ${seconds.toFixed(2)} s of ` +
       `audio, diarized in ${took.toFixed(2)} s (${(seconds / took).toFixed(2)}× realtime)`);
     setState("done");
   } catch (error) {
@@ -114,7 +123,7 @@ async function startMicrophone() {
   startOver();
   const s = { queue: Promise.resolve(), recorded: [] };
   try {
-    s.session = diarizer.stream({ latency: $("latency").value });
+    s.session = diarizer.stream(named({ latency: $("latency").value }));
   } catch (error) {
     fail(error);
     return;
@@ -163,9 +172,46 @@ async function stopMicrophone() {
   }
 }
 
-// A text file saved by the browser (a Blob behind an object URL, freed once the download has begun).
-function download(name, text, type) {
-  const url = URL.createObjectURL(new Blob([text], { type }));
+// The profile every diarization from now on names its speakers by (`null`: none), and where it came from.
+function useSpeakers(profile, origin) {
+  speakers?.free();
+  speakers = profile;
+  $("speakers-status").textContent = profile
+    ? `known speakers (${origin}): ${profile.names.join(", ")}`
+    : "no known speakers: speakers are spk0, spk1, …";
+  setState("ready");
+}
+
+async function enrollSpeakers() {
+  let clips;
+  try {
+    clips = speakerRows.clips();
+  } catch (error) {
+    fail(error);
+    return;
+  }
+  setState("enrolling");
+  setStatus(`enrolling ${clips.map((c) => c.name).join(", ")}`);
+  try {
+    useSpeakers(await diarizer.enroll(clips), "enrolled");
+    setStatus("enrolled: pick an audio file or use the microphone");
+  } catch (error) {
+    fail(error);
+  }
+}
+
+async function loadSpeakers(file) {
+  try {
+    useSpeakers(Speakers.fromBytes(new Uint8Array(await file.arrayBuffer())), file.name);
+    setStatus(`${file.name} loaded: pick an audio file or use the microphone`);
+  } catch (error) {
+    fail(error);
+  }
+}
+
+// A file saved by the browser (text or bytes: a Blob behind an object URL, freed once the download has begun).
+function download(name, data, type) {
+  const url = URL.createObjectURL(new Blob([data], { type }));
   const link = Object.assign(document.createElement("a"), { href: url, download: name });
   document.body.append(link);
   link.click();
@@ -189,6 +235,17 @@ $("audio-file").addEventListener("change", (e) => {
   e.target.value = "";
   if (file) diarizeFile(file);
 });
+$("speaker-add").addEventListener("click", () => speakerRows.add());
+$("speakers-enroll").addEventListener("click", enrollSpeakers);
+$("speakers-save").addEventListener("click", () =>
+  download("speakers.safetensors", speakers.toBytes(), "application/octet-stream"),
+);
+$("speakers-load").addEventListener("change", (e) => {
+  const file = e.target.files[0];
+  e.target.value = "";
+  if (file) loadSpeakers(file);
+});
+$("speakers-forget").addEventListener("click", () => useSpeakers(null));
 $("mic").addEventListener("click", startMicrophone);
 $("stop").addEventListener("click", stopMicrophone);
 $("download-rttm").addEventListener("click", () =>
@@ -213,11 +270,13 @@ async function start() {
     const pkg = await import("./pkg/nemotron_web.js");
     await pkg.default();
     Diarizer = pkg.Diarizer;
+    Speakers = pkg.Speakers;
     writeSegments = pkg.writeSegments;
   } catch (error) {
     fail(new Error(`the diarizer's package did not start: ${error.message}`));
     return;
   }
+  speakerRows.add();
   setStatus("pick a model");
   setState("idle");
 }

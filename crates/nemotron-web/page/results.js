@@ -1,5 +1,5 @@
 // What the page shows of a diarization: the timeline (one row per speaker; final segments solid, a speaker's open
-// segment light, up to the audio processed), its legend and the segments table.
+// segment light, up to the audio processed), its legend and the segments table, enrolled speakers by their names.
 
 import { drawTimeline, segmentRow } from "./timeline.js";
 
@@ -7,8 +7,9 @@ const $ = (id) => document.getElementById(id);
 
 export class Results {
   constructor() {
-    this.segments = []; // {speaker, start, end}, in the order they became final
+    this.segments = []; // {speaker, name?, start, end}, in the order they became final
     this.open = new Map(); // speaker → start of the segment it is in
+    this.names = new Map(); // speaker → name, for the enrolled speakers
     this.processed = 0; // seconds of audio the diarizer has been given
     $("segments").replaceChildren();
     this.draw();
@@ -16,12 +17,13 @@ export class Results {
 
   // Live events, as `diarize --stream` prints them: `start` opens a speaker's segment, `end` makes it final.
   take(events) {
-    for (const event of events) {
-      if (event.event === "start") {
-        this.open.set(event.speaker, event.time);
-      } else if (event.event === "end") {
-        this.open.delete(event.speaker);
-        this.add([{ speaker: event.speaker, start: event.start, end: event.end }]);
+    for (const { event, speaker, name, time, start, end } of events) {
+      if (event === "start") {
+        this.open.set(speaker, time);
+        if (name !== undefined) this.names.set(speaker, name);
+      } else if (event === "end") {
+        this.open.delete(speaker);
+        this.add([{ speaker, name, start, end }]);
       }
     }
     this.draw();
@@ -29,6 +31,7 @@ export class Results {
 
   // Final segments: table rows and timeline bars.
   add(segments) {
+    for (const { speaker, name } of segments) if (name !== undefined) this.names.set(speaker, name);
     this.segments.push(...segments);
     $("segments").append(...segments.map(segmentRow));
     this.draw();

@@ -4,20 +4,27 @@
 
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 
-// `view`: `segments` ({speaker, start, end}, final), `open` (a Map speaker → start of the segment it is in) and
-// `processed` (seconds of audio the diarizer has been given).
-export function drawTimeline(canvas, legend, { segments, open, processed }) {
+// A speaker's label: an enrolled speaker's name, else the diarizer's slot.
+const label = (speaker, name) => name ?? `spk${speaker}`;
+
+// `view`: `segments` ({speaker, start, end}, final), `open` (a Map speaker → start of the segment it is in),
+// `processed` (seconds of audio the diarizer has been given) and, optionally, `names` (a Map speaker → the enrolled
+// speaker's name, for known speakers).
+export function drawTimeline(canvas, legend, { segments, open, processed, names = new Map() }) {
   const g = canvas.getContext("2d");
   const speakers = [...new Set([...segments.map((s) => s.speaker), ...open.keys()])].sort((a, b) => a - b);
   const rows = Math.max(1, ...speakers.map((k) => k + 1));
+  const labels = Array.from({ length: rows }, (_, k) => label(k, names.get(k)));
   const seconds = Math.max(10, processed, ...segments.map((s) => s.end));
-  const [width, height, left] = [canvas.width, canvas.height, 50];
+  g.font = "12px sans-serif";
+  // Room for the longest label (a name can be longer than `spk0`).
+  const left = Math.max(50, ...labels.map((text) => g.measureText(text).width + 10));
+  const [width, height] = [canvas.width, canvas.height];
   const rowHeight = (height - 20) / rows;
   const x = (t) => left + ((width - left - 10) * t) / seconds;
   g.clearRect(0, 0, width, height);
-  g.font = "12px sans-serif";
   g.fillStyle = "#555";
-  for (let k = 0; k < rows; k++) g.fillText(`spk${k}`, 4, rowHeight * k + rowHeight / 2 + 4);
+  labels.forEach((text, k) => g.fillText(text, 4, rowHeight * k + rowHeight / 2 + 4));
   const bar = (speaker, start, stop, alpha) => {
     g.globalAlpha = alpha;
     g.fillStyle = COLORS[speaker % COLORS.length];
@@ -33,15 +40,16 @@ export function drawTimeline(canvas, legend, { segments, open, processed }) {
     ...speakers.flatMap((k) => {
       const swatch = document.createElement("span");
       swatch.style.background = COLORS[k % COLORS.length];
-      return [swatch, `spk${k}`];
+      return [swatch, labels[k]];
     }),
   );
 }
 
-// A segments table row: the speaker, start and end in seconds, in the speaker's color.
-export function segmentRow({ speaker, start, end }) {
+// A segments table row: the speaker (`name`, when given, for an enrolled speaker), start and end in seconds, in the
+// speaker's color.
+export function segmentRow({ speaker, name, start, end }) {
   const row = document.createElement("tr");
-  for (const text of [`spk${speaker}`, start.toFixed(2), end.toFixed(2)]) {
+  for (const text of [label(speaker, name), start.toFixed(2), end.toFixed(2)]) {
     const cell = document.createElement("td");
     cell.textContent = text;
     row.append(cell);

@@ -1,8 +1,9 @@
 // The browser page (crates/nemotron-web/page, served with the wasm package as scripts/web-build.sh lays them out)
 // in Debian's headless Chromium, driven by playwright-core, on WebGPU's software adapter (SwiftShader). A model loaded
-// each way the page offers (the demo, a folder, files, a URL), a WAV diarized whole and a fake microphone diarized
-// live must show, and download, what `nemotron-audio diarize` writes for the same model and audio; a broken
-// checkpoint and a browser without WebGPU must say what is wrong. Run by scripts/web-page-test.sh: the built site is
+// each way the page offers (the demo, a folder, files, a URL), a WAV diarized whole (also with known speakers, their
+// profile loaded or enrolled on the page) and a fake microphone diarized live must show, and download, what
+// `nemotron-audio diarize` writes for the same model and audio; a broken checkpoint and a browser without WebGPU must
+// say what is wrong. Run by scripts/web-page-test.sh: the built site is
 // NEMOTRON_WEB_SITE, the CLI binary NEMOTRON_AUDIO.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -27,10 +28,12 @@ const SLOW = { timeout: 300_000 };
 let server;
 let context; // the browser with WebGPU, on a fresh profile
 
-// What the CLI writes for `audio` with the model `model` (a folder, or "--demo"): JSON and RTTM segments.
-function cli(model, path, format) {
+// What the CLI writes for `audio` with the model `model` (a folder, or "--demo"): JSON and RTTM segments; with
+// `speakers` (a profile file), the enrolled speakers named.
+function cli(model, path, format, speakers) {
   const source = model === "--demo" ? ["--demo"] : ["--model", model];
   const args = ["diarize", ...source, "--quiet", "--audio", path, "--segments", "-", "--format", format];
+  if (speakers) args.push("--speakers", speakers);
   return execFileSync(binary, args, { encoding: "utf8" });
 }
 
@@ -48,9 +51,9 @@ function cliStream(model, path, latency) {
   return { rows, json: readFileSync(json, "utf8") };
 }
 
-// The table rows of a JSON segment file, as the page writes them.
+// The table rows of a JSON segment file, as the page writes them (an enrolled speaker by name).
 function rowsOf(json) {
-  return JSON.parse(json).map((s) => [`spk${s.Speaker}`, s.Start.toFixed(2), s.End.toFixed(2)]);
+  return JSON.parse(json).map((s) => [s.Name ?? `spk${s.Speaker}`, s.Start.toFixed(2), s.End.toFixed(2)]);
 }
 
 async function pageRows(page) {
@@ -81,18 +84,47 @@ async function loadModel(page, how) {
 
 const fromFolder = (page) => page.setInputFiles("#model-folder", tiny);
 
-// Diarizes the test WAV on the page and checks the table and both downloads against the CLI's files.
-async function diarizeMatchesCli(page, model) {
+// Diarizes the test WAV on the page and checks the table and both downloads against the CLI's files (with
+// `speakers`, the profile the page uses, given to the CLI's `--speakers`). The RTTM, for a caller to look into.
+async function diarizeMatchesCli(page, model, speakers) {
   await page.setInputFiles("#audio-file", audio);
   await page.waitForSelector("body:is([data-state=done], [data-state=error])", SLOW);
   const status = await page.textContent("#status");
   assert.equal(await page.getAttribute("body", "data-state"), "done", status);
   console.log(status); // the speed, in the test log
-  const json = cli(model, audio, "json");
+  const json = cli(model, audio, "json", speakers);
   assert.ok(rowsOf(json).length > 0, "the CLI finds no segment in the test audio: the comparison would be empty");
   assert.deepEqual(await pageRows(page), rowsOf(json));
   assert.equal(await downloaded(page, "#download-json"), json);
-  assert.equal(await downloaded(page, "#download-rttm"), cli(model, audio, "rttm"));
+  const rttm = cli(model, audio, "rttm", speakers);
+  assert.equal(await downloaded(page, "#download-rttm"), rttm);
+  return rttm;
+}
+
+// The speakers an RTTM file names (its eighth field), each once.
+const rttmSpeakers = (rttm) => [...new Set(rttm.trim().split("\n").map((line) => line.split(/\s+/)[7]))].sort();
+
+// Two clips of the test WAV, each one voice alone (as testdata/web/known-speakers.safetensors enrolls them), written
+// as float WAVs so that the CLI and the page read the same samples.
+const CLIPS = [
+  ["alice", 0, 19_680],
+  ["bob", 48_000, 79_840],
+];
+function writeClips() {
+  const samples = readWav(readFileSync(audio));
+  return CLIPS.map(([name, start, end]) => {
+    const path = join(work, `${name}.wav`);
+    writeFileSync(path, writeWav(samples.slice(start, end), true));
+    return [name, path];
+  });
+}
+
+// Waits until the page's known speakers' line names `names` (or the page fails, and the test with its status).
+async function speakersShown(page, names) {
+  const shown = (line) =>
+    document.getElementById("speakers-status").textContent.endsWith(line) || document.body.dataset.state === "error";
+  await page.waitForFunction(shown, `: ${names.join(", ")}`, SLOW);
+  assert.equal(await page.getAttribute("body", "data-state"), "ready", await page.textContent("#status"));
 }
 
 before(async () => {
@@ -206,6 +238,44 @@ test("the microphone diarized live shows the segments of diarize --stream on tha
   assert.ok(expected.rows.length > 0, "the CLI finds no segment in the microphone's audio");
   assert.deepEqual(await pageRows(page), expected.rows);
   assert.equal(await downloaded(page, "#download-json"), expected.json);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("known speakers, loaded or enrolled on the page, are named as diarize --speakers names them", SLOW, async () => {
+  const clips = writeClips();
+  const profile = join(work, "speakers.safetensors");
+  const enroll = ["enroll", "--model", tiny, "--quiet", "--out", profile];
+  execFileSync(binary, [...enroll, ...clips.flatMap(([name, path]) => ["--speaker", `${name}=${path}`])]);
+  const { page, errors } = await openPage();
+  await loadModel(page, fromFolder);
+  await page.setInputFiles("#speakers-load", profile);
+  await speakersShown(page, ["alice", "bob"]);
+  const rttm = await diarizeMatchesCli(page, tiny, profile);
+  const named = rttmSpeakers(rttm).filter((speaker) => !/^spk\d+$/.test(speaker));
+  assert.deepEqual(named, ["alice", "bob"], "the CLI does not name both enrolled speakers: nothing to compare");
+  const legend = await page.textContent("#legend");
+  assert.ok(named.every((name) => legend.includes(name)), `the timeline's legend names not both: ${legend}`);
+  // The same voices enrolled on the page, from the clips as files: the profile it saves is one the CLI reads as
+  // its own.
+  await page.click("#speakers-forget");
+  await page.click("#speaker-add");
+  const rows = await page.$$("#speaker-rows > .row");
+  assert.equal(rows.length, clips.length);
+  for (const [i, [name, path]] of clips.entries()) {
+    await (await rows[i].$("[data-field=name]")).fill(name);
+    await (await rows[i].$("[data-field=clip]")).setInputFiles(path);
+  }
+  // Each row says how long its clip is once it is decoded.
+  const decoded = () =>
+    [...document.querySelectorAll("#speaker-rows [data-field=status]")].every((s) => / s$/.test(s.textContent));
+  await page.waitForFunction(decoded, null, SLOW);
+  await page.click("#speakers-enroll");
+  await speakersShown(page, ["alice", "bob"]);
+  const saved = join(work, "saved.safetensors");
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click("#speakers-save")]);
+  await download.saveAs(saved);
+  assert.equal(cli(tiny, audio, "rttm", saved), rttm);
   assert.deepEqual(errors, []);
   await page.close();
 });
