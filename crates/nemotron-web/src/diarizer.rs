@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use nemotron_engine::{
-    Diarized, Engine, EngineError, EngineOptions, GpuOptions, Input, LiveSession, ModelSource, NamedFiles, Segment,
-    SegmentEvent, write_segments,
+    COMPILING_KERNELS, Diarized, Engine, EngineError, EngineOptions, GpuOptions, Input, LiveSession, ModelSource,
+    NamedFiles, Segment, SegmentEvent, write_segments,
 };
 
 use crate::error::WebError;
@@ -25,15 +25,20 @@ pub type NamedFile = (String, Arc<[u8]>);
 /// The model of a checkpoint folder's files handed over by name: `config.json` with `model.safetensors`, or with
 /// `model.safetensors.index.json` and its shards (read by the rule of a checkpoint folder; a name given twice is
 /// refused). The files' bytes are dropped once the model is on the GPU.
-pub async fn load(files: Vec<NamedFile>) -> Result<Engine, WebError> {
+/// `progress` hears of the stages of the load after the files are read: the kernels' compilation (stage
+/// [`COMPILING_KERNELS`], pipelines done and in all).
+pub async fn load(files: Vec<NamedFile>, progress: LoadProgress<'_>) -> Result<Engine, WebError> {
     let source = ModelSource::Files(NamedFiles::new(files).map_err(EngineError::from)?);
-    Ok(Engine::load_async(&source, &engine_options(), &mut |_, _, _| {}).await?)
+    Ok(Engine::load_async(&source, &engine_options(), progress).await?)
 }
 
-/// The built-in demo model (random weights: its outputs are meaningless).
-pub async fn demo() -> Result<Engine, WebError> {
-    Ok(Engine::load_async(&ModelSource::Demo, &engine_options(), &mut |_, _, _| {}).await?)
+/// The built-in demo model (random weights: its outputs are meaningless); `progress` as [`load`]'s.
+pub async fn demo(progress: LoadProgress<'_>) -> Result<Engine, WebError> {
+    Ok(Engine::load_async(&ModelSource::Demo, &engine_options(), progress).await?)
 }
+
+/// What a load reports: (stage, steps done, steps in all).
+pub type LoadProgress<'a> = &'a mut dyn FnMut(&str, u64, u64);
 
 /// The diarizer on 16 kHz mono samples: speaker logits at 10 ms and probabilities at the encoder rate.
 pub async fn speaker_activity(engine: &Engine, samples: Vec<f32>) -> Result<Diarized, WebError> {
