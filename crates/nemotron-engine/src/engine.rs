@@ -10,7 +10,7 @@ use nemotron_postprocess::alignment::AlignmentTokenizer;
 use nemotron_postprocess::alignment::TokenizerError;
 #[cfg(not(target_arch = "wasm32"))]
 use nemotron_towers::ModelConfig;
-use nemotron_towers::{COMPILING_KERNELS, CheckpointFiles, Gpu, GpuOptions, Model, ModelOptions, NamedFiles};
+use nemotron_towers::{CheckpointFiles, Gpu, GpuOptions, Model, ModelOptions, NamedFiles};
 
 use crate::environment;
 use crate::error::EngineError;
@@ -143,7 +143,7 @@ impl Engine {
 
     /// [`Engine::load`] as a future (what a browser awaits: there, nothing may block). Unless
     /// [`EngineOptions::compile_kernels`] is off, the model's pipelines are compiled before it returns, `download`
-    /// told of each as the stage [`COMPILING_KERNELS`] (pipelines done, in all).
+    /// told of each as the stage [`crate::COMPILING_KERNELS`] (pipelines done, in all).
     pub async fn load_async(
         source: &ModelSource,
         options: &EngineOptions,

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use nemotron_engine::{
-    COMPILING_KERNELS, Diarized, Engine, EngineError, EngineOptions, GpuOptions, Input, LiveSession, ModelSource,
-    NamedFiles, Segment, SegmentEvent, write_segments,
+    Diarized, Engine, EngineError, EngineOptions, GpuOptions, Input, LiveSession, ModelSource, NamedFiles, Segment,
+    SegmentEvent, write_segments,
 };
 
 use crate::error::WebError;
@@ -26,7 +26,7 @@ pub type NamedFile = (String, Arc<[u8]>);
 /// `model.safetensors.index.json` and its shards (read by the rule of a checkpoint folder; a name given twice is
 /// refused). The files' bytes are dropped once the model is on the GPU.
 /// `progress` hears of the stages of the load after the files are read: the kernels' compilation (stage
-/// [`COMPILING_KERNELS`], pipelines done and in all).
+/// [`nemotron_engine::COMPILING_KERNELS`], pipelines done and in all).
 pub async fn load(files: Vec<NamedFile>, progress: LoadProgress<'_>) -> Result<Engine, WebError> {
     let source = ModelSource::Files(NamedFiles::new(files).map_err(EngineError::from)?);
     Ok(Engine::load_async(&source, &engine_options(), progress).await?)
