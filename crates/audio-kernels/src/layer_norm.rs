@@ -69,8 +69,12 @@ fn scales_or_stand_in(rec: &Recorder<'_>, scales: Option<&GpuBuffer>, rows: usiz
 
 /// Every pipeline these launchers can build, for shader validation.
 pub fn variants() -> Vec<KernelVariant> {
-    let entries = ["layer_norm", "residual_layer_norm"];
-    entries.iter().flat_map(|&entry| [false, true].map(|scales| KernelVariant::from(&spec(entry, scales)))).collect()
+    [false, true].into_iter().flat_map(|residual| [false, true].map(|scales| kernel(residual, scales))).collect()
+}
+
+/// The pipeline of [`residual_layer_norm`] (`residual`) or [`layer_norm`], writing row scales or not (`scales`).
+pub fn kernel(residual: bool, scales: bool) -> KernelVariant {
+    KernelVariant::from(&spec(if residual { "residual_layer_norm" } else { "layer_norm" }, scales))
 }
 
 /// `y[r, :] = LayerNorm(x[r, :]) · weight + bias` (`norm`) for `rows` rows of `width` f32 values; with `scales`,

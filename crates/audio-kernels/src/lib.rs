@@ -27,7 +27,10 @@ pub mod variants;
 /// alone.
 pub use gpu_core;
 
-pub use attention::{attention, rotary_attention, rotary_attention_on_tensor_cores};
+pub use attention::{
+    AttentionKernels, AttentionRange, attention, rotary_attention, rotary_attention_kernels,
+    rotary_attention_on_tensor_cores,
+};
 pub use conv_im2col::{ConvBatch, conv_im2col};
 pub use gather_rows::{RowPairs, gather_rows};
 pub use gemm::{

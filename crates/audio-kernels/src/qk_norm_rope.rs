@@ -152,7 +152,12 @@ fn spec(has_norm: bool) -> KernelSpec<'static> {
 
 /// Every pipeline this launcher can build, for shader validation.
 pub fn variants() -> Vec<KernelVariant> {
-    [false, true].map(|has_norm| KernelVariant::from(&spec(has_norm))).to_vec()
+    [false, true].map(kernel).to_vec()
+}
+
+/// The pipeline [`qk_norm_rope`] records with a q/k norm (`has_norm`) or without.
+pub fn kernel(has_norm: bool) -> KernelVariant {
+    KernelVariant::from(&spec(has_norm))
 }
 
 /// In place on `qkv` `[rows, 3·heads·head_dim]` (`shape`): q and k heads are LayerNormed (when `norm` is given,

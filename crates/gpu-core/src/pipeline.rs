@@ -92,6 +92,22 @@ pub struct KernelVariant {
 }
 
 impl KernelVariant {
+    /// The spec this variant builds.
+    pub fn spec(&self) -> KernelSpec<'_> {
+        KernelSpec {
+            shader: self.shader,
+            entry: self.entry,
+            constants: &self.constants,
+            bindings: self.bindings,
+            params: self.params,
+        }
+    }
+
+    /// `shader:entry[NAME=value,...]`, as [`Kernel::label`] names the pipeline.
+    pub fn label(&self) -> String {
+        self.spec().label()
+    }
+
     /// Every entry of the pipeline layout, as the device builds it: [`layout::bindings`].
     pub fn layout(&self) -> Vec<Binding> {
         layout::bindings(self.bindings)
@@ -226,6 +242,25 @@ impl Gpu {
         let kernel = Arc::new(self.compile(spec)?);
         // Another thread may have compiled the same pipeline meanwhile: keep one.
         Ok(Arc::clone(lock(&store.pipelines).entry(key).or_insert(kernel)))
+    }
+
+    /// Compiles the pipeline of `variant` now, unless the context has it: what a model does at load, so that its
+    /// first call compiles nothing.
+    pub fn prepare(&self, variant: &KernelVariant) -> Result<()> {
+        self.kernel(&variant.spec()).map(drop)
+    }
+
+    /// How many pipelines this context has compiled (each once; they stay for the life of the context).
+    pub fn pipelines_compiled(&self) -> usize {
+        lock(&self.inner.pipelines.pipelines).len()
+    }
+
+    /// The labels of the pipelines this context has compiled ([`Kernel::label`]), sorted.
+    pub fn pipeline_labels(&self) -> Vec<String> {
+        let mut labels: Vec<String> =
+            lock(&self.inner.pipelines.pipelines).values().map(|kernel| kernel.label.clone()).collect();
+        labels.sort_unstable();
+        labels
     }
 
     fn compile(&self, spec: &KernelSpec<'_>) -> Result<Kernel> {

@@ -5,8 +5,8 @@ use std::sync::OnceLock;
 
 use gpu_core::blocking::Block;
 use gpu_core::{
-    Access, Capability, Gpu, GpuError, GpuOptions, KernelSpec, ParamsLayout, Recorder, Shader, Timing, pack_bf16,
-    params_layout,
+    Access, Capability, Gpu, GpuError, GpuOptions, KernelSpec, KernelVariant, ParamsLayout, Recorder, Shader, Timing,
+    pack_bf16, params_layout,
 };
 
 fn gpu() -> &'static Gpu {
@@ -207,6 +207,21 @@ fn dispatches_use_params_constants_and_cached_pipelines() {
     }
     let err = Recorder::new(gpu).dispatch(&plain, &[&xb], &Params { n: 1, scale: 1.0, offset: 0.0 }, [1, 1, 1]);
     assert!(matches!(err, Err(GpuError::Validation(_))), "a missing binding is an error, not a panic");
+}
+
+/// A pipeline prepared ahead of time is the one a launch then takes: the context counts and names each pipeline once.
+#[test]
+fn prepared_pipelines_are_compiled_once_and_counted() {
+    let gpu = Gpu::new().block().unwrap();
+    assert_eq!(gpu.pipelines_compiled(), 0);
+    let biased = KernelVariant::from(&spec(&[("BIAS", 0.5)]));
+    gpu.prepare(&biased).unwrap();
+    gpu.prepare(&biased).unwrap();
+    assert_eq!(gpu.pipelines_compiled(), 1);
+    assert_eq!(gpu.kernel(&spec(&[("BIAS", 0.5)])).unwrap().label(), biased.label());
+    assert_eq!(gpu.pipelines_compiled(), 1, "the launch found the prepared pipeline");
+    gpu.kernel(&spec(&[])).unwrap();
+    assert_eq!(gpu.pipeline_labels(), ["test_axpb:axpb", "test_axpb:axpb[BIAS=0.5]"]);
 }
 
 #[test]

@@ -4,6 +4,7 @@
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use nemotron_engine::COMPILING_KERNELS;
 
 /// A progress bar for runs of more than one step.
 pub struct Bar {
@@ -75,7 +76,7 @@ impl Bar {
     }
 }
 
-/// A byte-counting bar for downloads (hidden when `quiet`).
+/// The bar of a model's load: bytes of each file downloaded, then the kernels compiled (hidden when `quiet`).
 pub struct DownloadBar {
     bar: Option<ProgressBar>,
     file: String,
@@ -86,19 +87,23 @@ impl DownloadBar {
         Self { bar: (!quiet).then(ProgressBar::hidden), file: String::new() }
     }
 
-    /// `file` is at byte `done` of `total`.
+    /// `file` is at byte `done` of `total`, or the stage [`COMPILING_KERNELS`] at pipeline `done` of `total`.
     pub fn update(&mut self, file: &str, done: u64, total: u64) {
         let Some(bar) = &mut self.bar else { return };
         if bar.is_hidden() && total > 0 {
             *bar = ProgressBar::new(total);
-            let template = "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}, ETA {eta}";
-            if let Ok(style) = ProgressStyle::with_template(template) {
-                bar.set_style(style.progress_chars("=> "));
-            }
         }
         if file != self.file {
             self.file = file.to_owned();
-            bar.set_message(format!("downloading {file}"));
+            let (message, template) = if file == COMPILING_KERNELS {
+                (file.to_string(), "{msg} [{bar:30}] {pos}/{len}, ETA {eta}")
+            } else {
+                (format!("downloading {file}"), "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}, ETA {eta}")
+            };
+            if let Ok(style) = ProgressStyle::with_template(template) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            bar.set_message(message);
             bar.reset();
         }
         bar.set_length(total);

@@ -72,10 +72,13 @@ pub struct EngineOptions {
     /// Where Hub models are fetched from and cached.
     #[cfg(feature = "hub")]
     pub hub: HubOptions,
+    /// Compile every pipeline the model's calls can take while loading (on by default), so that the first call
+    /// compiles none; off, each is compiled at its first use.
+    pub compile_kernels: bool,
 }
 
 impl Default for EngineOptions {
-    /// Any adapter, automatic precision, the Hub's defaults (`HubOptions::default`, with the `hub` feature); nothing
+    /// Any adapter, automatic precision, kernels compiled at load, the Hub's defaults (`HubOptions::default`, with the `hub` feature); nothing
     /// is read from the environment (that is [`EngineOptions::from_env`]).
     fn default() -> Self {
         Self {
@@ -83,6 +86,7 @@ impl Default for EngineOptions {
             model: ModelOptions::default(),
             #[cfg(feature = "hub")]
             hub: HubOptions::default(),
+            compile_kernels: true,
         }
     }
 }
@@ -99,6 +103,7 @@ impl EngineOptions {
             model: ModelOptions { matmul, ..ModelOptions::default() },
             #[cfg(feature = "hub")]
             hub: environment::hub_options(),
+            compile_kernels: true,
         })
     }
 }
@@ -136,8 +141,23 @@ impl Engine {
         Self::load_async(source, options, download).block()
     }
 
-    /// [`Engine::load`] as a future (what a browser awaits: there, nothing may block).
+    /// [`Engine::load`] as a future (what a browser awaits: there, nothing may block). Unless
+    /// [`EngineOptions::compile_kernels`] is off, the model's pipelines are compiled before it returns, `download`
+    /// told of each as the stage [`crate::COMPILING_KERNELS`] (pipelines done, in all).
     pub async fn load_async(
+        source: &ModelSource,
+        options: &EngineOptions,
+        download: DownloadProgress<'_>,
+    ) -> Result<Self, EngineError> {
+        let engine = Self::load_model(source, options, &mut *download).await?;
+        if options.compile_kernels {
+            let mut progress = |stage: &str, done: usize, all: usize| download(stage, done as u64, all as u64);
+            engine.model.compile_kernels(&mut progress).await?;
+        }
+        Ok(engine)
+    }
+
+    async fn load_model(
         source: &ModelSource,
         options: &EngineOptions,
         download: DownloadProgress<'_>,

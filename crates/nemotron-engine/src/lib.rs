@@ -146,8 +146,9 @@ pub use tasks::{AlignRequest, DiarizeBatch, batch_limits};
 // The model crate: options, the GPU, features, streaming modes.
 pub use nemotron_towers::streaming::UnknownStreamingMode;
 pub use nemotron_towers::{
-    BatchLimits, Capability, CheckpointError, ConfigError, Error as TowersError, Features, Gpu, GpuOptions,
-    MatmulOptions, ModelConfig, ModelOptions, NamedFiles, Precision, Progress, StreamingMode, error_sentence,
+    BatchLimits, COMPILING_KERNELS, Capability, CheckpointError, ConfigError, Error as TowersError, Features, Gpu,
+    GpuOptions, MatmulOptions, ModelConfig, ModelOptions, NamedFiles, Precision, Progress, StreamingMode,
+    error_sentence,
 };
 // The I/O crate: audio input, NeMo manifests, raw PCM streams.
 pub use nemotron_io::manifest::{ManifestEntry, ManifestError, read_manifest};

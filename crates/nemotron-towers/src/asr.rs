@@ -24,6 +24,12 @@ impl AsrEncoder {
         &self.tower
     }
 
+    /// The pipelines [`AsrEncoder::encode`] can record: the tower over batches of the schedule's chunks.
+    pub(crate) fn kernels(&self) -> Vec<gpu_core::KernelVariant> {
+        let c = &self.chunks;
+        self.tower.kernels(c.length + c.left_context + c.right_context)
+    }
+
     /// Log-mel `features` (frames a multiple of the subsampling factor) → `[frames / subsampling, d]`.
     /// The features are normalised a batch at a time, never as a whole copy of the recording.
     pub async fn encode(&self, features: &Features) -> Result<Vec<f32>> {

@@ -4,10 +4,11 @@
 
 use async_lock::Mutex;
 
+use audio_kernels::gemm::gemm_kernels;
 use audio_kernels::{
     Epilogue, GemmShape, LAYER_NORM_EPS, Weight, gemm, layer_norm, layer_norm_f64, speaker_fusion, speaker_table,
 };
-use gpu_core::{Gpu, GpuBuffer, Recorder, reuse_or_make};
+use gpu_core::{Gpu, GpuBuffer, KernelVariant, Recorder, reuse_or_make};
 
 use crate::config::TranscribeConfig;
 use crate::error::{Error, Result};
@@ -94,6 +95,16 @@ impl Fusion {
             .into_iter()
             .map(|v| v as f32)
             .collect()
+    }
+
+    /// The pipelines [`Fusion::run`] records: the norm, the fusion and the projector.
+    pub(crate) fn kernels(&self) -> Vec<KernelVariant> {
+        let w = &self.weights;
+        let projector = Epilogue { bias: w.projector.bias.as_ref(), ..Epilogue::default() };
+        let mut kernels = vec![layer_norm::kernel(false, false)];
+        kernels.extend(audio_kernels::speaker_fusion::variants());
+        kernels.extend(gemm_kernels(&self.gpu, &w.projector.weight, &projector, false));
+        kernels
     }
 
     /// ASR states `[T, d]` and encoder-rate speaker probabilities `[T, speakers]` (as the

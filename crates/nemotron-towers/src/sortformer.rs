@@ -9,14 +9,16 @@ use std::sync::{Arc, MutexGuard};
 use async_lock::Mutex;
 
 use audio_kernels::MatmulOptions;
+use audio_kernels::gemm::gemm_kernels;
 use audio_kernels::{Activation, ConvBatch, Epilogue, GemmShape, Weight, conv_im2col, gemm};
-use gpu_core::{Gpu, GpuBuffer, Recorder, Reused, Timing};
+use gpu_core::{Gpu, GpuBuffer, KernelVariant, Recorder, Reused, Timing};
 use nemotron_postprocess::math::sigmoid;
 
 use crate::checkpoint::Checkpoint;
 use crate::config::DiarizationConfig;
 use crate::error::{Error, Result};
 use crate::names::ModelNames;
+use crate::streaming::StreamingMode;
 use crate::streaming::resident::{ResidentRows, Slot, StepRows};
 use crate::tower::{InputKind, Sequence, Submission, Tower, no_prologue};
 use crate::weights::{self, Expectations, GpuStore, GpuWeights, HeadWeights, Linear};
@@ -127,6 +129,31 @@ impl Sortformer {
     /// The silence embedding the cache compression inserts (`[d]`).
     pub(crate) fn silence(&self) -> &[f32] {
         &self.silence
+    }
+
+    /// Every pipeline this diarizer's calls can record: offline steps of its schedule and the live sessions' steps of
+    /// every named mode ([`StreamingMode::NAMED`], what the front ends take), the encoder of any batch of them
+    /// ([`Tower::kernels`]), the head, the live rows' gathers. A custom mode's longer steps may need more, made at
+    /// their first use.
+    pub(crate) fn kernels(&self) -> Vec<KernelVariant> {
+        let c = &self.config;
+        let (cache, chunks) = (&c.cache, &c.chunks);
+        let offline =
+            cache.cache_length + cache.fifo_length + chunks.left_context + chunks.length + chunks.right_context;
+        let live = StreamingMode::NAMED.iter().map(|mode| mode.step_rows(&c.streaming_cache)).max().unwrap_or(0);
+        let mut kernels = self.tower.kernels(offline.max(live));
+        let (w, gpu) = (&self.head, self.tower.gpu());
+        for (linear, activation) in [
+            (&w.proj, Activation::None),
+            (&w.upsample, Activation::Relu),
+            (&w.dense, Activation::Relu),
+            (&w.out, Activation::None),
+        ] {
+            kernels.extend(gemm_kernels(gpu, &linear.weight, &epilogue(linear, activation), false));
+        }
+        kernels.extend(audio_kernels::conv_im2col::variants());
+        kernels.extend(audio_kernels::gather_rows::variants());
+        kernels
     }
 
     /// Steps of `step_rows` encoder rows each that one submission takes: at most `max_steps`, at most `max_rows`

@@ -6,8 +6,9 @@
 
 use async_lock::Mutex;
 
+use audio_kernels::gemm::gemm_kernels;
 use audio_kernels::{Epilogue, GemmShape, MatmulOptions, Weight, gemm, log_softmax_gather};
-use gpu_core::{Gpu, GpuBuffer, Profile, Recorder, Timing, reuse_or_make};
+use gpu_core::{Gpu, GpuBuffer, KernelVariant, Profile, Recorder, Timing, reuse_or_make};
 
 use crate::checkpoint::Checkpoint;
 use crate::chunks::{Chunk, MAX_CHUNKS_PER_BATCH, schedule};
@@ -145,6 +146,23 @@ impl WordTimestampHead {
     /// The transformer alone (its final norm carries the residual scale).
     pub fn tower(&self) -> &Tower {
         &self.tower
+    }
+
+    /// The pipelines a call of the head can record: the upsampler (writing, then adding), its tower over windows of
+    /// the ASR schedule's chunks, the classifier, the alignment's log-softmax.
+    pub(crate) fn kernels(&self) -> Vec<KernelVariant> {
+        let c = &self.chunks;
+        let window = self.config.upsampling_factor * (c.length + c.left_context + c.right_context);
+        let mut kernels = self.tower.kernels(window);
+        let gpu = self.tower.gpu();
+        for accumulate in [false, true] {
+            let epilogue = Epilogue { bias: self.upsampler.bias.as_ref(), accumulate, ..Epilogue::default() };
+            kernels.extend(gemm_kernels(gpu, &self.upsampler.weight, &epilogue, false));
+        }
+        let classifier = Epilogue { bias: self.classifier.bias.as_ref(), ..Epilogue::default() };
+        kernels.extend(gemm_kernels(gpu, &self.classifier.weight, &classifier, false));
+        kernels.extend(audio_kernels::log_softmax_gather::variants());
+        kernels
     }
 
     /// ASR states `[T, d]` (as the ASR tower outputs them, before `asr_norm`) with the first `valid_frames` encoder

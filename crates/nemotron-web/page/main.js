@@ -72,10 +72,11 @@ async function loadModel(what, read) {
   setStatus(`loading ${what}`);
   try {
     const files = read ? await read(progress) : null;
-    // The package reports its own fraction: copying the files into wasm memory, then uploading them.
-    const uploading = (fraction) => progress(fraction, `loading ${what} onto the GPU`);
+    // The package reports its own fraction: copying the files into wasm memory and uploading them, then compiling
+    // the model's kernels (its stage names the step).
+    const uploading = (fraction, stage) => progress(fraction, stage ?? `loading ${what} onto the GPU`);
     uploading(0);
-    const loaded = files ? await Diarizer.load(files, uploading) : await Diarizer.demo();
+    const loaded = files ? await Diarizer.load(files, uploading) : await Diarizer.demo(uploading);
     diarizer?.free();
     diarizer = loaded;
     progress(1, `${what} loaded`);

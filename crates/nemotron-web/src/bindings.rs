@@ -106,16 +106,26 @@ fn named_files(files: &Array, progress: Option<&Function>) -> Result<Vec<NamedFi
             view.copy_to(slot);
         }
         copied += f64::from(view.length());
-        report(progress, 0.5 * copied / total.max(1.0));
+        report(progress, 0.5 * copied / total.max(1.0), None);
         named.push((name, bytes));
     }
     Ok(named)
 }
 
-fn report(progress: Option<&Function>, fraction: f64) {
+fn report(progress: Option<&Function>, fraction: f64, stage: Option<String>) {
     if let Some(progress) = progress {
         // A throwing callback is the page's business: the load goes on.
-        let _ = progress.call1(&JsValue::NULL, &JsValue::from_f64(fraction));
+        let stage = stage.map_or(JsValue::UNDEFINED, JsValue::from);
+        let _ = progress.call2(&JsValue::NULL, &JsValue::from_f64(fraction), &stage);
+    }
+}
+
+/// The engine's load stages as `progress(fraction, "stage k/n")`, their steps spread over the fractions from
+/// `start` to 1.
+fn stages(progress: Option<&Function>, start: f64) -> impl FnMut(&str, u64, u64) + '_ {
+    move |stage, done, all| {
+        let fraction = start + (1.0 - start) * done as f64 / all.max(1) as f64;
+        report(progress, fraction, Some(format!("{stage} {done}/{all}")));
     }
 }
 
@@ -263,17 +273,21 @@ pub struct Diarizer {
 #[wasm_bindgen]
 impl Diarizer {
     /// Loads a checkpoint from `[{ name, bytes }]` (`config.json` with `model.safetensors`, or with
-    /// `model.safetensors.index.json` and its shards); `progress(fraction)` hears of the load.
+    /// `model.safetensors.index.json` and its shards); `progress(fraction, stage)` hears of the load: the files
+    /// copied (the first half, stage undefined), then the kernels compiled (stage `"compiling kernels k/n"`).
     pub async fn load(files: Array, progress: Option<Function>) -> Result<Diarizer, JsValue> {
         let files = named_files(&files, progress.as_ref())?;
-        let engine = diarizer::load(files).await.map_err(rejected)?;
-        report(progress.as_ref(), 1.0);
+        let engine = diarizer::load(files, &mut stages(progress.as_ref(), 0.5)).await.map_err(rejected)?;
+        report(progress.as_ref(), 1.0, None);
         Ok(Diarizer { engine: Rc::new(engine) })
     }
 
-    /// The built-in demo model (random weights: its outputs are meaningless).
-    pub async fn demo() -> Result<Diarizer, JsValue> {
-        Ok(Diarizer { engine: Rc::new(diarizer::demo().await.map_err(rejected)?) })
+    /// The built-in demo model (random weights: its outputs are meaningless); `progress(fraction, stage)` hears of
+    /// the kernels compiled.
+    pub async fn demo(progress: Option<Function>) -> Result<Diarizer, JsValue> {
+        let engine = diarizer::demo(&mut stages(progress.as_ref(), 0.0)).await.map_err(rejected)?;
+        report(progress.as_ref(), 1.0, None);
+        Ok(Diarizer { engine: Rc::new(engine) })
     }
 
     /// `{ description, speakers, adapter, backend, driver, subgroups, maxStorageBufferBindingSize,

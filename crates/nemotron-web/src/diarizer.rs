@@ -26,15 +26,20 @@ pub type NamedFile = (String, Arc<[u8]>);
 /// The model of a checkpoint folder's files handed over by name: `config.json` with `model.safetensors`, or with
 /// `model.safetensors.index.json` and its shards (read by the rule of a checkpoint folder; a name given twice is
 /// refused). The files' bytes are dropped once the model is on the GPU.
-pub async fn load(files: Vec<NamedFile>) -> Result<Engine, WebError> {
+/// `progress` hears of the stages of the load after the files are read: the kernels' compilation (stage
+/// [`nemotron_engine::COMPILING_KERNELS`], pipelines done and in all).
+pub async fn load(files: Vec<NamedFile>, progress: LoadProgress<'_>) -> Result<Engine, WebError> {
     let source = ModelSource::Files(NamedFiles::new(files).map_err(EngineError::from)?);
-    Ok(Engine::load_async(&source, &engine_options(), &mut |_, _, _| {}).await?)
+    Ok(Engine::load_async(&source, &engine_options(), progress).await?)
 }
 
-/// The built-in demo model (random weights: its outputs are meaningless).
-pub async fn demo() -> Result<Engine, WebError> {
-    Ok(Engine::load_async(&ModelSource::Demo, &engine_options(), &mut |_, _, _| {}).await?)
+/// The built-in demo model (random weights: its outputs are meaningless); `progress` as [`load`]'s.
+pub async fn demo(progress: LoadProgress<'_>) -> Result<Engine, WebError> {
+    Ok(Engine::load_async(&ModelSource::Demo, &engine_options(), progress).await?)
 }
+
+/// What a load reports: (stage, steps done, steps in all).
+pub type LoadProgress<'a> = &'a mut dyn FnMut(&str, u64, u64);
 
 /// Enrolls named clips (name, 16 kHz mono samples) as `nemotron-audio enroll` does: the profile, once each clip is
 /// found to speak in a slot of its own.

@@ -64,19 +64,28 @@ fn matches_the_native_run(engine: &nemotron_engine::Engine, golden: &[u8]) {
 
 #[test]
 fn the_demo_model_matches_the_native_run() {
-    matches_the_native_run(&block_on(diarizer::demo()).unwrap(), DEMO);
+    let mut last = None;
+    let engine = block_on(diarizer::demo(&mut |stage, done, all| last = Some((stage.to_string(), done, all))));
+    let (stage, done, all) = last.expect("the load reports the kernels' compilation");
+    assert_eq!((stage.as_str(), done), (nemotron_engine::COMPILING_KERNELS, all));
+    assert!(all > 0, "the demo model compiles its kernels at load");
+    matches_the_native_run(&engine.unwrap(), DEMO);
 }
 
 #[test]
 fn diar_tiny_matches_the_native_run() {
-    let engine = block_on(diarizer::load(diar_tiny_files(DIAR_TINY_CONFIG.as_bytes(), DIAR_TINY_WEIGHTS))).unwrap();
+    let engine =
+        block_on(diarizer::load(diar_tiny_files(DIAR_TINY_CONFIG.as_bytes(), DIAR_TINY_WEIGHTS), &mut |_, _, _| {}))
+            .unwrap();
     assert_eq!(engine.description(), "Nemotron 3 Diarization checkpoint");
     matches_the_native_run(&engine, DIAR_TINY);
 }
 
 #[test]
 fn known_speakers_match_the_native_run() {
-    let engine = block_on(diarizer::load(diar_tiny_files(DIAR_TINY_CONFIG.as_bytes(), DIAR_TINY_WEIGHTS))).unwrap();
+    let engine =
+        block_on(diarizer::load(diar_tiny_files(DIAR_TINY_CONFIG.as_bytes(), DIAR_TINY_WEIGHTS), &mut |_, _, _| {}))
+            .unwrap();
     let golden = Checkpoint::from_bytes("golden", KNOWN_SPEAKERS.to_vec()).unwrap();
     let (samples, metadata) = (golden.f32("samples").unwrap(), golden.metadata());
     let clips: Vec<(String, usize, usize)> = serde_json::from_str(&metadata["clips"]).unwrap();
@@ -108,14 +117,20 @@ fn refusals_are_the_clis_sentences() {
     let expected = |case: &str| errors[case]["message"].as_str().unwrap().to_string();
     let keep = errors["truncated_weights"]["keep_bytes"].as_u64().unwrap() as usize;
     let truncated = diar_tiny_files(DIAR_TINY_CONFIG.as_bytes(), &DIAR_TINY_WEIGHTS[..keep]);
-    assert_eq!(block_on(diarizer::load(truncated)).err().map(|e| e.sentence()), Some(expected("truncated_weights")));
+    assert_eq!(
+        block_on(diarizer::load(truncated, &mut |_, _, _| {})).err().map(|e| e.sentence()),
+        Some(expected("truncated_weights"))
+    );
     let config = errors["config_not_json"]["config"].as_str().unwrap();
     let not_json = diar_tiny_files(config.as_bytes(), DIAR_TINY_WEIGHTS);
-    assert_eq!(block_on(diarizer::load(not_json)).err().map(|e| e.sentence()), Some(expected("config_not_json")));
-    let demo = block_on(diarizer::demo()).unwrap();
+    assert_eq!(
+        block_on(diarizer::load(not_json, &mut |_, _, _| {})).err().map(|e| e.sentence()),
+        Some(expected("config_not_json"))
+    );
+    let demo = block_on(diarizer::demo(&mut |_, _, _| {})).unwrap();
     let refused = block_on(diarizer::speaker_activity(&demo, Vec::new(), None)).err().map(|e| e.sentence());
     assert_eq!(refused, Some(expected("empty_audio")));
     let twice = [diar_tiny_files(DIAR_TINY_CONFIG.as_bytes(), DIAR_TINY_WEIGHTS), diar_tiny_files(b"{}", b"")].concat();
-    let refused = block_on(diarizer::load(twice)).err().map(|e| e.sentence());
+    let refused = block_on(diarizer::load(twice, &mut |_, _, _| {})).err().map(|e| e.sentence());
     assert_eq!(refused.as_deref(), Some("config.json: handed over twice"));
 }

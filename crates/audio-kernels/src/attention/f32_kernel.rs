@@ -6,7 +6,7 @@ use gpu_core::{
     Shader, params_layout,
 };
 
-use super::key_splits::{F32_GRID, KeySplits};
+use super::key_splits::{F32_GRID, KeyPlan, KeySplits};
 use crate::launch::{grid, require};
 use crate::shaders::{ATTENTION_SUBGROUP_EXCHANGE, ATTENTION_WORKGROUP_EXCHANGE};
 use crate::shapes::AttentionShape;
@@ -160,6 +160,40 @@ pub(super) fn variants() -> Vec<KernelVariant> {
     variants
 }
 
+/// What [`attention_split`] runs for one shape: the specialisation, the query blocks of a (sequence, head), all
+/// query blocks, and the key slices of each.
+struct Choice {
+    tiling: Tiling,
+    query_blocks: usize,
+    blocks: usize,
+    plan: KeyPlan,
+}
+
+impl Choice {
+    fn of(profile: &DeviceProfile, shape: AttentionShape, splits: KeySplits) -> Result<Self> {
+        let AttentionShape { seqs, seq_len, heads, head_dim } = shape;
+        let tiling =
+            Tiling::choose(head_dim, Exchange::of(profile), profile.limits.max_compute_workgroup_storage_size)?;
+        let query_blocks = seq_len.div_ceil(tiling.block_queries);
+        let blocks = seqs * heads * query_blocks;
+        let plan = splits.plan(blocks, seq_len.div_ceil(BLOCK_KEYS), F32_GRID.on(profile));
+        Ok(Self { tiling, query_blocks, blocks, plan })
+    }
+}
+
+/// The pipeline [`attention_split`] records for `shape` with [`KeySplits::Auto`] on the device of `profile`, and
+/// whether it splits the keys (then `merge` follows); `None` where the launch is refused (a head dim over
+/// [`MAX_HEAD_DIM`], too little workgroup memory).
+pub(super) fn kernel(profile: &DeviceProfile, shape: AttentionShape) -> Option<(KernelVariant, bool)> {
+    let Choice { tiling, plan, .. } = Choice::of(profile, shape, KeySplits::Auto).ok()?;
+    Some((KernelVariant::from(&tiling.spec(&tiling.constants())), plan.splits > 1))
+}
+
+/// The pipeline that adds key slices in order, after either kernel.
+pub(super) fn merge_kernel() -> KernelVariant {
+    KernelVariant::from(&MERGE)
+}
+
 /// [`attention`](super::attention) on the f32 kernel, the keys of each query block split among `splits` workgroups
 /// (their partial outputs merged in order by a second pass): for measuring the split; [`attention`](super::attention)
 /// chooses it. Buffers: `[qkv, key_valid, out]`.
@@ -169,7 +203,7 @@ pub fn attention_split(
     shape: AttentionShape,
     splits: KeySplits,
 ) -> Result<()> {
-    let AttentionShape { seqs, seq_len, heads, head_dim } = shape;
+    let AttentionShape { seq_len, heads, head_dim, .. } = shape;
     let (rows, width) = (shape.rows(), shape.width());
     require(qkv, rows * 3 * width, "attention qkv")?;
     require(key_valid, rows, "attention key_valid")?;
@@ -178,11 +212,7 @@ pub fn attention_split(
         return Ok(());
     }
     let gpu = rec.gpu();
-    let profile = gpu.profile();
-    let tiling = Tiling::choose(head_dim, Exchange::of(profile), profile.limits.max_compute_workgroup_storage_size)?;
-    let query_blocks = seq_len.div_ceil(tiling.block_queries);
-    let blocks = seqs * heads * query_blocks;
-    let plan = splits.plan(blocks, seq_len.div_ceil(BLOCK_KEYS), F32_GRID.on(profile));
+    let Choice { tiling, query_blocks, blocks, plan } = Choice::of(gpu.profile(), shape, splits)?;
     let splits = plan.splits;
     let params = Params {
         seq_len: seq_len as u32,

@@ -14,6 +14,8 @@ pub mod tensor_core;
 pub use f32_kernel::{Exchange, MAX_HEAD_DIM, attention_split};
 pub use key_splits::KeySplits;
 
+use std::collections::BTreeMap;
+
 use gpu_core::{GpuBuffer, GpuError, KernelVariant, Recorder, Result};
 
 use crate::gemm::Precision;
@@ -80,4 +82,77 @@ pub fn rotary_attention(
 /// the q/k/v product may come in slices.
 pub fn rotary_attention_on_tensor_cores(gpu: &gpu_core::Gpu, shape: AttentionShape, precision: Precision) -> bool {
     precision == Precision::Auto && tensor_core::chosen(gpu, shape)
+}
+
+/// The pipelines [`rotary_attention`] can record in one tower, and on which kernels.
+#[derive(Clone, Debug, Default)]
+pub struct AttentionKernels {
+    /// Some batch runs on the tensor-core kernel (then the q/k/v product may come in slices).
+    pub tensor_cores: bool,
+    /// Some batch runs on the f32 kernel (after `qk_norm_rope`).
+    pub f32: bool,
+    /// The pipelines, each once, by label.
+    pub kernels: Vec<KernelVariant>,
+}
+
+/// The heads of a tower's attention, and the batches it runs: sequences of up to `longest` rows, at most `max_rows`
+/// rows in all.
+#[derive(Clone, Copy, Debug)]
+pub struct AttentionRange {
+    /// Heads.
+    pub heads: usize,
+    /// Values per head.
+    pub head_dim: usize,
+    /// q and k are LayerNormed per head before the rotation.
+    pub has_norm: bool,
+    /// The longest sequence.
+    pub longest: usize,
+    /// Most rows of a batch.
+    pub max_rows: usize,
+}
+
+/// Every pipeline [`rotary_attention`] records at `precision` over the batches of `range` on `gpu`: each length up to
+/// the longest, with one sequence and more. More sequences make more query blocks, so fewer key slices on either
+/// kernel: the batches after the first that neither kernel splits differ only in the kernel chosen, which turns from
+/// the tensor cores to f32 at most once as the batch grows (when the operand planes outgrow a binding), so the
+/// largest batch of each length shows it.
+pub fn rotary_attention_kernels(gpu: &gpu_core::Gpu, range: AttentionRange, precision: Precision) -> AttentionKernels {
+    let AttentionRange { heads, head_dim, has_norm, longest, max_rows } = range;
+    let profile = gpu.profile();
+    let mut found = AttentionKernels::default();
+    let mut kernels = BTreeMap::new();
+    let mut add = |variant: KernelVariant| {
+        kernels.entry(variant.label()).or_insert(variant);
+    };
+    // Records the kernels `shape` takes; answers whether either kernel would split its keys.
+    let mut take = |seqs: usize, seq_len: usize| {
+        let shape = AttentionShape { seqs, seq_len, heads, head_dim };
+        let f32_kernel = f32_kernel::kernel(profile, shape);
+        let coop = tensor_core::kernels(profile, shape, Some(has_norm));
+        let on_tensor_cores = rotary_attention_on_tensor_cores(gpu, shape, precision);
+        let runs = if on_tensor_cores {
+            coop.clone().map(|(pair, split)| (pair.to_vec(), split))
+        } else {
+            f32_kernel.clone().map(|(kernel, split)| (vec![crate::qk_norm_rope::kernel(has_norm), kernel], split))
+        };
+        if let Some((pipelines, split)) = runs {
+            found.tensor_cores |= on_tensor_cores;
+            found.f32 |= !on_tensor_cores;
+            pipelines.into_iter().for_each(&mut add);
+            if split {
+                add(f32_kernel::merge_kernel());
+            }
+        }
+        f32_kernel.is_some_and(|(_, split)| split) || coop.is_some_and(|(_, split)| split)
+    };
+    for seq_len in 1..=longest.min(max_rows) {
+        let most = max_rows / seq_len;
+        let mut seqs = 1;
+        while take(seqs, seq_len) && seqs < most {
+            seqs += 1;
+        }
+        take(most, seq_len);
+    }
+    found.kernels = kernels.into_values().collect();
+    found
 }

@@ -12,7 +12,7 @@ use gpu_core::{
 };
 
 use super::f32_kernel::{MAX_HEAD_DIM, merge_slices, slice_words};
-use super::key_splits::{KeySplits, TENSOR_CORE_GRID};
+use super::key_splits::{KeyPlan, KeySplits, TENSOR_CORE_GRID};
 use crate::LAYER_NORM_EPS;
 use crate::coop::Matrices;
 use crate::launch::{grid, require};
@@ -232,6 +232,32 @@ pub fn chosen(gpu: &Gpu, shape: AttentionShape) -> bool {
         && tiling(gpu.profile(), head_dim, None).is_some_and(|t| t.plane_words(seqs * heads, seq_len) <= max_words)
 }
 
+/// The key slices of each of the `blocks` query blocks of `shape` under `tiling`.
+fn key_plan(profile: &DeviceProfile, tiling: Tiling, shape: AttentionShape, splits: KeySplits) -> (usize, KeyPlan) {
+    let AttentionShape { seqs, seq_len, heads, .. } = shape;
+    let query_blocks = tiling.padded_len(seq_len) / tiling.block_queries();
+    let blocks = seqs * heads * query_blocks;
+    (query_blocks, splits.plan(blocks, seq_len.div_ceil(tiling.block_keys()), TENSOR_CORE_GRID.on(profile)))
+}
+
+/// The pipelines [`attention_coop`] records for `shape` with the most subgroups that fit and [`KeySplits::Auto`] on
+/// the device of `profile` (its operand pass with the norm and rotation where `prologue` says, with the q/k norm
+/// where `Some(true)`; then the attention), and whether it splits the keys (then `merge` follows); `None` where the
+/// device cannot run it.
+pub(super) fn kernels(
+    profile: &DeviceProfile,
+    shape: AttentionShape,
+    prologue: Option<bool>,
+) -> Option<([KernelVariant; 2], bool)> {
+    // The tiling exists only where the device has every capability of NEEDS.
+    let tiling = tiling(profile, shape.head_dim, None)?;
+    let (_, plan) = key_plan(profile, tiling, shape, KeySplits::Auto);
+    let operands = operand_constants(tiling.head_dim, prologue.is_some(), prologue == Some(true));
+    let kernels =
+        [KernelVariant::from(&operand_spec(&operands)), KernelVariant::from(&spec(tiling, &tiling.constants()))];
+    Some((kernels, plan.splits > 1))
+}
+
 /// [`attention`](super::attention) on tensor cores; `subgroups` per workgroup (one of
 /// [`SUBGROUP_CANDIDATES`], for sweeps) or the most that fit, the keys split among `splits` workgroups per query
 /// block (merged in order); with a `prologue`, q and k get its norm and RoPE on the way in (as
@@ -300,9 +326,8 @@ pub fn attention_coop(
     let [rope, q_weight, q_bias, k_weight, k_bias] = stand_ins.unwrap_or([qkv; 5]);
     let buffers = [qkv, &planes, &unscales, rope, q_weight, q_bias, k_weight, k_bias];
     rec.dispatch(&kernel, &buffers, &operands, grid(rec, seqs * heads * padded_len))?;
-    let query_blocks = padded_len / tiling.block_queries();
+    let (query_blocks, plan) = key_plan(profile, tiling, shape, splits);
     let blocks = seqs * heads * query_blocks;
-    let plan = splits.plan(blocks, seq_len.div_ceil(tiling.block_keys()), TENSOR_CORE_GRID.on(profile));
     let splits = plan.splits;
     let params = Params {
         seq_len: seq_len as u32,

@@ -10,6 +10,7 @@ mod register_tiled;
 mod tensor_core;
 mod weight;
 
+use epilogue::EpilogueKind;
 pub use epilogue::{Activation, Epilogue};
 pub use options::{MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Tiles, UnknownValue};
 pub use tensor_core::TILE_CANDIDATES;
@@ -30,6 +31,38 @@ pub fn tensor_cores_available(gpu: &gpu_core::Gpu, kernel: TensorCoreKernel) -> 
 /// Every pipeline either kernel can build.
 pub(crate) fn variants() -> Vec<KernelVariant> {
     [register_tiled::variants(), tensor_core::variants()].concat()
+}
+
+/// The pipelines [`gemm_scaled`] (and [`gemm`], without `scales_given`) records on `gpu` for products with `w` and
+/// `epilogue`, given X's row scales or not: what a model compiles ahead of its first call.
+pub fn gemm_kernels(
+    gpu: &gpu_core::Gpu,
+    w: &Weight,
+    epilogue: &Epilogue<'_>,
+    scales_given: bool,
+) -> Vec<KernelVariant> {
+    kernels(gpu, w, (EpilogueKind::of(epilogue), false), scales_given)
+}
+
+/// The pipelines [`gemm_partials_scaled`] (and [`gemm_partials`], without `scales_given`) records on `gpu` for
+/// products with `w`, whatever the slices.
+pub fn gemm_partials_kernels(gpu: &gpu_core::Gpu, w: &Weight, scales_given: bool) -> Vec<KernelVariant> {
+    kernels(gpu, w, (EpilogueKind::of(&Epilogue::default()), true), scales_given)
+}
+
+fn kernels(
+    gpu: &gpu_core::Gpu,
+    w: &Weight,
+    (epilogue, partials): (EpilogueKind, bool),
+    scales_given: bool,
+) -> Vec<KernelVariant> {
+    match w.storage() {
+        // The f32 path's partial products are the whole product, plain (see `gemm_partials_scaled`).
+        Storage::Bf16 => vec![register_tiled::kernel(w.cols, epilogue)],
+        Storage::F16Image { kernel, .. } => {
+            tensor_core::kernels(gpu.profile(), kernel, (epilogue, partials), scales_given)
+        }
+    }
 }
 
 /// `y[n×m] = act(x[n×k] · wᵀ + bias)`, or `y += …` with `epilogue.accumulate`, for `shape` `{ n, m, k }`. `x`, `y`

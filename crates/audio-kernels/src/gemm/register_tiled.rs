@@ -48,6 +48,11 @@ pub(super) fn variants() -> Vec<KernelVariant> {
     variants
 }
 
+/// The pipeline [`record`] takes for a product of depth `k` with `epilogue`.
+pub(super) fn kernel(k: usize, epilogue: EpilogueKind) -> KernelVariant {
+    KernelVariant::from(&spec(&constants(k.is_multiple_of(2), epilogue)))
+}
+
 /// Records the product over the bf16 weight in `w` (`[m, k]`, packed two per word). Sizes were checked by
 /// [`super::gemm`].
 pub(super) fn record(
@@ -60,7 +65,7 @@ pub(super) fn record(
 ) -> Result<()> {
     check_workgroup_limits(rec)?;
     let params = Params { n: dimension(n, "n")?, m: dimension(m, "m")?, k: dimension(k, "k")? };
-    let kernel = rec.gpu().kernel(&spec(&constants(k.is_multiple_of(2), EpilogueKind::of(epilogue))))?;
+    let kernel = rec.gpu().kernel(&kernel(k, EpilogueKind::of(epilogue)).spec())?;
     // Without a bias the shader never reads binding 2, but a buffer must be bound there.
     let bias = epilogue.bias.unwrap_or(x);
     let workgroups = [m.div_ceil(TILE_COLS) as u32, n.div_ceil(TILE_ROWS) as u32, 1];

@@ -107,6 +107,16 @@ impl Tiling {
             && self.threads() <= limits.max_compute_workgroup_size_x as usize
     }
 
+    /// The pipelines of a product: `row_scales` (not run where X's scales are given), then the product with
+    /// `epilogue` or, with `partials`, its partial sums.
+    fn kernels(self, epilogue: EpilogueKind, partials: bool) -> [KernelVariant; 2] {
+        let shader = shader(self.matrices);
+        [
+            KernelVariant::from(&spec(shader, "row_scales", &[])),
+            KernelVariant::from(&spec(shader, "gemm_coop", &self.constants(epilogue, partials))),
+        ]
+    }
+
     fn constants(self, epilogue: EpilogueKind, partials: bool) -> Vec<(&'static str, f64)> {
         let mut constants = epilogue.constants().to_vec();
         constants.extend([
@@ -168,6 +178,20 @@ fn fewest_waves(grid: usize, k: usize, max: usize, wave: usize) -> usize {
 const MIN_SLICE_K: usize = 256;
 /// Most slices a product is split into.
 const MAX_SLICES: usize = 8;
+
+/// The pipelines [`record`] (`partials`: [`record_partials`]) takes for products with `epilogue` on the device of
+/// `profile` for `kernel`'s tiles: `row_scales` unless X's scales are given, and the product; none where the device
+/// cannot run the tiles (the launch is refused).
+pub(super) fn kernels(
+    profile: &DeviceProfile,
+    kernel: TensorCoreKernel,
+    (epilogue, partials): (EpilogueKind, bool),
+    scales_given: bool,
+) -> Vec<KernelVariant> {
+    let Some(tiling) = tiling(profile, kernel) else { return Vec::new() };
+    let [row_scales, product] = tiling.kernels(epilogue, partials);
+    if scales_given { vec![product] } else { vec![row_scales, product] }
+}
 
 /// Whether this device runs `kernel` (weights uploaded for it are then stored as f16 where exact).
 pub(super) fn supported(gpu: &Gpu, kernel: TensorCoreKernel) -> bool {
@@ -266,19 +290,18 @@ fn launch(
     let k_split = k.div_ceil(splits.max(1)).next_multiple_of(stage_k);
     let params =
         Params { n: n as u32, m: m as u32, k: k as u32, k_split: k_split as u32, w_unscale: 2f32.powi(-w.exponent) };
-    let shader = shader(tiling.matrices);
     let bias = epilogue.bias.unwrap_or(x);
     let scales = match given_scales {
         Some(scales) => scales.clone(),
         None => gpu.scratch("gemm row scales", 2 * n)?,
     };
     let buffers = [x, w.buffer, bias, y, &scales];
+    let [row_scales, product] = tiling.kernels(EpilogueKind::of(epilogue), partials);
     if given_scales.is_none() {
-        let row_scales = gpu.kernel(&spec(shader, "row_scales", &[]))?;
+        let row_scales = gpu.kernel(&row_scales.spec())?;
         rec.dispatch(&row_scales, &buffers, &params, grid(rec, n))?;
     }
-    let constants = tiling.constants(EpilogueKind::of(epilogue), partials);
-    let pipeline = rec.gpu().kernel(&spec(shader, "gemm_coop", &constants))?;
+    let pipeline = rec.gpu().kernel(&product.spec())?;
     let workgroups = [m.div_ceil(tiling.cols()) as u32, n.div_ceil(tiling.rows()) as u32, splits.max(1) as u32];
     rec.dispatch(&pipeline, &buffers, &params, workgroups)
 }

@@ -21,6 +21,9 @@ use crate::word_timestamps::{WordTimestampHead, WordTimestampOutputs};
 use audio_kernels::MatmulOptions;
 use audio_kernels::random::Rng;
 
+mod kernels;
+pub use kernels::COMPILING_KERNELS;
+
 /// Reports progress: (stage, steps done, steps in all).
 pub type Progress<'a> = &'a mut dyn FnMut(&str, usize, usize);
 

@@ -7,6 +7,7 @@ use std::str::FromStr;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+use crate::config::SpeakerCacheConfig;
 use crate::frontend::{HOP_LENGTH, WIN_LENGTH};
 use crate::mel::N_FFT;
 
@@ -47,6 +48,12 @@ impl StreamingMode {
             StreamingMode::UltraLowLatency => (3, 1),
             StreamingMode::Custom { chunk, lookahead } => (chunk, lookahead),
         }
+    }
+
+    /// Encoder rows of the mode's largest step with `cache`'s sizes: speaker cache, FIFO, chunk and look-ahead.
+    pub(crate) fn step_rows(self, cache: &SpeakerCacheConfig) -> usize {
+        let (chunk, lookahead) = self.frames();
+        cache.cache_length + cache.fifo_length + chunk + lookahead
     }
 
     /// Upstream's name of the mode (`low_latency`, …); `custom_<chunk>_<look-ahead>` for the others.

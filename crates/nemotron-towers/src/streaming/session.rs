@@ -114,7 +114,7 @@ impl DiarizerSession {
             return Err(Error::MelBins { front_end: N_MELS, model: c.encoder.mel_bins });
         }
         let cache = c.streaming_cache;
-        let rows = cache.cache_length + cache.fifo_length + chunk + lookahead;
+        let rows = mode.step_rows(&cache);
         let sortformer = diarizer.sortformer();
         sortformer.tower().check_rows(rows, &format!("a streaming step of mode {}", mode.name()))?;
         let (plan, cache) = (ChunkPlan::new(mode, c.encoder.subsampling), SpeakerCache::new(cache, c.speakers));
@@ -321,9 +321,7 @@ impl DiarizerSession {
 
     /// Encoder rows of the mode's largest step: speaker cache, FIFO, chunk and look-ahead.
     pub(super) fn max_step_rows(&self) -> usize {
-        let c = &self.diarizer.config().streaming_cache;
-        let (chunk, lookahead) = self.mode.frames();
-        c.cache_length + c.fifo_length + chunk + lookahead
+        self.mode.step_rows(&self.diarizer.config().streaming_cache)
     }
 
     /// The mode's chunk in 10 ms frames.

@@ -5,13 +5,16 @@
 
 use async_lock::Mutex;
 
-use audio_kernels::gemm::{auto_slices, gemm_partials, gemm_partials_scaled, wave_slices};
+use audio_kernels::gemm::{
+    auto_slices, gemm_kernels, gemm_partials, gemm_partials_kernels, gemm_partials_scaled, wave_slices,
+};
 use audio_kernels::{
-    Activation, AttentionShape, Epilogue, GemmShape, QkNorm, QkPrologue, Residual, RopeTable, Weight, gemm,
-    gemm_scaled, layer_norm, residual_layer_norm, rotary_attention, rotary_attention_on_tensor_cores,
+    Activation, AttentionKernels, AttentionRange, AttentionShape, Epilogue, GemmShape, QkNorm, QkPrologue, Residual,
+    RopeTable, Weight, gemm, gemm_scaled, layer_norm, residual_layer_norm, rotary_attention, rotary_attention_kernels,
+    rotary_attention_on_tensor_cores,
 };
 use audio_kernels::{MatmulOptions, MatmulPath, Precision};
-use gpu_core::{Gpu, GpuBuffer, GpuError, Profile, Recorder, Reused, Timing, reuse_or_make};
+use gpu_core::{Gpu, GpuBuffer, GpuError, KernelVariant, Profile, Recorder, Reused, Timing, reuse_or_make};
 
 use crate::checkpoint::Checkpoint;
 use crate::config::EncoderConfig;

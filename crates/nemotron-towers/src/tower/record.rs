@@ -154,3 +154,56 @@ fn norm(
 ) -> Result<()> {
     Ok(layer_norm(rec, x, &n.params(), y, rows, width, scales)?)
 }
+
+impl Tower {
+    /// Every pipeline a call of this tower can record over sequences of up to `longest` rows, in any batch that fits
+    /// [`Tower::max_rows`]: the input projection ([`Tower::embed`] and the streaming steps' too), the norms, each
+    /// layer's products and its attention on whichever kernels the batches take ([`rotary_attention_kernels`]).
+    pub(crate) fn kernels(&self, longest: usize) -> Vec<KernelVariant> {
+        let (c, w, gpu) = (&self.config, &self.weights, &self.gpu);
+        let plain = Epilogue::default();
+        let on_tensor_cores = |w: &Weight| matches!(w.path(), MatmulPath::TensorCores(_));
+        let mut kernels = Vec::new();
+        if let Some(projection) = &w.input_projection {
+            kernels.extend(gemm_kernels(gpu, projection, &plain, false));
+        }
+        kernels.push(layer_norm::kernel(false, false));
+        kernels.push(layer_norm::kernel(false, w.layers.first().is_some_and(|first| on_tensor_cores(&first.qkv))));
+        // Every layer has the same shapes: the attention's batches differ only by the q/k norm and the precision.
+        let mut attentions: Vec<((bool, Precision), AttentionKernels)> = Vec::new();
+        for (l, layer) in w.layers.iter().enumerate() {
+            let scaled = on_tensor_cores(&layer.qkv);
+            let key = (layer.qk_norm.is_some(), if scaled { Precision::Auto } else { Precision::F32 });
+            let attention = match attentions.iter().find(|(k, _)| *k == key) {
+                Some((_, attention)) => attention.clone(),
+                None => {
+                    let range = AttentionRange {
+                        heads: c.heads,
+                        head_dim: c.head_dim,
+                        has_norm: key.0,
+                        longest,
+                        max_rows: self.max_rows(),
+                    };
+                    let attention = rotary_attention_kernels(gpu, range, key.1);
+                    attentions.push((key, attention.clone()));
+                    attention
+                }
+            };
+            if attention.tensor_cores {
+                kernels.extend(gemm_partials_kernels(gpu, &layer.qkv, scaled));
+            }
+            if attention.f32 {
+                kernels.extend(gemm_kernels(gpu, &layer.qkv, &plain, scaled));
+            }
+            kernels.extend(attention.kernels);
+            kernels.extend(gemm_partials_kernels(gpu, &layer.out.weight, false));
+            kernels.push(layer_norm::kernel(true, on_tensor_cores(&layer.fc1.weight)));
+            let gelu = Epilogue { bias: layer.fc1.bias.as_ref(), activation: Activation::Gelu, accumulate: false };
+            kernels.extend(gemm_kernels(gpu, &layer.fc1.weight, &gelu, on_tensor_cores(&layer.fc1.weight)));
+            kernels.extend(gemm_partials_kernels(gpu, &layer.fc2.weight, false));
+            let next_scaled = w.layers.get(l + 1).is_some_and(|next| on_tensor_cores(&next.qkv));
+            kernels.push(layer_norm::kernel(true, next_scaled));
+        }
+        kernels
+    }
+}

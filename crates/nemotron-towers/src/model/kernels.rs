@@ -1,0 +1,60 @@
+//! The model's pipelines made ahead of its first call: each tower names the pipelines its calls can record (every
+//! variant the shapes of its schedule, its batches and the named streaming modes select), and the load compiles
+//! them, so that a first diarization compiles nothing.
+
+use std::collections::BTreeMap;
+
+use gpu_core::KernelVariant;
+
+use super::{Model, Progress};
+use crate::error::Result;
+
+/// The stage [`Model::compile_kernels`] reports.
+pub const COMPILING_KERNELS: &str = "compiling kernels";
+
+impl Model {
+    /// Every pipeline this model's calls can record on its device (diarization offline and live in the named
+    /// modes; with a Transcribe checkpoint also encoding, fusion and the word-timestamp head), each once, by label.
+    pub fn kernels(&self) -> Vec<KernelVariant> {
+        let mut kernels = self.diarizer().sortformer().kernels();
+        if let Model::Transcribe(m) = self {
+            kernels.extend(m.asr.kernels());
+            kernels.extend(m.fusion.kernels());
+            if let Some(head) = &m.word_timestamps {
+                kernels.extend(head.kernels());
+            }
+        }
+        let unique: BTreeMap<String, KernelVariant> = kernels.into_iter().map(|k| (k.label(), k)).collect();
+        unique.into_values().collect()
+    }
+
+    /// Compiles [`Model::kernels`] now (those the context has already are kept), telling `progress` of each as
+    /// [`COMPILING_KERNELS`] (done, all). In a browser it yields to the event loop between pipelines, so that the
+    /// page can show the progress.
+    pub async fn compile_kernels(&self, progress: Progress<'_>) -> Result<()> {
+        let gpu = self.diarizer().sortformer().tower().gpu();
+        let kernels = self.kernels();
+        for (done, kernel) in kernels.iter().enumerate() {
+            progress(COMPILING_KERNELS, done, kernels.len());
+            gpu.prepare(kernel)?;
+            #[cfg(target_arch = "wasm32")]
+            yield_now().await;
+        }
+        progress(COMPILING_KERNELS, kernels.len(), kernels.len());
+        Ok(())
+    }
+}
+
+/// A future that is pending once (waking itself at once), so the executor runs what else is ready first.
+#[cfg(target_arch = "wasm32")]
+fn yield_now() -> impl std::future::Future<Output = ()> {
+    let mut yielded = false;
+    std::future::poll_fn(move |cx| {
+        if yielded {
+            return std::task::Poll::Ready(());
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
+}
