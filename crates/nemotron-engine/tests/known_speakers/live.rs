@@ -8,7 +8,9 @@ use nemotron_engine::{
 };
 use nemotron_postprocess::diarization::LiveSegments;
 
-use crate::{Case, ROW, audio, bits, concatenation, diar_tiny, engine, expected_names, profile, release_chunks};
+use crate::{
+    Case, ROW, audio, bits, concatenation, diar_tiny, engine, expected_names, nemo_settings, profile, release_chunks,
+};
 
 /// Pushes `samples` in pieces of `piece` samples and ends the stream: every event, and what the stream gave.
 fn run(mut session: LiveSession, samples: &[f32], piece: usize) -> (Vec<SegmentEvent>, LiveRecording) {
@@ -77,14 +79,7 @@ fn every_mode_gives_the_concatenations_stream_from_the_recording_on() {
 
 #[test]
 fn one_speaker_under_nemos_post_processing() {
-    let nemo = SegmentSettings {
-        onset: Some(0.6),
-        offset: Some(0.4),
-        pad_onset: Some(0.05),
-        min_duration_on: Some(0.1),
-        min_duration_off: Some(0.2),
-        ..SegmentSettings::default()
-    };
+    let nemo = nemo_settings();
     check(&diar_tiny(), StreamingMode::VeryLowLatency, &nemo, &[("alice", &audio(0.0, 1.23))], &audio(3.0, 5.0));
 }
 

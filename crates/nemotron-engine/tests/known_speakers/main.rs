@@ -15,7 +15,9 @@ use common::testdata;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use nemotron_engine::{AudioOptions, Diarized, Engine, EngineError, EngineOptions, Input, ModelSource, SpeakerProfile};
+use nemotron_engine::{
+    AudioOptions, Diarized, Engine, EngineError, EngineOptions, Input, ModelSource, SegmentSettings, SpeakerProfile,
+};
 
 /// Samples per encoder frame: 160 per 10 ms mel frame, 8 mel frames per encoder frame.
 pub const ROW: usize = 1280;
@@ -79,6 +81,18 @@ pub fn engine() -> &'static Engine {
 /// `duration` seconds of diar-tiny's recording from `offset` seconds.
 pub fn audio(offset: f64, duration: f64) -> Vec<f32> {
     diar_tiny().audio(offset, duration)
+}
+
+/// NeMo's post-processing with every flag away from its default.
+pub fn nemo_settings() -> SegmentSettings {
+    SegmentSettings {
+        onset: Some(0.6),
+        offset: Some(0.4),
+        pad_onset: Some(0.05),
+        min_duration_on: Some(0.1),
+        min_duration_off: Some(0.2),
+        ..SegmentSettings::default()
+    }
 }
 
 pub fn profile(clips: &[(&str, &[f32])]) -> SpeakerProfile {

@@ -5,8 +5,8 @@ use nemotron_engine::{
 };
 
 use crate::{
-    Case, ROW, audio, bits, concatenation, diar_tiny, diarize, engine, expected_names, profile, release_chunks,
-    with_speakers,
+    Case, ROW, audio, bits, concatenation, diar_tiny, diarize, engine, expected_names, nemo_settings, profile,
+    release_chunks, with_speakers,
 };
 
 /// The whole contract on one profile and recording.
@@ -24,14 +24,7 @@ fn check(case: &Case, clips: &[(&str, &[f32])], recording: &[f32]) {
     let alone = case.diarize(recording.to_vec());
     assert_eq!(got.frames(), alone.frames(), "valid frames are the recording's");
     assert_eq!((got.speakers(), got.subsampling()), (alone.speakers(), alone.subsampling()));
-    let nemo = SegmentSettings {
-        onset: Some(0.6),
-        offset: Some(0.4),
-        pad_onset: Some(0.05),
-        min_duration_on: Some(0.1),
-        min_duration_off: Some(0.2),
-        ..SegmentSettings::default()
-    };
+    let nemo = nemo_settings();
     for settings in [SegmentSettings::default(), nemo] {
         let rule = settings.segmenter().expect("settings");
         let expected = rule.segments(&p.logits()[frame * s..], &p.probabilities()[row * s..], s, got.frames(), 8);
