@@ -53,7 +53,7 @@ async fn diar_tiny() -> Diarizer {
 
 #[wasm_bindgen_test]
 async fn the_gpu_is_webgpus_adapter_with_its_own_limits() {
-    let diarizer = Diarizer::demo().await.map_err(message).expect("the demo model loads");
+    let diarizer = Diarizer::demo(None).await.map_err(message).expect("the demo model loads");
     let info: JsValue = diarizer.info().into();
     assert_eq!(get(&info, "backend").as_string().as_deref(), Some("BrowserWebGpu"));
     assert!(get(&info, "summary").as_string().is_some_and(|s| !s.is_empty()));
@@ -84,7 +84,7 @@ async fn a_config_that_is_not_json_is_refused_with_the_clis_sentence() {
 
 #[wasm_bindgen_test]
 async fn empty_audio_is_refused_with_the_clis_sentence() {
-    let diarizer = Diarizer::demo().await.map_err(message).expect("the demo model loads");
+    let diarizer = Diarizer::demo(None).await.map_err(message).expect("the demo model loads");
     let refused = JsFuture::from(diarizer.diarize(Float32Array::new_with_length(0), JsValue::NULL)).await;
     assert_eq!(refused.err().map(message), Some(expected_error("empty_audio")));
 }
@@ -144,7 +144,7 @@ async fn matches_the_native_run(diarizer: Diarizer, golden: &[u8]) {
 
 #[wasm_bindgen_test]
 async fn the_demo_model_matches_the_native_run() {
-    let diarizer = Diarizer::demo().await.map_err(message).expect("the demo model loads");
+    let diarizer = Diarizer::demo(None).await.map_err(message).expect("the demo model loads");
     matches_the_native_run(diarizer, DEMO).await;
 }
 
