@@ -45,18 +45,25 @@ NEMO_WHEEL_SHA256 = "f1d8238e35909464cf426e5792af3113a7060de419f194b83bedd81cbe9
 INNER_ENV = "NEMOTRON_DIAR_EXPECTED_INNER"
 
 
+def install(venv: Path, requirements, work: Path) -> Path:
+    """Makes the virtual environment `venv` unless it exists and installs `requirements` into it, every package pinned
+    by CONSTRAINTS (`work`: a scratch folder). Returns its Python. Also used by `scripts/upstream_bf16_errors.py`."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    constraints = work / "constraints.txt"
+    constraints.write_text(CONSTRAINTS)
+    pip = [str(python), "-m", "pip", "--disable-pip-version-check"]
+    subprocess.run(pip + ["install", "-q", "--only-binary=:all:", "-c", str(constraints)] + requirements, check=True)
+    return python
+
+
 def bootstrap(args, script: Path):
     """Installs the packages, then runs `script` (the entry point) again with INNER_ENV set."""
     tmp = Path(tempfile.mkdtemp(prefix="diar-expected-"))
     try:
-        venv = Path(args.venv) if args.venv else tmp / "venv"
-        python = venv / "bin" / "python"
-        if not python.exists():
-            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        constraints = tmp / "constraints.txt"
-        constraints.write_text(CONSTRAINTS)
+        python = install(Path(args.venv) if args.venv else tmp / "venv", REQUIREMENTS, tmp)
         pip = [str(python), "-m", "pip", "--disable-pip-version-check"]
-        subprocess.run(pip + ["install", "-q", "--only-binary=:all:", "-c", str(constraints)] + REQUIREMENTS, check=True)
         wheels = tmp / "nemo"
         subprocess.run(pip + ["download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(wheels), NEMO_WHEEL], check=True)
         (wheel,) = wheels.glob("nemo_toolkit-*.whl")

@@ -8,8 +8,8 @@ use crate::config::ChunkConfig;
 /// per row for the release tower), and the storage-binding limit alone is no bound: with 4 GiB
 /// bindings a long recording would batch ~350 chunks into a 22 GiB workspace. 8 chunks of 600
 /// rows take 305 MiB and still fill a large GPU (every GEMM of the batch has ≥ 4,800 × 1,280
-/// outputs), so the cap costs one submission per 8 chunks and no throughput. The Sortformer
-/// embeds its input the same number of chunks at a time.
+/// outputs), so the cap costs one submission per 8 chunks and no throughput. An offline
+/// diarization batch runs the steps of as many recordings by default (`BatchLimits`).
 pub const MAX_CHUNKS_PER_BATCH: usize = 8;
 
 /// One chunk: output frames `[start, end)`, computed over `[context_start, context_end)`.

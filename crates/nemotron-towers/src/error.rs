@@ -84,8 +84,8 @@ pub enum Error {
     #[error("this tower has no input projection: it takes embedded rows, not features")]
     NoInputProjection,
     /// [`crate::tower::InputKind::GatheredThenFeatures`] handed to a call that gathers nothing: only the crate's
-    /// streaming steps have rows on the GPU to give.
-    #[error("Tower::{call} takes every row from the host: rows gathered on the GPU come only with streaming steps")]
+    /// diarization steps have rows on the GPU to give.
+    #[error("Tower::{call} takes every row from the host: rows gathered on the GPU come only with diarization steps")]
     GatheredRows {
         /// The call.
         call: &'static str,

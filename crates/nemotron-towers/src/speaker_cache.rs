@@ -7,8 +7,7 @@ use nemotron_postprocess::math::torch_top_k::top_k;
 
 /// Cache and FIFO bookkeeping of one recording or stream (batch 1): how many rows each holds, the cache's
 /// probabilities, and where each row of the next step's `[cache ; FIFO]` comes from ([`RowSource`]). The rows
-/// themselves live where the caller keeps them: on the host for the offline loop, on the GPU for live sessions
-/// (`crate::streaming`), which then move only embeddings the update names.
+/// themselves stay on the GPU (`crate::sortformer::resident`), where the next step gathers those the update names.
 #[derive(Clone, Debug)]
 pub struct SpeakerCache {
     config: SpeakerCacheConfig,
@@ -101,19 +100,6 @@ impl SpeakerCache {
         sources.extend(candidate[pop..].iter().map(|&r| RowSource::Step(r)));
         sources
     }
-}
-
-/// The rows `sources` name, `[sources, width]`, from a step's input rows `[rows, width]` and the silence embedding.
-pub fn gather(sources: &[RowSource], step_rows: &[f32], silence: &[f32]) -> Vec<f32> {
-    let width = silence.len();
-    let mut rows = Vec::with_capacity(sources.len() * width);
-    for source in sources {
-        match *source {
-            RowSource::Step(r) => rows.extend_from_slice(&step_rows[r * width..(r + 1) * width]),
-            RowSource::Silence => rows.extend_from_slice(silence),
-        }
-    }
-    rows
 }
 
 /// Per-(frame, speaker) scores of docs/model.md §6.4 steps 1–4, `[frames, speakers]`.
@@ -239,8 +225,6 @@ mod tests {
         // FIFO of 4 > 2: pop max(3, 4 − 2) = 3 frames into the cache, keep the newest one.
         assert_eq!(cache.update(layout(&cache, 2), &[0.0; 8]), step(4));
         assert_eq!((cache.cache_rows(), cache.fifo_rows()), (3, 1));
-        let rows: Vec<f32> = (0..4).map(|r| r as f32).collect();
-        assert_eq!(gather(&step(4), &rows, &[-1.0]), rows);
     }
 
     #[test]
@@ -283,10 +267,5 @@ mod tests {
         assert_eq!(sources, expected);
         assert!(sources.contains(&RowSource::Silence) && sources.contains(&RowSource::Step(8)), "{sources:?}");
         assert_eq!((cache.cache_rows(), cache.fifo_rows(), cache.first_row_read()), (4, 1, 4));
-        let rows: Vec<f32> = (0..10).map(|r| r as f32).collect();
-        let gathered = gather(&sources, &rows, &[-1.0]);
-        let want: Vec<f32> =
-            sources.iter().map(|s| if let RowSource::Step(r) = s { *r as f32 } else { -1.0 }).collect();
-        assert_eq!(gathered, want);
     }
 }

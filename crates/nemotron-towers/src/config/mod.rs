@@ -145,6 +145,15 @@ pub struct DiarizationConfig {
     pub streaming_cache: SpeakerCacheConfig,
 }
 
+impl DiarizationConfig {
+    /// Encoder rows of the offline loop's largest step: speaker cache, FIFO, and a chunk with its left and right
+    /// context.
+    pub(crate) fn offline_step_rows(&self) -> usize {
+        let (cache, chunks) = (&self.cache, &self.chunks);
+        cache.cache_length + cache.fifo_length + chunks.left_context + chunks.length + chunks.right_context
+    }
+}
+
 /// The word-timestamp encoder and its CTC classifier (`word_timestamp_config`; Transformers 5.23
 /// `Nemotron3_5TranscribeWordTimestampConfig`, NeMo `ctc_timestamp`). It runs on the ASR tower's output in the ASR
 /// chunk schedule, each encoder frame upsampled to `upsampling_factor` head frames.

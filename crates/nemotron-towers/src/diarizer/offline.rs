@@ -1,8 +1,9 @@
 //! The offline speaker-cache loop over whole recordings (docs/model.md §6), one or many at a time. Each recording's
 //! steps depend on each other (the speaker cache and FIFO carry over), so a recording never runs two steps at
-//! once; several recordings instead run their next steps side by side, one submission for all of them, as the live
-//! sessions of `streaming::push_many` do. [`DiarizerBatch`] takes recordings at any time (a server's concurrent
-//! requests, a front end's list of files); [`Sortformer::diarize`] runs the same steps for one recording.
+//! once; several recordings instead run their next steps side by side, one submission for all of them
+//! (`Sortformer::steps`, the live sessions' steps too: each recording's cache and FIFO rows stay on the GPU, and a
+//! step uploads its chunk's features with their context). [`DiarizerBatch`] takes recordings at any time (a server's
+//! concurrent requests, a front end's list of files); [`Sortformer::diarize`] runs the same steps for one recording.
 
 use std::collections::VecDeque;
 
@@ -14,9 +15,8 @@ use crate::config::DiarizationConfig;
 use crate::error::{Error, Result};
 use crate::frontend::Features;
 use crate::model::check_features;
-use crate::sortformer::{Sortformer, each_step, encoder_rate_probabilities};
-use crate::speaker_cache::{self, SpeakerCache, StepLayout};
-use crate::tower::{InputKind, Sequence, Tower, no_prologue};
+use crate::sortformer::{CacheRows, Sortformer, StepInput, each_step};
+use crate::speaker_cache::StepLayout;
 
 /// How many recordings a [`DiarizerBatch`] runs side by side: at most `max_recordings` steps, and at most
 /// `max_rows` encoder rows (every step counted at the schedule's largest), per submission.
@@ -25,7 +25,7 @@ pub struct BatchLimits {
     /// Most recordings whose steps share one submission.
     pub max_recordings: usize,
     /// Most encoder rows of one submission; `None`: as many as the device's storage bindings hold
-    /// ([`Tower::max_rows`]).
+    /// ([`Tower::max_rows`](crate::tower::Tower::max_rows)).
     pub max_rows: Option<usize>,
 }
 
@@ -37,33 +37,22 @@ impl Default for BatchLimits {
     }
 }
 
-/// One recording's place in the loop: its features, the embeddings of the chunks around the next one, the
-/// speaker cache and FIFO, and the logits so far.
+/// One recording's place in the loop: its features, the speaker cache and FIFO (their rows on the GPU), the logits
+/// so far.
 struct Recording<F> {
     features: F,
     valid_frames: usize,
     chunks: Vec<Chunk>,
     next: usize,
-    cache: SpeakerCache,
-    /// The `[speaker cache ; FIFO]` rows `[cache_rows + fifo_rows, d]` of the next step.
-    cached: Vec<f32>,
-    /// Projected rows from encoder frame `first` on.
-    embedded: Vec<f32>,
-    first: usize,
+    cache: CacheRows,
     logits: Vec<f32>,
-}
-
-/// A step a recording has prepared: `[speaker cache ; FIFO ; chunk with context]` rows and their key mask.
-struct Step {
-    rows: Vec<f32>,
-    valid: Vec<bool>,
-    layout: StepLayout,
 }
 
 impl<F: AsRef<[f32]>> Recording<F> {
     /// Raw (un-normalised) log-mel `[frames, mel]` with `valid_frames` real frames (`frames` a multiple of the
-    /// subsampling factor).
-    fn new(c: &DiarizationConfig, features: F, valid_frames: usize) -> Result<Self> {
+    /// subsampling factor), its cache and FIFO rows leased on `sortformer`'s GPU.
+    fn new(sortformer: &Sortformer, features: F, valid_frames: usize) -> Result<Self> {
+        let c = sortformer.config();
         let (sub, width) = (c.encoder.subsampling, c.encoder.stacked_features());
         let values = features.as_ref().len();
         if !values.is_multiple_of(width) {
@@ -78,10 +67,7 @@ impl<F: AsRef<[f32]>> Recording<F> {
             valid_frames,
             chunks: schedule(frames, &c.chunks),
             next: 0,
-            cache: SpeakerCache::new(c.cache, c.speakers),
-            cached: Vec::new(),
-            embedded: Vec::new(),
-            first: 0,
+            cache: sortformer.cache_rows(c.offline_step_rows(), c.cache)?,
             logits: Vec::with_capacity(frames * sub * c.speakers),
         })
     }
@@ -90,46 +76,30 @@ impl<F: AsRef<[f32]>> Recording<F> {
         self.next == self.chunks.len()
     }
 
-    /// The next chunk's step, embedding the frames it reads first where they are not yet.
-    async fn prepare(&mut self, c: &DiarizationConfig, tower: &Tower) -> Result<Step> {
-        let (d, width, sub) = (c.encoder.hidden, c.encoder.stacked_features(), c.encoder.subsampling);
+    /// The next chunk's rows and how many of them, from the first, are keys: the cache and FIFO, then the frames of
+    /// its context window that docs/model.md §4's mask keeps.
+    fn layout(&self, c: &DiarizationConfig) -> (StepLayout, usize) {
         let chunk = self.chunks[self.next];
-        let features = self.features.as_ref();
-        let frames = features.len() / width;
-        // The input projection runs over blocks of a fixed number of frames, kept in a window that slides along the
-        // chunks: the embeddings of the whole recording would be as large as its features, and blocks of chunks
-        // (with their overlapping contexts) would vary in size and grow the tower's workspace with the length of the
-        // recording.
-        if self.first + self.embedded.len() / d < chunk.context_end {
-            // No later chunk looks back past this one's context.
-            self.embedded.drain(..(chunk.context_start - self.first) * d);
-            self.first = chunk.context_start;
-            let from = self.first + self.embedded.len() / d;
-            let to = (from + MAX_CHUNKS_PER_BATCH * c.chunks.length).max(chunk.context_end).min(frames);
-            self.embedded.extend(tower.embed(&features[from * width..to * width]).await?);
-        }
-        let valid: Vec<bool> = (chunk.context_start..chunk.context_end).map(|t| t * sub < self.valid_frames).collect();
-        let context = &self.embedded[(chunk.context_start - self.first) * d..(chunk.context_end - self.first) * d];
-        let rows = [self.cached.as_slice(), context].concat();
-        let valid = [vec![true; self.cached.len() / d], valid].concat();
-        let layout = StepLayout {
-            cache_rows: self.cache.cache_rows(),
-            fifo_rows: self.cache.fifo_rows(),
-            lookback: chunk.lookback(),
-            chunk_rows: chunk.end - chunk.start,
-        };
-        Ok(Step { rows, valid, layout })
+        let layout = self.cache.layout(chunk.lookback(), chunk.end - chunk.start);
+        // Frame `t` is a key while `t · subsampling < valid_frames`.
+        let keys = self.valid_frames.div_ceil(c.encoder.subsampling).clamp(chunk.context_start, chunk.context_end);
+        (layout, layout.cache_rows + layout.fifo_rows + keys - chunk.context_start)
     }
 
-    /// Takes a step's logits `[rows·subsampling, speakers]`: keeps its chunk's, and updates the cache and FIFO.
-    fn complete(&mut self, c: &DiarizationConfig, step: Step, logits: &[f32], silence: &[f32]) {
-        let (sub, speakers) = (c.encoder.subsampling, c.speakers);
-        let Step { rows, valid, layout } = step;
-        let first_logit = layout.chunk_start() * sub * speakers;
-        self.logits.extend_from_slice(&logits[first_logit..first_logit + layout.chunk_rows * sub * speakers]);
-        let probs = encoder_rate_probabilities(logits, &valid, sub, speakers);
-        let sources = self.cache.update(layout, &probs);
-        self.cached = speaker_cache::gather(&sources, &rows, silence);
+    /// The next chunk's step: the stacked features of its context window after the cache and FIFO.
+    fn step(&self, c: &DiarizationConfig) -> StepInput<'_> {
+        let width = c.encoder.stacked_features();
+        let chunk = self.chunks[self.next];
+        let features = &self.features.as_ref()[chunk.context_start * width..chunk.context_end * width];
+        let (layout, keys) = self.layout(c);
+        self.cache.step(features, layout, keys, self.next + 1 == self.chunks.len())
+    }
+
+    /// Takes the step's logits (from its first row read): keeps its chunk's, and updates the cache and FIFO.
+    fn complete(&mut self, c: &DiarizationConfig, logits: &[f32]) {
+        let (layout, keys) = self.layout(c);
+        let chunk = self.cache.complete(layout, logits, keys, (c.encoder.subsampling, c.speakers));
+        self.logits.extend_from_slice(chunk);
         self.next += 1;
     }
 }
@@ -147,7 +117,7 @@ impl Sortformer {
         // A user while its steps run: the workspaces they grow are kept from one step to the next, and freed after
         // the last (if no live session or batch is left).
         let _user = Joined::new(self);
-        let mut running = [(0, Recording::new(self.config(), features, valid_frames))];
+        let mut running = [(0, Recording::new(self, features, valid_frames))];
         while matches!(&running[0].1, Ok(recording) if !recording.done()) {
             self.run_steps(&mut running, &mut |_, done, all| progress(done, all)).await;
         }
@@ -157,10 +127,7 @@ impl Sortformer {
 
     /// Steps per submission under `limits`, every step counted at the schedule's largest.
     fn recordings_per_submission(&self, limits: &BatchLimits) -> usize {
-        let (cache, chunks) = (&self.config().cache, &self.config().chunks);
-        let step_rows =
-            cache.cache_length + cache.fifo_length + chunks.left_context + chunks.length + chunks.right_context;
-        self.steps_per_submission(step_rows, limits.max_recordings, limits.max_rows)
+        self.steps_per_submission(self.config().offline_step_rows(), limits.max_recordings, limits.max_rows)
     }
 
     /// The next step of each recording of `running` (its number and its state), as one submission; a failure of the
@@ -171,28 +138,19 @@ impl Sortformer {
         progress: &mut dyn FnMut(usize, usize, usize),
     ) {
         let c = self.config();
-        let mut steps: Vec<(usize, Step)> = Vec::with_capacity(running.len());
-        for (i, (_, state)) in running.iter_mut().enumerate() {
-            let Ok(recording) = state else { continue };
-            match recording.prepare(c, self.tower()).await {
-                Ok(step) => steps.push((i, step)),
-                Err(error) => *state = Err(error),
-            }
-        }
-        if steps.is_empty() {
+        let inputs: Vec<StepInput<'_>> =
+            running.iter().filter_map(|(_, state)| state.as_ref().ok()).map(|recording| recording.step(c)).collect();
+        if inputs.is_empty() {
             return;
         }
-        let batch: Vec<Sequence<'_>> = steps.iter().map(|(_, s)| Sequence { rows: &s.rows, valid: &s.valid }).collect();
-        let all: Vec<_> = batch.iter().map(|s| 0..s.valid.len()).collect();
-        let outputs = self.steps(InputKind::Embeddings, &batch, &all, (no_prologue, no_prologue), Timing::Off).await;
-        drop(batch);
-        let count = steps.len();
-        for ((i, step), output) in steps.into_iter().zip(each_step(outputs, count)) {
-            let (number, state) = &mut running[i];
+        let outputs = each_step(self.steps(&inputs, Timing::Off).await, inputs.len());
+        drop(inputs);
+        let stepped = running.iter_mut().filter(|(_, state)| state.is_ok());
+        for ((number, state), output) in stepped.zip(outputs) {
             match output {
                 Ok(output) => {
                     if let Ok(recording) = state {
-                        recording.complete(c, step, &output.logits, self.silence());
+                        recording.complete(c, &output.logits);
                         progress(*number, recording.next, recording.chunks.len());
                     }
                 }
@@ -216,7 +174,8 @@ pub struct DiarizerBatch<'d> {
     diarizer: &'d Diarizer,
     per_submission: usize,
     added: usize,
-    waiting: VecDeque<(usize, Result<Recording<Features>>)>,
+    /// Checked, not yet started: a recording leases its cache and FIFO rows when it takes a place.
+    waiting: VecDeque<(usize, Features)>,
     running: Vec<(usize, Result<Recording<Features>>)>,
     /// Refused before they could wait.
     refused: Vec<(usize, Error)>,
@@ -263,8 +222,7 @@ impl DiarizerBatch<'_> {
         if let Err(error) = check_features(&features, c.encoder.mel_bins, c.encoder.subsampling) {
             return self.refuse(error);
         }
-        let valid = features.valid;
-        self.waiting.push_back((self.added, Recording::new(c, features, valid)));
+        self.waiting.push_back((self.added, features));
         self.added += 1;
         self.follow_recordings();
         self.added - 1
@@ -303,15 +261,17 @@ impl DiarizerBatch<'_> {
     pub async fn step(&mut self, progress: &mut dyn FnMut(usize, usize, usize)) -> Vec<(usize, Result<Diarization>)> {
         let mut finished: Vec<(usize, Result<Recording<Features>>)> =
             self.refused.drain(..).map(|(number, error)| (number, Err(error))).collect();
+        let sortformer = self.diarizer.sortformer();
         while self.running.len() < self.per_submission
-            && let Some(entry) = self.waiting.pop_front()
+            && let Some((number, features)) = self.waiting.pop_front()
         {
-            match entry {
-                (number, Ok(recording)) if !recording.done() => self.running.push((number, Ok(recording))),
-                other => finished.push(other),
+            let valid = features.valid;
+            match Recording::new(sortformer, features, valid) {
+                Ok(recording) if !recording.done() => self.running.push((number, Ok(recording))),
+                other => finished.push((number, other)),
             }
         }
-        self.diarizer.sortformer().run_steps(&mut self.running, progress).await;
+        sortformer.run_steps(&mut self.running, progress).await;
         let (done, going): (Vec<_>, Vec<_>) =
             self.running.drain(..).partition(|(_, state)| !matches!(state, Ok(recording) if !recording.done()));
         self.running = going;

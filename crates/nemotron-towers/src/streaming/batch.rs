@@ -91,7 +91,7 @@ async fn run_batch(
     let Some((_, first, _)) = ready.first() else { return };
     let (sortformer, timing) = (first.diarizer().sortformer(), first.timing());
     let inputs: Vec<_> = ready.iter().map(|(_, session, due)| session.step(due)).collect();
-    let steps = each_step(sortformer.stream_steps(&inputs, timing).await, inputs.len());
+    let steps = each_step(sortformer.steps(&inputs, timing).await, inputs.len());
     drop(inputs);
     let mut work = Vec::with_capacity(ready.len());
     for ((i, session, due), step) in ready.into_iter().zip(steps) {

@@ -32,7 +32,6 @@
 
 mod batch;
 mod mode;
-pub(crate) mod resident;
 mod session;
 
 pub use batch::push_many;

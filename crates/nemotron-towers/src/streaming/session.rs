@@ -8,10 +8,9 @@ use gpu_core::Timing;
 use crate::diarizer::Diarizer;
 use crate::error::{Error, Result};
 use crate::frontend::{HOP_LENGTH, N_MELS, first_sample_needed};
-use crate::sortformer::{StepInput, StepOutput, encoder_rate_probabilities, mean_sigmoid};
-use crate::speaker_cache::{RowSource, SpeakerCache, StepLayout};
+use crate::sortformer::{CacheRows, StepInput, StepOutput, mean_sigmoid};
+use crate::speaker_cache::StepLayout;
 use crate::streaming::mode::{ChunkPlan, StreamingMode};
-use crate::streaming::resident::{Slot, StepRows};
 
 /// Most encoder frames of chunk and look-ahead together (87 minutes): far past any use, far from overflow.
 const MAX_MODE_FRAMES: usize = 1 << 16;
@@ -34,11 +33,8 @@ pub struct DiarizerSession {
     diarizer: Diarizer,
     mode: StreamingMode,
     plan: ChunkPlan,
-    cache: SpeakerCache,
-    /// The session's rows on the GPU.
-    slot: Slot,
-    /// Where each row of the next step's `[cache ; FIFO]` is in the slot.
-    sources: Vec<RowSource>,
+    /// The speaker cache and FIFO: their bookkeeping, their rows on the GPU.
+    cache: CacheRows,
     /// The stream from sample `first_sample` on (earlier samples no chunk needs any more).
     samples: Vec<f32>,
     first_sample: usize,
@@ -117,16 +113,14 @@ impl DiarizerSession {
         let rows = mode.step_rows(&cache);
         let sortformer = diarizer.sortformer();
         sortformer.tower().check_rows(rows, &format!("a streaming step of mode {}", mode.name()))?;
-        let (plan, cache) = (ChunkPlan::new(mode, c.encoder.subsampling), SpeakerCache::new(cache, c.speakers));
-        let slot = sortformer.lease_rows(rows)?;
+        let plan = ChunkPlan::new(mode, c.encoder.subsampling);
+        let cache = sortformer.cache_rows(rows, cache)?;
         sortformer.join();
         Ok(Self {
             diarizer,
             mode,
             plan,
             cache,
-            slot,
-            sources: Vec::new(),
             samples: Vec::new(),
             first_sample: 0,
             received: 0,
@@ -138,15 +132,13 @@ impl DiarizerSession {
     /// A copy of the session that continues independently: the same stream so far, its own rows on the GPU (copied
     /// there, in a submission of its own).
     pub fn fork(&self) -> Result<Self> {
-        let slot = self.slot.fork()?;
+        let cache = self.cache.fork()?;
         self.diarizer.sortformer().join();
         Ok(Self {
             diarizer: self.diarizer.clone(),
             mode: self.mode,
             plan: self.plan,
-            cache: self.cache.clone(),
-            slot,
-            sources: self.sources.clone(),
+            cache,
             samples: self.samples.clone(),
             first_sample: self.first_sample,
             received: self.received,
@@ -231,7 +223,7 @@ impl DiarizerSession {
     /// Runs the next chunk over `frames` mel frames: with the mode's look-ahead, or as the `last` one.
     async fn run_chunk(&mut self, frames: usize, last: bool) -> Result<StreamOutput> {
         let due = self.prepare_chunk(frames, last)?;
-        let mut steps = self.diarizer.sortformer().stream_steps(&[self.step(&due)], self.timing).await?;
+        let mut steps = self.diarizer.sortformer().steps(&[self.step(&due)], self.timing).await?;
         let step = steps.pop().ok_or_else(|| Error::Internal("a streaming step's output is missing".into()))?;
         Ok(self.complete_chunk(due, step))
     }
@@ -246,49 +238,29 @@ impl DiarizerSession {
         let features = self.diarizer.frontend().frames(&self.samples, self.first_sample, mel_frames.clone())?;
         // Stacked `sub` frames per row; a partial last group is zero-padded and stays a valid key upstream.
         let sub_rows = frames.div_ceil(c.encoder.subsampling);
-        let layout = StepLayout {
-            cache_rows: self.cache.cache_rows(),
-            fifo_rows: self.cache.fifo_rows(),
-            lookback: 0,
-            chunk_rows: sub_rows - lookahead,
-        };
+        let layout = self.cache.layout(0, sub_rows - lookahead);
         let values = features.len();
         let mut stacked = features;
         stacked.resize(sub_rows * c.encoder.stacked_features(), 0.0);
         Ok(DueChunk { last, lookahead, mel_frames, stacked, values, layout })
     }
 
-    /// The GPU step of a prepared chunk: its features after the session's rows, the logits it needs back.
+    /// The GPU step of a prepared chunk: its features after the session's rows, every row a key.
     pub(super) fn step<'s>(&'s self, due: &'s DueChunk) -> StepInput<'s> {
-        let chunk_end = due.layout.chunk_start() + due.layout.chunk_rows;
-        StepInput {
-            features: &due.stacked,
-            rows: StepRows {
-                slot: &self.slot,
-                sources: &self.sources,
-                // After the last chunk no step reads the rows.
-                keep: if due.last { 0..0 } else { 0..chunk_end },
-            },
-            logits: self.cache.first_row_read()..chunk_end,
-        }
+        self.cache.step(&due.stacked, due.layout, due.rows(), due.last)
     }
 
     /// Takes the step of a prepared chunk: updates the speaker cache and FIFO, and gives what the chunk made final.
     pub(super) fn complete_chunk(&mut self, due: DueChunk, step: StepOutput) -> StreamOutput {
         let c = self.diarizer.config();
         let (sub, speakers) = (c.encoder.subsampling, c.speakers);
+        let step_rows = due.rows();
         let DueChunk { last, lookahead, mel_frames, mut stacked, values, layout } = due;
         let index = self.next_chunk;
+        let chunk = self.cache.complete(layout, &step.logits, step_rows, (sub, speakers));
         // The last chunk drops the padding of its partial group.
         let emitted = (layout.chunk_rows * sub).min(mel_frames.len());
-        let first_read = self.cache.first_row_read();
-        let start = (layout.chunk_start() - first_read) * sub * speakers;
-        let speaker_logits = step.logits[start..start + emitted * speakers].to_vec();
-        let read_rows = step.logits.len() / (sub * speakers);
-        let mut probs = vec![0.0; first_read * speakers];
-        probs.extend(encoder_rate_probabilities(&step.logits, &vec![true; read_rows], sub, speakers));
-        self.sources = self.cache.update(layout, &probs);
-        self.slot.flip();
+        let speaker_logits = chunk[..emitted * speakers].to_vec();
         let speaker_probabilities: Vec<f32> = speaker_logits
             .chunks(sub * speakers)
             .flat_map(|group| mean_sigmoid(group, speakers))
@@ -301,7 +273,7 @@ impl DiarizerSession {
             mel_frames: mel_frames.clone(),
             lookahead,
             frames: emitted,
-            step_rows: layout.chunk_start() + layout.chunk_rows + lookahead,
+            step_rows,
             features: stacked,
             gpu_ms: step.gpu_ms,
         };
@@ -348,4 +320,11 @@ pub(super) struct DueChunk {
     /// Values of `stacked` before the padding: the features the chunk reads.
     values: usize,
     layout: StepLayout,
+}
+
+impl DueChunk {
+    /// Rows of the step: speaker cache, FIFO, chunk and look-ahead.
+    fn rows(&self) -> usize {
+        self.layout.chunk_start() + self.layout.chunk_rows + self.lookahead
+    }
 }

@@ -33,14 +33,15 @@ pub(crate) type GpuEncoder = EncoderWeights<Weight, GpuBuffer>;
 pub enum InputKind<'a> {
     /// Stacked log-mel rows `[n, subsampling·mel]`, projected by the tower's input projection.
     Features,
-    /// Already projected rows `[n, d]` (the Sortformer's cache/FIFO path).
+    /// Already projected rows `[n, d]` (a lone Sortformer step of given rows, `Sortformer::logits`).
     Embeddings,
-    /// Streaming diarization steps, one per sequence (of one session each): sequence `i` starts with `gathered[i]`
-    /// projected rows (speaker cache and FIFO) already on the GPU, which the caller's prologue copies into the
-    /// tower's rows in the same submission (the live sessions' rows stay on the GPU between steps); its `rows` hold
-    /// only the new chunk's stacked log-mel rows `[n_i − gathered[i], subsampling·mel]`, which the same submission
-    /// projects in place after them (the chunks of all sequences in one product). Only this crate's streaming steps
-    /// have rows on the GPU to give: [`Tower::forward`], [`Tower::forward_into`] and [`Tower::timed`] refuse it.
+    /// Diarization steps, one per sequence (of one recording or live session each): sequence `i` starts with
+    /// `gathered[i]` projected rows (speaker cache and FIFO) already on the GPU, which the caller's prologue copies
+    /// into the tower's rows in the same submission (the cache and FIFO rows stay on the GPU between steps); its
+    /// `rows` hold only the step's stacked log-mel rows `[n_i − gathered[i], subsampling·mel]` (a chunk with its
+    /// context or look-ahead), which the same submission projects in place after them (the rows of all sequences in
+    /// one product, each row's projection the same bits whatever the product's rows). Only this crate's diarization
+    /// steps have rows on the GPU to give: [`Tower::forward`], [`Tower::forward_into`] and [`Tower::timed`] refuse it.
     GatheredThenFeatures {
         /// Per sequence, its rows at the start that the prologue writes.
         gathered: &'a [usize],
@@ -311,32 +312,6 @@ impl Tower {
         finish(rec, &work.a, rows).await
     }
 
-    /// The input projection alone: stacked features `[n, subsampling·mel]` → `[n, d]`, in blocks
-    /// of at most [`Tower::max_rows`] rows.
-    pub async fn embed(&self, features: &[f32]) -> Result<Vec<f32>> {
-        let c = &self.config;
-        let width = c.stacked_features();
-        if !features.len().is_multiple_of(width) {
-            return Err(Error::features(format!("{} feature values are not whole rows of {width}", features.len())));
-        }
-        let mut out = Vec::with_capacity(features.len() / width * c.hidden);
-        // Blocks of whole rows; a device too small for one row of the tower is refused here.
-        self.check_rows(1.min(features.len()), "the input projection")?;
-        let projection = self.input_projection()?;
-        let mut state = self.state.lock().await;
-        for block in features.chunks(self.max_rows() * width) {
-            let rows = block.len() / width;
-            let (work, _) = self.prepare(&mut state, rows, 1)?;
-            self.gpu.write_f32(&work.input, 0, block)?;
-            let mut rec = Recorder::new(&self.gpu);
-            let shape = GemmShape { n: rows, m: c.hidden, k: width };
-            gemm(&mut rec, &work.input, projection, &work.x, shape, &Epilogue::default())?;
-            rec.submit()?;
-            out.extend(self.gpu.read_f32_range(&work.x, 0, rows * c.hidden).await?);
-        }
-        Ok(out)
-    }
-
     /// The stacked-features projection; a tower without one (the word-timestamp encoder) takes embedded rows only.
     fn input_projection(&self) -> Result<&Weight> {
         self.weights.input_projection.as_ref().ok_or(Error::NoInputProjection)
@@ -422,12 +397,12 @@ impl Tower {
         Ok(())
     }
 
-    /// Uploads streaming steps: each sequence's projected rows, where its `rows` hold them, to its rows of `x` (its
+    /// Uploads diarization steps: each sequence's projected rows, where its `rows` hold them, to its rows of `x` (its
     /// padding rows zeroed), the stacked features of all sequences one after another to `input`, the key mask.
     fn upload_steps(&self, work: &Workspace, gathered: &[usize], batch: &[Sequence<'_>], seq_len: usize) -> Result<()> {
         let (d, width) = (self.config.hidden, self.config.stacked_features());
         if gathered.len() != batch.len() {
-            let what = "streaming steps: counts of projected rows, one per sequence".to_string();
+            let what = "diarization steps: counts of gathered rows, one per sequence".to_string();
             return Err(Error::Length { what, expected: batch.len(), found: gathered.len() });
         }
         let mut features = Vec::new();
@@ -435,11 +410,11 @@ impl Tower {
         for (i, (step, &gathered)) in batch.iter().zip(gathered).enumerate() {
             let rows = step.valid.len();
             if gathered > rows {
-                return Err(Error::Frames { what: "streaming step: projected rows", found: gathered, frames: rows });
+                return Err(Error::Frames { what: "diarization step: gathered rows", found: gathered, frames: rows });
             }
             let expected = (rows - gathered) * width;
             if step.rows.len() != expected {
-                let what = format!("streaming step {i} ({} feature rows of {width})", rows - gathered);
+                let what = format!("diarization step {i} ({} feature rows of {width})", rows - gathered);
                 return Err(Error::Length { what, expected, found: step.rows.len() });
             }
             if rows < seq_len {

@@ -1,11 +1,11 @@
-//! Recording the tower onto a command buffer: the streaming steps' projection, the layers (submitted in parts when
+//! Recording the tower onto a command buffer: the diarization steps' projection, the layers (submitted in parts when
 //! asked), the residual norms.
 
 use super::*;
 
 impl Tower {
-    /// Projects the chunks of streaming steps (uploaded by [`Tower::upload_steps`]) in one product into `h` (free
-    /// until the input norm writes it), then moves each sequence's rows after its projected ones in `x`.
+    /// Projects the features of diarization steps (uploaded by [`Tower::upload_steps`]) in one product into `h`
+    /// (free until the input norm writes it), then moves each sequence's rows after its gathered ones in `x`.
     pub(super) fn record_step_projection(
         &self,
         rec: &mut Recorder<'_>,
@@ -18,6 +18,9 @@ impl Tower {
         let new_rows: Vec<usize> = batch.iter().zip(embedded).map(|(s, &e)| s.valid.len() - e).collect();
         let total = new_rows.iter().sum();
         let shape = GemmShape { n: total, m: d, k: stacked };
+        // One product, never split along k (`gemm`, not `gemm_partials`), on either kernel: a row's projection is
+        // the same bits whatever rows share the product, so the cache and FIFO rows a step keeps are those any other
+        // step would have projected (an offline chunk's context frames are projected again by the next chunk).
         gemm(rec, &work.input, self.input_projection()?, &work.h, shape, &Epilogue::default())?;
         let mut from = 0;
         for (i, (&embedded, &rows)) in embedded.iter().zip(&new_rows).enumerate() {
@@ -155,7 +158,7 @@ fn norm(
 
 impl Tower {
     /// Every pipeline a call of this tower can record over sequences of up to `longest` rows, in any batch that fits
-    /// [`Tower::max_rows`]: the input projection ([`Tower::embed`] and the streaming steps' too), the norms, each
+    /// [`Tower::max_rows`]: the input projection (the diarization steps' too), the norms, each
     /// layer's products and its attention on whichever kernels the batches take ([`rotary_attention_kernels`]).
     pub(crate) fn kernels(&self, longest: usize) -> Vec<KernelVariant> {
         let (c, w, gpu) = (&self.config, &self.weights, &self.gpu);

@@ -1,17 +1,17 @@
-//! The live sessions' speaker cache and FIFO on the GPU. Each session leases a slot of rows in a page (one storage
-//! buffer for many sessions, so a batched step gathers the rows of all of them with one launch per page), and a step
-//! moves only the rows its cache update names ([`RowSource`]): the embeddings never cross the bus, a step uploads its
-//! chunk's features and reads back logits.
+//! The speaker cache and FIFO of the recordings and live sessions on the GPU. Each recording or session leases a
+//! slot of rows in a page (one storage buffer for many of them, so a batched step gathers the rows of all of them
+//! with one launch per page), and a step moves only the rows its cache update names ([`RowSource`]): the embeddings
+//! never cross the bus, a step uploads its frames' features and reads back logits.
 //!
 //! A slot has two halves of a step's rows: a step reads its `[cache ; FIFO]` rows from the current half and writes
-//! its `[cache ; FIFO ; chunk]` rows to the other, which becomes current once the step has succeeded; a failed step
-//! leaves the current half as it was, so the chunk runs again on the next push. Row 0 of every page is the silence
+//! its rows up to its chunk's end to the other, which becomes current once the step has succeeded; a failed step
+//! leaves the current half as it was, so a live chunk runs again on the next push. Row 0 of every page is the silence
 //! embedding the compression inserts.
 //!
-//! Pages follow the sessions: a session leases the lowest free slot, so sessions gather on the first pages and the
-//! later (larger) ones empty out as sessions end; a page whose slots are all free is freed, but for one per pool, the
-//! smallest, kept in reserve so that a session that comes and goes beside a steady load does not allocate and free a
-//! page each time. A freed page leaves its index empty: the indices that slots and free lists hold never shift.
+//! Pages follow their users: a recording or session leases the lowest free slot, so they gather on the first pages
+//! and the later (larger) ones empty out as they end; a page whose slots are all free is freed, but for one per pool
+//! (per size of step: the offline schedule's, each live mode's), the smallest, kept in reserve so that a user that
+//! comes and goes beside a steady load does not allocate and free a page each time. A freed page leaves its index empty: the indices that slots and free lists hold never shift.
 
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -23,11 +23,11 @@ use gpu_core::{Gpu, GpuBuffer, GpuError, Recorder, Reused};
 use crate::error::Result;
 use crate::speaker_cache::RowSource;
 
-/// Most slots of one page: pages grow 1, 2, 4, … slots up to this, so one session costs one slot's memory and a
+/// Most slots of one page: pages grow 1, 2, 4, … slots up to this, so one user costs one slot's memory and a
 /// thousand take a few dozen pages.
 const MAX_SLOTS_PER_PAGE: usize = 64;
 
-/// The pages of a diarizer's live sessions, per size of step.
+/// The pages of a diarizer's recordings and live sessions, per size of step.
 pub(crate) struct ResidentRows {
     gpu: Gpu,
     silence: Vec<f32>,
@@ -52,8 +52,8 @@ struct Page {
     leased: usize,
 }
 
-/// A session's rows on the GPU, given back to its page when dropped. It holds its pages' owner, so a session
-/// that holds it borrows nothing.
+/// A recording's or session's rows on the GPU, given back to its page when dropped. It holds its pages' owner, so
+/// what holds it borrows nothing.
 pub(crate) struct Slot {
     owner: Arc<ResidentRows>,
     step_rows: usize,
@@ -65,7 +65,7 @@ pub(crate) struct Slot {
 }
 
 impl ResidentRows {
-    /// Pages for the sessions of a diarizer whose compression inserts `silence` (`[d]`).
+    /// Pages for the recordings and sessions of a diarizer whose compression inserts `silence` (`[d]`).
     pub(crate) fn new(gpu: &Gpu, silence: Vec<f32>) -> Self {
         Self { gpu: gpu.clone(), silence, pools: Mutex::new(Vec::new()), pairs: Default::default() }
     }
@@ -95,8 +95,7 @@ impl ResidentRows {
             let place = pool.pages.iter().position(Option::is_none).unwrap_or(pool.pages.len());
             // 1, 2, 4, … slots, up to what `slots_per_page` allows.
             let slots = (1usize << place.min(16)).min(self.slots_per_page(step_rows)?);
-            let buffer =
-                self.gpu.zeros("live sessions' speaker cache and FIFO", page_rows(slots, step_rows) * self.width())?;
+            let buffer = self.gpu.zeros("speaker cache and FIFO rows", page_rows(slots, step_rows) * self.width())?;
             self.gpu.write_f32(&buffer, 0, &self.silence)?;
             if place == pool.pages.len() {
                 pool.pages.push(None);
@@ -122,7 +121,7 @@ impl ResidentRows {
         if slots == 0 {
             return Err(GpuError::LimitExceeded {
                 what: format!(
-                    "a live session's rows: 2 × {step_rows} rows of {} values and a silence row",
+                    "a slot of speaker cache and FIFO rows: 2 × {step_rows} rows of {} values and a silence row",
                     self.width()
                 ),
                 limit: "max_storage_buffer_binding_size",
@@ -187,7 +186,7 @@ impl ResidentRows {
         let mut guard = self.pairs.lock().await;
         let words = pairs.len().max(1).next_power_of_two();
         let buffer =
-            guard.get(words, GpuBuffer::len_words, |words| self.gpu.zeros("live sessions' row pairs", words))?.clone();
+            guard.get(words, GpuBuffer::len_words, |words| self.gpu.zeros("speaker cache row pairs", words))?.clone();
         self.gpu.write_u32(&buffer, 0, &pairs)?;
         Ok(StepCopies { _guard: guard, pairs: buffer, width: self.width(), into, back })
     }
@@ -238,7 +237,7 @@ pub(crate) struct StepRows<'s> {
     pub slot: &'s Slot,
     /// Where each row of the step's `[cache ; FIFO]` comes from in the slot's current half.
     pub sources: &'s [RowSource],
-    /// The step's rows kept for its next step (`[cache ; FIFO ; chunk]`; empty after the last chunk).
+    /// The step's rows kept for its next step (up to its chunk's end; none after the last chunk).
     pub keep: Range<usize>,
 }
 

@@ -1,7 +1,7 @@
 //! The Sortformer diarizer (docs/model.md §6): the encoder and the head over steps `[speaker cache ; FIFO ; chunk
-//! with context]`, one submission for the steps of one or several recordings or streams. The offline loop over whole
-//! recordings is `crate::offline`'s, the live one `crate::streaming`'s; the cache update is decided on the host, and
-//! the live sessions' rows stay on the GPU.
+//! with context]`, one submission for the steps of one or several recordings or streams (`step.rs`). The offline
+//! loop over whole recordings is `crate::diarizer`'s, the live one `crate::streaming`'s; both keep their cache and
+//! FIFO rows on the GPU (`resident.rs`), and the cache update is decided on the host.
 
 use std::ops::Range;
 use std::sync::{Arc, MutexGuard};
@@ -12,16 +12,20 @@ use audio_kernels::MatmulOptions;
 use audio_kernels::gemm::gemm_kernels;
 use audio_kernels::{Activation, ConvBatch, Epilogue, GemmShape, Weight, conv_im2col, gemm};
 use gpu_core::{Gpu, GpuBuffer, KernelVariant, Recorder, Reused, Timing};
-use nemotron_postprocess::math::sigmoid;
 
 use crate::checkpoint::Checkpoint;
-use crate::config::DiarizationConfig;
+use crate::config::{DiarizationConfig, SpeakerCacheConfig};
 use crate::error::{Error, Result};
 use crate::names::ModelNames;
 use crate::streaming::StreamingMode;
-use crate::streaming::resident::{ResidentRows, Slot, StepRows};
 use crate::tower::{InputKind, Sequence, Submission, Tower, no_prologue};
 use crate::weights::{self, Expectations, GpuStore, GpuWeights, HeadWeights, Linear};
+use resident::{ResidentRows, StepRows};
+pub use step::encoder_rate_probabilities;
+pub(crate) use step::{CacheRows, StepInput, StepOutput, each_step, mean_sigmoid};
+
+mod resident;
+mod step;
 
 fn epilogue(l: &Linear<Weight, GpuBuffer>, activation: Activation) -> Epilogue<'_> {
     Epilogue { bias: l.bias.as_ref(), activation, accumulate: false }
@@ -58,10 +62,9 @@ impl HeadWorkspace {
 pub struct Sortformer {
     tower: Tower,
     head: HeadWeights<Weight, GpuBuffer>,
-    silence: Vec<f32>,
     config: DiarizationConfig,
     workspace: Mutex<Reused<HeadWorkspace>>,
-    /// The live sessions' speaker cache and FIFO rows.
+    /// The speaker cache and FIFO rows of the recordings and live sessions.
     resident: Arc<ResidentRows>,
     /// [`crate::ModelOptions::lose_device_at_step_of`].
     lose_device_at_step_of: Option<usize>,
@@ -94,21 +97,12 @@ impl Sortformer {
     ) -> Result<Self> {
         let tower = Tower::build(store, &names.diarization, &config.encoder)?;
         let head = weights::head(store, &names.head, config)?;
-        // The offline cache update gathers its rows on the host, so the silence embedding lives there too.
+        // Each page of rows starts with the silence embedding, which the compression gathers like any row.
         let silence = tower.gpu().read_f32_range(&head.silence, 0, config.encoder.hidden).await?;
-        let resident = Arc::new(ResidentRows::new(tower.gpu(), silence.clone()));
+        let resident = Arc::new(ResidentRows::new(tower.gpu(), silence));
         let workspace = Mutex::new(Reused::default());
         let users = Default::default();
-        Ok(Self {
-            tower,
-            head,
-            silence,
-            config: config.clone(),
-            workspace,
-            resident,
-            lose_device_at_step_of: None,
-            users,
-        })
+        Ok(Self { tower, head, config: config.clone(), workspace, resident, lose_device_at_step_of: None, users })
     }
 
     /// This diarizer, losing its device at its first step of at least `steps` sequences (a test's setting).
@@ -126,20 +120,13 @@ impl Sortformer {
         &self.tower
     }
 
-    /// The silence embedding the cache compression inserts (`[d]`).
-    pub(crate) fn silence(&self) -> &[f32] {
-        &self.silence
-    }
-
     /// Every pipeline this diarizer's calls can record: offline steps of its schedule and the live sessions' steps of
     /// every named mode ([`StreamingMode::NAMED`], what the front ends take), the encoder of any batch of them
     /// ([`Tower::kernels`]), the head, the live rows' gathers. A custom mode's longer steps may need more, made at
     /// their first use.
     pub(crate) fn kernels(&self) -> Vec<KernelVariant> {
         let c = &self.config;
-        let (cache, chunks) = (&c.cache, &c.chunks);
-        let offline =
-            cache.cache_length + cache.fifo_length + chunks.left_context + chunks.length + chunks.right_context;
+        let offline = c.offline_step_rows();
         let live = StreamingMode::NAMED.iter().map(|mode| mode.step_rows(&c.streaming_cache)).max().unwrap_or(0);
         let mut kernels = self.tower.kernels(offline.max(live));
         let (w, gpu) = (&self.head, self.tower.gpu());
@@ -169,23 +156,24 @@ impl Sortformer {
         let every_row = 0..valid.len();
         let all = std::slice::from_ref(&every_row);
         let batch = [Sequence { rows, valid }];
-        let steps = self.steps(InputKind::Embeddings, &batch, all, (no_prologue, no_prologue), Timing::Off).await;
+        let steps = self.submit(InputKind::Embeddings, &batch, all, (no_prologue, no_prologue), Timing::Off).await;
         // A lone step: unless a session or a batch is live, none follows that would reuse the workspaces.
         self.release_if_idle();
         Ok(steps?.pop().ok_or_else(|| Error::Internal("a step's output is missing".into()))?.logits)
     }
 
-    /// Streaming steps, of one session each, as one submission and one readback (each sequence padded to the
-    /// longest; padding rows are no keys and zeros to the head's conv, so each step's output is its own). Every row
-    /// of a step is a valid key. The rows of each step's `[speaker cache ; FIFO]` are gathered on the GPU from its
-    /// session's slot, and its `[cache ; FIFO ; chunk]` rows written back to the slot's other half for the next step.
-    /// Returns per step the logits of its rows `logits` (`[rows·subsampling, speakers]`).
-    pub(crate) async fn stream_steps(&self, steps: &[StepInput<'_>], timing: Timing) -> Result<Vec<StepOutput>> {
+    /// Steps of recordings or live sessions, one each, as one submission and one readback (each sequence padded to
+    /// the longest; padding rows are no keys and zeros to the head's conv, so each step's output is its own). The rows
+    /// of each step's `[speaker cache ; FIFO]` are gathered on the GPU from its slot, its features projected after
+    /// them in the same submission, and its rows up to the chunk's end written back to the slot's other half for the
+    /// next step. Returns per step the logits of its rows `logits` (`[rows·subsampling, speakers]`).
+    pub(crate) async fn steps(&self, steps: &[StepInput<'_>], timing: Timing) -> Result<Vec<StepOutput>> {
         let width = self.config.encoder.stacked_features();
         // Rows the values make; a step whose values are no whole rows is refused by the tower's upload.
         let rows: Vec<usize> = steps.iter().map(|s| s.rows.sources.len() + s.features.len() / width).collect();
         let seq_len = rows.iter().copied().max().unwrap_or(0);
-        let valid: Vec<Vec<bool>> = rows.iter().map(|&n| vec![true; n]).collect();
+        let valid: Vec<Vec<bool>> =
+            steps.iter().zip(&rows).map(|(s, &n)| (0..n).map(|r| r < s.valid_rows).collect()).collect();
         let batch: Vec<Sequence<'_>> =
             steps.iter().zip(&valid).map(|(s, v)| Sequence { rows: s.features, valid: v }).collect();
         let gathered: Vec<usize> = steps.iter().map(|s| s.rows.sources.len()).collect();
@@ -196,16 +184,17 @@ impl Sortformer {
         let kind = InputKind::GatheredThenFeatures { gathered: &gathered };
         let prologue = |rec: &mut Recorder<'_>, x: &GpuBuffer| copies.record_into(rec, x, total);
         let epilogue = |rec: &mut Recorder<'_>, x: &GpuBuffer| copies.record_back(rec, x, total);
-        self.steps(kind, &batch, &logits, (prologue, epilogue), timing).await
+        self.submit(kind, &batch, &logits, (prologue, epilogue), timing).await
     }
 
-    /// A live session's rows on the GPU, for steps of up to `step_rows` rows.
-    pub(crate) fn lease_rows(&self, step_rows: usize) -> Result<Slot> {
-        self.resident.lease(step_rows)
+    /// An empty speaker cache and FIFO of `config`'s sizes for a recording or a live session, its rows in a slot on
+    /// the GPU for steps of up to `step_rows` rows.
+    pub(crate) fn cache_rows(&self, step_rows: usize, config: SpeakerCacheConfig) -> Result<CacheRows> {
+        Ok(CacheRows::new(self.resident.lease(step_rows)?, config, self.config.speakers))
     }
 
-    /// Counts a live session or an offline batch with recordings, which will step again: the workspaces its steps
-    /// grew stay until the last such user has gone ([`Sortformer::leave`]).
+    /// Counts a live session, an offline batch with recordings or a lone recording, which will step again: the
+    /// workspaces its steps grew stay until the last such user has gone ([`Sortformer::leave`]).
     pub(crate) fn join(&self) {
         *self.users() += 1;
     }
@@ -228,7 +217,7 @@ impl Sortformer {
         }
     }
 
-    /// The tower's workspace (with the context's scratch), the head's, and the row pairs of the sessions' copies.
+    /// The tower's workspace (with the context's scratch), the head's, and the row pairs of the steps' copies.
     /// Called under the users' lock: a lone step that ends as the last user leaves either finds no user and frees them
     /// itself, or has unlocked them before the one leaving tries.
     fn release_workspaces(&self) {
@@ -248,7 +237,7 @@ impl Sortformer {
     /// each sequence's rows `logits[i]`, with the GPU time of the submission when `timing` asks. `around` records
     /// work into the same submission on the tower's `[rows, d]` input rows: before the tower (after the upload) and
     /// after the head.
-    pub(crate) async fn steps(
+    async fn submit(
         &self,
         kind: InputKind<'_>,
         batch: &[Sequence<'_>],
@@ -333,57 +322,4 @@ impl Sortformer {
         gemm(rec, &work.hidden, &w.out.weight, &work.logits, shape, &epilogue(&w.out, Activation::None))?;
         Ok(())
     }
-}
-
-/// What each of `steps` steps gets of the submission they shared (`outputs`, one per step, from
-/// [`Sortformer::steps`]): its output; or, when the submission failed, the failure: alone, the error itself; side by
-/// side, [`Error::BatchedStep`] for each, all sharing the error as their source (a lost device stays a GPU error for
-/// each). The live sessions' batches and the offline recordings' take their steps' outcomes from here.
-pub(crate) fn each_step<O>(outputs: Result<Vec<O>>, steps: usize) -> Vec<Result<O>> {
-    let error = match outputs {
-        Ok(outputs) if outputs.len() == steps => return outputs.into_iter().map(Ok).collect(),
-        Ok(outputs) => Error::Internal(format!("{} outputs for {steps} steps", outputs.len())),
-        Err(error) => error,
-    };
-    if steps == 1 {
-        return vec![Err(error)];
-    }
-    let error = Arc::new(error);
-    (0..steps).map(|_| Err(Error::BatchedStep(Arc::clone(&error)))).collect()
-}
-
-/// One streaming step of a session: its chunk's stacked features `[n, subsampling·mel]` (the chunk proper, then its
-/// look-ahead) after the `[speaker cache ; FIFO]` rows its session keeps on the GPU.
-pub(crate) struct StepInput<'a> {
-    pub features: &'a [f32],
-    /// The session's rows: which to gather before the chunk, which to keep after it.
-    pub rows: StepRows<'a>,
-    /// The step's rows whose logits are read back.
-    pub logits: Range<usize>,
-}
-
-/// What one step gives back.
-pub(crate) struct StepOutput {
-    /// `[rows·subsampling, speakers]` of the rows asked for.
-    pub logits: Vec<f32>,
-    /// GPU time of the submission, when timed.
-    pub gpu_ms: Option<f64>,
-}
-
-/// `P[r, s] = mean_j sigmoid(logits[r·sub + j, s])`, 0 on rows that are not valid (docs/model.md §6.3).
-pub fn encoder_rate_probabilities(logits: &[f32], valid: &[bool], sub: usize, speakers: usize) -> Vec<f64> {
-    let mut probs = vec![0.0; valid.len() * speakers];
-    for (r, _) in valid.iter().enumerate().filter(|(_, v)| **v) {
-        let rows = &logits[r * sub * speakers..(r + 1) * sub * speakers];
-        probs[r * speakers..(r + 1) * speakers].copy_from_slice(&mean_sigmoid(rows, speakers));
-    }
-    probs
-}
-
-/// Per speaker, the mean of `sigmoid(logit)` over the rows of `logits` (`[rows, speakers]`).
-pub(crate) fn mean_sigmoid(logits: &[f32], speakers: usize) -> Vec<f64> {
-    let rows = logits.len() / speakers;
-    (0..speakers)
-        .map(|s| (0..rows).map(|j| sigmoid(logits[j * speakers + s] as f64)).sum::<f64>() / rows as f64)
-        .collect()
 }
