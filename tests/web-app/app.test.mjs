@@ -44,7 +44,8 @@ test("the bundled app diarizes as the CLI does", { timeout: 300_000 }, async () 
   await page.waitForFunction(() => window.appResult !== undefined);
   const result = await page.evaluate(() => window.appResult);
   console.log(`${result.info.description} on ${result.info.summary}`);
-  for (const name of ["Diarizer", "LiveDiarization", "Speakers", "default", "initSync", "writeSegments"]) {
+  const names = ["Diarizer", "LiveDiarization", "ModelCache", "Speakers", "default", "initSync", "writeSegments"];
+  for (const name of names) {
     assert.ok(result.exports.includes(name), `the package exports no ${name}: ${result.exports}`);
   }
   assert.equal(result.progress.at(-1), 1, `the load's progress ends at 1: ${result.progress}`);

@@ -155,8 +155,61 @@ export interface Enrollment {
   samples: Float32Array;
 }
 
-/** Receives a load's progress, a fraction from 0 to 1 (reading the files, then the upload to the GPU). */
-export type Progress = (fraction: number) => void;
+/**
+ * Receives a load's progress, a fraction from 0 to 1 (reading the files, then the upload to the GPU), and the stage
+ * where the package names it (`"compiling kernels k/n"`, `"downloading <file>"`, …).
+ */
+export type Progress = (fraction: number, stage?: string) => void;
+
+/**
+ * How `Diarizer.fromUrl` uses the model cache (the browser's Cache Storage): `"default"` uses a kept file once a
+ * `HEAD` request finds it unchanged on the server (the same `ETag`, `Content-Length` and `Last-Modified`, those both
+ * have; a Hugging Face Hub URL of a commit needs no asking) and keeps what it downloads; `"force-cache"` uses a kept
+ * file without asking the server (offline); `"no-store"` neither reads nor keeps.
+ */
+export type CacheMode = "default" | "force-cache" | "no-store";
+
+/** The options of `Diarizer.fromUrl`. */
+export interface UrlOptions {
+  /**
+   * Hears of the load: the files read (the first half; stage `"downloading <file>"` or `"reading <file> from the
+   * cache"`), then the kernels compiled (`"compiling kernels k/n"`).
+   */
+  onProgress?: Progress | null;
+  /** `"default"` unless given. */
+  cache?: CacheMode;
+}
+
+/** A file the model cache keeps (`ModelCache.list`). */
+export interface CachedFile {
+  url: string;
+  /** Bytes. */
+  size: number;
+  /** The server's `ETag` when it was downloaded, or `null`. */
+  etag: string | null;
+  /** The server's `Last-Modified` when it was downloaded, or `null`. */
+  lastModified: string | null;
+  /** When it was downloaded and kept. */
+  stored: Date;
+  /** A Hugging Face Hub URL's revision (`…/resolve/<revision>/<file>`), else `null`. */
+  revision: string | null;
+}
+
+/**
+ * The models `Diarizer.fromUrl` keeps in the browser's Cache Storage, file by file, keyed by URL. Where the context
+ * has no Cache Storage (a page that is not a secure context), the list is empty and nothing is kept.
+ */
+export class ModelCache {
+  private constructor();
+  /** The kept files, by URL. */
+  static list(): Promise<CachedFile[]>;
+  /**
+   * Removes the kept files of `url` (a file's URL, or a folder's: every file under it), or every kept file; resolves
+   * to the number removed.
+   */
+  static clear(url?: string | null): Promise<number>;
+  free(): void;
+}
 
 /** Known speakers: each name with its clip, in enrollment order. */
 export class Speakers {
@@ -176,6 +229,12 @@ export class Diarizer {
   private constructor();
   /** Loads a checkpoint from its files. Rejects with a `NemotronError`. */
   static load(files: CheckpointFile[], progress?: Progress | null): Promise<Diarizer>;
+  /**
+   * Loads the checkpoint folder at `url` (`config.json`, then `model.safetensors.index.json` and its shards, or
+   * `model.safetensors`), through the model cache (`ModelCache`). Rejects with a `NemotronError` (a file the server
+   * refuses names its URL and the HTTP status).
+   */
+  static fromUrl(url: string, options?: UrlOptions | null): Promise<Diarizer>;
   /** The built-in demo model (random weights: its outputs are meaningless). */
   static demo(): Promise<Diarizer>;
   info(): DiarizerInfo;

@@ -2,9 +2,10 @@
 // speakers enrolled or loaded if the visitor has any, then a file diarized whole or the microphone diarized live.
 // Everything runs here, on the visitor's GPU through WebGPU.
 
+import { CachedModels } from "./cached-models.js";
 import { openMicrophone } from "./capture.js";
 import { decodeFile, SAMPLE_RATE } from "./decode.js";
-import { fromPicked, fromUrl } from "./model-source.js";
+import { fromPicked } from "./model-source.js";
 import { Results } from "./results.js";
 import { SpeakerRows } from "./speakers.js";
 
@@ -12,6 +13,7 @@ const $ = (id) => document.getElementById(id);
 let Diarizer; // the package's class, once its module is initialised
 let Speakers; // the package's known speakers' profile class
 let writeSegments; // the package's segment writer (the CLI's RTTM, JSON and CSV)
+let cachedModels; // the list of the models the package keeps in this browser
 let diarizer = null; // the model loaded
 let results = new Results();
 let outputs = null; // {uri, segments, json} of the last diarization (the package's), for the downloads
@@ -60,23 +62,19 @@ async function webGpuProblem() {
   return null;
 }
 
-// Loads a model: `read(progress)` gives the checkpoint's files, or there is none to read for the demo.
-async function loadModel(what, read) {
+// Loads a model: `open(progress)` resolves to the package's Diarizer, telling `progress(fraction, stage)` how far it
+// is (the package's stages: reading or downloading the files, compiling the model's kernels).
+async function loadModel(what, open) {
   setState("loading");
   $("progress").value = 0;
-  const progress = (fraction, text) => {
+  const progress = (fraction, stage) => {
     $("progress").value = fraction;
-    $("model-status").textContent = text;
+    $("model-status").textContent = stage ?? `loading ${what} onto the GPU`;
   };
   $("model-status").classList.remove("error");
   setStatus(`loading ${what}`);
   try {
-    const files = read ? await read(progress) : null;
-    // The package reports its own fraction: copying the files into wasm memory and uploading them, then compiling
-    // the model's kernels (its stage names the step).
-    const uploading = (fraction, stage) => progress(fraction, stage ?? `loading ${what} onto the GPU`);
-    uploading(0);
-    const loaded = files ? await Diarizer.load(files, uploading) : await Diarizer.demo(uploading);
+    const loaded = await open(progress);
     diarizer?.free();
     diarizer = loaded;
     progress(1, `${what} loaded`);
@@ -220,16 +218,23 @@ function download(name, data, type) {
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
-$("model-folder").addEventListener("change", (e) =>
-  loadModel("the folder's model", (p) => fromPicked(e.target.files, p)),
-);
-$("model-files").addEventListener("change", (e) => loadModel("the chosen model", (p) => fromPicked(e.target.files, p)));
-$("model-url-form").addEventListener("submit", (e) => {
+// The checkpoint among chosen files, read here, then copied into the package and uploaded (the bar again from 0).
+const fromFiles = (fileList) => async (progress) => {
+  const files = await fromPicked(fileList, progress);
+  progress(0);
+  return Diarizer.load(files, progress);
+};
+$("model-folder").addEventListener("change", (e) => loadModel("the folder's model", fromFiles(e.target.files)));
+$("model-files").addEventListener("change", (e) => loadModel("the chosen model", fromFiles(e.target.files)));
+$("model-url-form").addEventListener("submit", async (e) => {
   e.preventDefault();
   const url = $("model-url").value.trim();
-  if (url) loadModel(url, (p) => fromUrl(url, p));
+  if (!url) return;
+  // The package downloads the files, or reads them from its cache, and keeps what it downloaded.
+  await loadModel(url, (onProgress) => Diarizer.fromUrl(url, { onProgress }));
+  await cachedModels.show();
 });
-$("model-demo").addEventListener("click", () => loadModel("the demo model", null));
+$("model-demo").addEventListener("click", () => loadModel("the demo model", (progress) => Diarizer.demo(progress)));
 $("audio-file").addEventListener("change", (e) => {
   const file = e.target.files[0];
   // Emptied, so that choosing the same file again (say, after loading another model) diarizes it again.
@@ -273,11 +278,13 @@ async function start() {
     Diarizer = pkg.Diarizer;
     Speakers = pkg.Speakers;
     writeSegments = pkg.writeSegments;
+    cachedModels = new CachedModels(pkg.ModelCache, fail);
   } catch (error) {
     fail(new Error(`the diarizer's package did not start: ${error.message}`));
     return;
   }
   speakerRows.add();
+  await cachedModels.show();
   setStatus("pick a model");
   setState("idle");
 }

@@ -1,6 +1,7 @@
-// The checkpoint files handed to `Diarizer.load`, as `{ name, bytes }`: picked from the files or folder the visitor
-// chose, or fetched from a base URL. Only what the model reads is read: `config.json` and `model.safetensors`, or
-// `model.safetensors.index.json` and the shards it names (a folder often holds more, e.g. audio or references).
+// The checkpoint files handed to `Diarizer.load`, as `{ name, bytes }`, picked from the files or folder the visitor
+// chose (a URL is the package's: `Diarizer.fromUrl`). Only what the model reads is read: `config.json` and
+// `model.safetensors`, or `model.safetensors.index.json` and the shards it names (a folder often holds more, e.g.
+// audio or references).
 
 const CONFIG = "config.json";
 const SINGLE = "model.safetensors";
@@ -71,31 +72,6 @@ export async function fromPicked(fileList, progress) {
     return { stream: file.stream(), size: file.size };
   };
   return fromNames(byName.has(INDEX), open, progress);
-}
-
-// The checkpoint under `base` (a folder's URL): `config.json`, then the index if the server has one, else the single
-// file. The server must allow this page to read it (same origin, or CORS).
-export async function fromUrl(base, progress) {
-  const folder = new URL(base.endsWith("/") ? base : `${base}/`, location.href);
-  const get = async (name) => {
-    const url = new URL(name, folder);
-    let response;
-    try {
-      response = await fetch(url);
-    } catch (error) {
-      throw new Error(`cannot fetch ${url}: ${error.message} (is the server up, and does it allow this page: CORS?)`);
-    }
-    return response;
-  };
-  const open = async (name) => {
-    const response = await get(name);
-    if (!response.ok) throw new Error(`${new URL(name, folder)}: HTTP ${response.status} ${response.statusText}`);
-    const length = Number(response.headers.get("content-length"));
-    return { stream: response.body, size: length > 0 ? length : undefined };
-  };
-  const index = await get(INDEX);
-  await index.body?.cancel();
-  return fromNames(index.ok, open, progress);
 }
 
 async function fromNames(sharded, open, progress) {

@@ -23,12 +23,12 @@ fn start() {
     console_error_panic_hook::set_once();
 }
 
-fn rejected(error: WebError) -> JsValue {
+pub(crate) fn rejected(error: WebError) -> JsValue {
     js_sys::Error::new(&error.sentence()).into()
 }
 
 /// A message of the package's own about an argument, as a JS `Error`.
-fn own_error(name: &str, problem: &str) -> JsValue {
+pub(crate) fn own_error(name: &str, problem: &str) -> JsValue {
     rejected(WebError::Argument { name: name.into(), problem: problem.into() })
 }
 
@@ -112,7 +112,7 @@ fn named_files(files: &Array, progress: Option<&Function>) -> Result<Vec<NamedFi
     Ok(named)
 }
 
-fn report(progress: Option<&Function>, fraction: f64, stage: Option<String>) {
+pub(crate) fn report(progress: Option<&Function>, fraction: f64, stage: Option<String>) {
     if let Some(progress) = progress {
         // A throwing callback is the page's business: the load goes on.
         let stage = stage.map_or(JsValue::UNDEFINED, JsValue::from);
@@ -122,14 +122,14 @@ fn report(progress: Option<&Function>, fraction: f64, stage: Option<String>) {
 
 /// The engine's load stages as `progress(fraction, "stage k/n")`, their steps spread over the fractions from
 /// `start` to 1.
-fn stages(progress: Option<&Function>, start: f64) -> impl FnMut(&str, u64, u64) + '_ {
+pub(crate) fn stages(progress: Option<&Function>, start: f64) -> impl FnMut(&str, u64, u64) + '_ {
     move |stage, done, all| {
         let fraction = start + (1.0 - start) * done as f64 / all.max(1) as f64;
         report(progress, fraction, Some(format!("{stage} {done}/{all}")));
     }
 }
 
-fn set(object: &Object, key: &str, value: impl Into<JsValue>) {
+pub(crate) fn set(object: &Object, key: &str, value: impl Into<JsValue>) {
     let _ = Reflect::set(object, &key.into(), &value.into());
 }
 
@@ -376,6 +376,12 @@ impl Diarizer {
             }
         };
         Ok(LiveDiarization { live: Rc::new(async_lock::Mutex::new(Some(session))) })
+    }
+}
+
+impl From<Engine> for Diarizer {
+    fn from(engine: Engine) -> Self {
+        Diarizer { engine: Rc::new(engine) }
     }
 }
 

@@ -20,6 +20,15 @@ pub enum WebError {
     /// Options that are not an object of the known fields with values of their types.
     #[error("options: {0}")]
     Options(String),
+    /// A file of a model loaded by URL that could not be fetched or read (`problem`: the HTTP status, the
+    /// browser's error).
+    #[error("{url}: {problem}")]
+    Download {
+        /// The file's URL.
+        url: String,
+        /// What went wrong.
+        problem: String,
+    },
     /// A live session used after its end.
     #[error("this stream has ended: start another with `stream()`")]
     Ended,

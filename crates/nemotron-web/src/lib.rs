@@ -5,6 +5,7 @@
 //! import init, { Diarizer, writeSegments } from "./pkg/nemotron_web.js";
 //! await init();
 //! const d = await Diarizer.load([{ name: "config.json", bytes }, { name: "model.safetensors", bytes }], f => {});
+//! const byUrl = await Diarizer.fromUrl("https://example.org/diar/", {}); // kept: ModelCache.list(), .clear()
 //! const json = await d.diarize(samples16k, { format: "json" });   // = `diarize --segments - --format json`
 //! const { segments, text } = await d.segments(samples16k, {});    // the same, as objects too
 //! const rttm = writeSegments(segments, { format: "rttm" });        // the CLI's writer
@@ -19,9 +20,11 @@
 //! The package is a binding of `nemotron-engine`, the front door every front end calls, and owns no model logic: a
 //! checkpoint is handed over as named files, read by the engine with the rule of a checkpoint folder (a standalone
 //! Nemotron 3 Diarization checkpoint or a Transcribe checkpoint, whose diarizer runs; one file or shards with their
-//! index); `Diarizer.demo()` loads the built-in tiny model with random weights. Options are the CLI's `diarize` flags
-//! in camelCase ([`options`]); segments are written by the CLI's writers. A refusal rejects the promise with a JS
-//! `Error` whose message is the CLI's sentence for the same problem ([`WebError::sentence`]).
+//! index), or fetched by URL (`Diarizer.fromUrl`) and kept in the browser's Cache Storage (`model_cache`, wasm32
+//! only, by the rules of [`url_rules`]); `Diarizer.demo()` loads the built-in tiny model with random weights.
+//! Options are the CLI's `diarize` flags in camelCase ([`options`]); segments are written by the CLI's writers. A
+//! refusal rejects the promise with a JS `Error` whose message is the CLI's sentence for the same problem
+//! ([`WebError::sentence`]).
 //!
 //! The calls are plain async Rust on the engine ([`diarizer`]), the same on native targets, where its tests run; the
 //! JS bindings (wasm32 only) convert values.
@@ -32,6 +35,11 @@
 pub mod bindings;
 pub mod diarizer;
 mod error;
+#[cfg(target_arch = "wasm32")]
+pub mod model_cache;
+#[cfg(target_arch = "wasm32")]
+mod model_url;
 pub mod options;
+pub mod url_rules;
 
 pub use error::WebError;
