@@ -2,7 +2,7 @@
 # Runs on the lent NVIDIA H200 (see docs/performance.md): unpacks the Vulkan loader (.gl) and the release binaries
 # built here (.dev/bin.tar.xz: `nemotron-audio`, `ceilings`, GPU test binaries under t/), then runs, each writing a
 # log to $OUT: the GPU tests through both matrix paths (tensor cores, then NEMOTRON_PRECISION=f32), the ceilings
-# example, `nemotron-audio bench` (both paths), and the PyTorch peers of scripts/bench (`torch_peer.py --compile`,
+# example, `nemotron-audio bench` (the tensor-core path, f32, and the fast precision), and the PyTorch peers of scripts/bench (`torch_peer.py --compile`,
 # `word_timestamps_peer.py`, `kernel_anchors.py`; `.peer/` carries only the transformers wheel they import, see
 # scripts/bench/README.md). The binaries were compiled with this checkout at /work/main, so that path is linked to wherever the tree landed.
 # Steps can be skipped: SKIP_TESTS=1, SKIP_CEILINGS=1, SKIP_BENCH=1, SKIP_PEER=1; BENCH_ARGS replaces `--profile`.
@@ -38,6 +38,7 @@ fi
 if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
     .dev/nemotron-audio bench ${BENCH_ARGS:---profile} 2>&1 | tee "$OUT/bench.txt"
     .dev/nemotron-audio --precision f32 bench --seconds 60 --corpus 0 2>&1 | tee "$OUT/bench-f32.txt"
+    .dev/nemotron-audio --precision fast bench ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench-fast.txt"
 fi
 if [[ "${RUN_STREAM:-0}" == 1 ]]; then
     .dev/nemotron-audio bench --stream ${STREAM_ARGS:---seconds 30 --max-sessions 1024} 2>&1 | tee "$OUT/bench-stream.txt"

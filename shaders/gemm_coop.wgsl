@@ -14,7 +14,9 @@
 // f32), lo = f16(x·2^r − hi) the next 11: 22 bits, against f32's 24. Both halves are multiplied with the same W tile,
 // and the epilogue multiplies by 2^−(r+s), which is exact. The tensor cores round their f32 accumulation toward zero,
 // a bias that grows with the number of products accumulated, so each step's two products start from zero and join
-// the running total with an ordinary, correctly rounded f32 add.
+// the running total with an ordinary, correctly rounded f32 add. With SPLIT off (the fast precision) x·2^r is
+// rounded to the nearest f16 (11 significant bits), only that half is staged and multiplied, and the products
+// accumulate on the tensor cores: half the staging and half the products, at f16's precision.
 //
 // Tiling: a workgroup of SG_M × SG_N multiplying subgroups (SUBGROUP lanes each) computes a TILE_M × TILE_N tile of
 // Y, each subgroup 2T rows × 4T columns as 2×4 accumulators. k is walked in stages of STAGE_K, double-buffered in
@@ -60,6 +62,8 @@ override SG_N: u32 = 2u;
 override STAGE_K: u32 = 16u;
 // Subgroups that only stage (see the tiling note); 0: the multiplying subgroups stage too.
 override PRODUCERS: u32 = 8u;
+// X split into hi and lo halves (f32-accurate), or rounded to one f16 (see the precision note).
+override SPLIT: bool = true;
 
 const ROW_THREADS: u32 = 64u;
 var<workgroup> row_max: array<f32, ROW_THREADS>;
@@ -96,9 +100,10 @@ fn row_scales(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gr
 
 override TILE_M: u32 = SG_M * 2u * T;
 override TILE_N: u32 = SG_N * 4u * T;
-// Staged rows: X hi (TILE_M), X lo (TILE_M), W (TILE_N); each STAGE_K f16 and 8 f16 of padding, so that the rows of
-// one fragment load fall in distinct 16-byte bank groups and every operand starts on a 16-byte boundary.
-override STAGE_ROWS: u32 = 2u * TILE_M + TILE_N;
+// Staged rows: X hi (TILE_M), X lo (TILE_M, with SPLIT), W (TILE_N); each STAGE_K f16 and 8 f16 of padding, so that
+// the rows of one fragment load fall in distinct 16-byte bank groups and every operand starts on a 16-byte boundary.
+override STAGED_X: u32 = select(1u, 2u, SPLIT) * TILE_M;
+override STAGE_ROWS: u32 = STAGED_X + TILE_N;
 override ROW_ELEMS: u32 = STAGE_K + 8u;
 // Two stage buffers, as groups of four f16 (every row and operand starts on a group): a staged group is one 8-byte
 // store, and `coopLoad` reads through a pointer to the group, its stride counted in groups (ROW_ELEMS / 4).
@@ -158,7 +163,8 @@ fn stage_load(s: Stager, k0: u32, k_end: u32, wid: vec3<u32>, loads: ptr<functio
 }
 
 // Stores the loaded groups into the stage buffer at f16 offset `base`: an X group scaled by its row's 2^r
-// (`row_scale`, read once per row before the loop) as its hi and lo halves in the hi and lo rows, a W group as it is.
+// (`row_scale`, read once per row before the loop) as its hi and lo halves in the hi and lo rows (or, without SPLIT,
+// rounded in the hi rows), a W group as it is.
 fn stage_store(s: Stager, base: u32, loads: ptr<function, StageLoads>,
                row_scale: ptr<function, array<f32, MAX_STAGE_LOADS>>) {
     let chunks = STAGE_K / 4u;
@@ -166,13 +172,17 @@ fn stage_store(s: Stager, base: u32, loads: ptr<function, StageLoads>,
         let u = i * s.stagers + s.at;
         let at = base + (u / chunks) * ROW_ELEMS + (u % chunks) * 4u;
         let scaled = (*loads).x[i] * (*row_scale)[i];
-        let hi = bitcast<vec4<f32>>(bitcast<vec4<u32>>(scaled) & vec4(0xffffe000u));
-        tiles[at / 4u] = vec4<f16>(hi);
-        tiles[(at + TILE_M * ROW_ELEMS) / 4u] = vec4<f16>(scaled - hi);
+        if SPLIT {
+            let hi = bitcast<vec4<f32>>(bitcast<vec4<u32>>(scaled) & vec4(0xffffe000u));
+            tiles[at / 4u] = vec4<f16>(hi);
+            tiles[(at + TILE_M * ROW_ELEMS) / 4u] = vec4<f16>(scaled - hi);
+        } else {
+            tiles[at / 4u] = vec4<f16>(scaled);
+        }
     }
     for (var i = 0u; i < w_loads(s); i++) {
         let u = i * s.stagers + s.at;
-        let at = base + (2u * TILE_M + u / chunks) * ROW_ELEMS + (u % chunks) * 4u;
+        let at = base + (STAGED_X + u / chunks) * ROW_ELEMS + (u % chunks) * 4u;
         tiles[at / 4u] = (*loads).w[i];
     }
 }
@@ -216,12 +226,35 @@ fn multiply(at: u32, hi: vec2<u32>, lo: vec2<u32>, wr: vec4<u32>, a: ptr<functio
     (*a).c13 = (*a).c13 + product(h1, l1, b3);
 }
 
+// Without SPLIT: c += x·b on the tensor cores, one product per accumulator and step.
+fn multiply_rounded(at: u32, x: vec2<u32>, wr: vec4<u32>, a: ptr<function, Accumulators>) {
+    let stride = ROW_ELEMS / 4u;
+    let x0 = coopLoadT<MatA>(&tiles[(at + x.x) / 4u], stride);
+    let x1 = coopLoadT<MatA>(&tiles[(at + x.y) / 4u], stride);
+    let b0 = coopLoad<MatB>(&tiles[(at + wr.x) / 4u], stride);
+    let b1 = coopLoad<MatB>(&tiles[(at + wr.y) / 4u], stride);
+    let b2 = coopLoad<MatB>(&tiles[(at + wr.z) / 4u], stride);
+    let b3 = coopLoad<MatB>(&tiles[(at + wr.w) / 4u], stride);
+    (*a).c00 = coopMultiplyAdd(x0, b0, (*a).c00);
+    (*a).c01 = coopMultiplyAdd(x0, b1, (*a).c01);
+    (*a).c02 = coopMultiplyAdd(x0, b2, (*a).c02);
+    (*a).c03 = coopMultiplyAdd(x0, b3, (*a).c03);
+    (*a).c10 = coopMultiplyAdd(x1, b0, (*a).c10);
+    (*a).c11 = coopMultiplyAdd(x1, b1, (*a).c11);
+    (*a).c12 = coopMultiplyAdd(x1, b2, (*a).c12);
+    (*a).c13 = coopMultiplyAdd(x1, b3, (*a).c13);
+}
+
 // The products of one stage at f16 offset `cur` of `tiles`. Past k_end the staged operands are zeros, so those
 // steps add nothing. The bound is a constant on purpose: a loop bound that also tested k made the NVIDIA driver (580)
 // crash at pipeline creation.
 fn multiply_stage(cur: u32, hi: vec2<u32>, lo: vec2<u32>, wr: vec4<u32>, a: ptr<function, Accumulators>) {
     for (var kk = 0u; kk < STAGE_K; kk += T) {
-        multiply(cur + kk, hi, lo, wr, a);
+        if SPLIT {
+            multiply(cur + kk, hi, lo, wr, a);
+        } else {
+            multiply_rounded(cur + kk, hi, wr, a);
+        }
     }
 }
 
@@ -245,7 +278,7 @@ fn gemm_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     // This subgroup's operand rows within a stage buffer, in f16.
     let hi = vec2(sm * 2u * T, sm * 2u * T + T) * ROW_ELEMS;
     let lo = hi + vec2(TILE_M * ROW_ELEMS);
-    let w0 = (2u * TILE_M + sn * 4u * T) * ROW_ELEMS;
+    let w0 = (STAGED_X + sn * 4u * T) * ROW_ELEMS;
     let wr = vec4(w0, w0 + T * ROW_ELEMS, w0 + 2u * T * ROW_ELEMS, w0 + 3u * T * ROW_ELEMS);
     let stages = (k_end - min(k0, k_end) + STAGE_K - 1u) / STAGE_K;
 

@@ -39,7 +39,9 @@ struct Cli {
     #[arg(long, short, global = true)]
     quiet: bool,
     /// `auto`: tensor cores where the adapter has f16 cooperative matrices (f32-accurate split
-    /// products), `f32`: plain f32 kernels everywhere. Default: `NEMOTRON_PRECISION`, else `auto`.
+    /// products), `f32`: plain f32 kernels everywhere, `fast`: tensor cores with activations rounded
+    /// to f16, each product once (f16's precision, for throughput). Default: `NEMOTRON_PRECISION`,
+    /// else `auto`.
     #[arg(long, global = true, value_enum)]
     precision: Option<PrecisionFlag>,
 }
@@ -49,6 +51,7 @@ struct Cli {
 enum PrecisionFlag {
     Auto,
     F32,
+    Fast,
 }
 
 impl From<PrecisionFlag> for Precision {
@@ -56,6 +59,7 @@ impl From<PrecisionFlag> for Precision {
         match flag {
             PrecisionFlag::Auto => Precision::Auto,
             PrecisionFlag::F32 => Precision::F32,
+            PrecisionFlag::Fast => Precision::Fast,
         }
     }
 }

@@ -125,11 +125,8 @@ impl Model {
     fn options(precision: Option<&str>) -> PyResult<EngineOptions> {
         let mut options = EngineOptions::from_env().map_err(|e| to_python(&e))?;
         if let Some(text) = precision {
-            options.model.matmul.precision = match text {
-                "auto" => Precision::Auto,
-                "f32" => Precision::F32,
-                _ => return Err(bad_argument("precision", format!("{text:?} is not \"auto\" or \"f32\""))),
-            };
+            options.model.matmul.precision =
+                text.parse::<Precision>().map_err(|e| bad_argument("precision", e.to_string()))?;
         }
         Ok(options)
     }

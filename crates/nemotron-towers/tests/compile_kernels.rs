@@ -3,22 +3,24 @@
 //! ends with the same set. The calls are what the front ends run: diarization of a short and a 40 s recording, a live
 //! session of every named mode, and with a Transcribe checkpoint encoding, the word-timestamp head and its
 //! log-probabilities. It runs on the test adapter and on it with subgroups masked (the f32 attention's other exchange);
-//! `NEMOTRON_PRECISION=f32` runs it on the f32 path where the adapter has tensor cores.
+//! `NEMOTRON_PRECISION=f32` runs it on the f32 path where the adapter has tensor cores; where it has them, the fast
+//! precision's pipelines are checked too.
 
 mod common;
 
 use std::path::Path;
 
+use audio_kernels::gemm::tensor_cores_available;
 use common::test_options;
 use gpu_core::{Capability, Gpu, GpuOptions};
-use nemotron_testkit::test_gpu_options;
+use nemotron_testkit::{test_gpu, test_gpu_options};
 use nemotron_towers::blocking::Block;
 use nemotron_towers::synthetic::seeded_audio;
-use nemotron_towers::{COMPILING_KERNELS, Model, StreamingMode};
+use nemotron_towers::{COMPILING_KERNELS, Model, ModelOptions, Precision, StreamingMode};
 
-fn load(gpu: &Gpu, case: &str) -> Model {
+fn load(gpu: &Gpu, case: &str, options: &ModelOptions) -> Model {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/reference").join(case);
-    Model::load(gpu, &dir, &test_options()).block().unwrap_or_else(|e| panic!("loading {case}: {e}"))
+    Model::load(gpu, &dir, options).block().unwrap_or_else(|e| panic!("loading {case}: {e}"))
 }
 
 fn fresh_gpu(options: &GpuOptions) -> Gpu {
@@ -52,15 +54,27 @@ fn a_model_compiles_at_load_every_pipeline_its_calls_take_and_no_more() {
     for options in [test_gpu_options(), masked] {
         for case in ["diar-tiny", "tiny-release-chunks"] {
             let case = format!("{case} (masked: {:?})", options.masked_capabilities);
-            compiles_what_its_calls_take(&options, &case);
+            compiles_what_its_calls_take(&options, &test_options(), &case);
         }
     }
 }
 
-fn compiles_what_its_calls_take(options: &GpuOptions, case: &str) {
+/// The fast precision's f16 products are other pipelines than the split ones: a model loaded with it compiles those.
+#[test]
+fn a_fast_model_compiles_at_load_every_pipeline_its_calls_take() {
+    let mut fast = test_options();
+    fast.matmul.precision = Precision::Fast;
+    if !tensor_cores_available(test_gpu(), fast.matmul.tensor_core_kernel) {
+        eprintln!("no tensor cores: the fast precision is the f32 path, which the test above covers");
+        return;
+    }
+    compiles_what_its_calls_take(&test_gpu_options(), &fast, "tiny-release-chunks (fast)");
+}
+
+fn compiles_what_its_calls_take(options: &GpuOptions, model_options: &ModelOptions, case: &str) {
     let dir = case.split(' ').next().unwrap_or(case);
     let gpu = fresh_gpu(options);
-    let model = load(&gpu, dir);
+    let model = load(&gpu, dir, model_options);
     let mut reported = Vec::new();
     model.compile_kernels(&mut |stage, done, all| reported.push((stage.to_string(), done, all))).block().unwrap();
     let compiled = gpu.pipeline_labels();
@@ -74,6 +88,6 @@ fn compiles_what_its_calls_take(options: &GpuOptions, case: &str) {
     assert_eq!(gpu.pipeline_labels(), compiled, "{case}: a call compiled a pipeline the load had not");
 
     let lazy = fresh_gpu(options);
-    run_every_call(&load(&lazy, dir));
+    run_every_call(&load(&lazy, dir, model_options));
     assert_eq!(lazy.pipeline_labels(), compiled, "{case}: the load compiled pipelines no call took");
 }

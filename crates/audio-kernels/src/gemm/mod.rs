@@ -2,7 +2,8 @@
 //! f32-accurate on either of two kernels. Each [`Weight`] is bound to one at upload ([`MatmulOptions`]):
 //! - `register_tiled` (`shaders/gemm.wgsl`): f32 arithmetic over the bf16 weight, any shape, any adapter.
 //! - `tensor_core` (`shaders/gemm_coop.wgsl`): 16×16×16 f16→f32 cooperative matrices over the weight's exact f16
-//!   image, with X split into f16 hi + lo halves (≈ 3e-7 relative error against f64, the same as the f32 kernel).
+//!   image, with X split into f16 hi + lo halves (≈ 3e-7 relative error against f64, the same as the f32 kernel);
+//!   or, with [`Precision::Fast`], X rounded to f16 and each product run once (f16's precision, twice the speed).
 
 mod epilogue;
 mod options;
@@ -59,8 +60,8 @@ fn kernels(
     match w.storage() {
         // The f32 path's partial products are the whole product, plain (see `gemm_partials_scaled`).
         Storage::Bf16 => vec![register_tiled::kernel(w.cols, epilogue)],
-        Storage::F16Image { kernel, .. } => {
-            tensor_core::kernels(gpu.profile(), kernel, (epilogue, partials), scales_given)
+        Storage::F16Image { kernel, operands, .. } => {
+            tensor_core::kernels(gpu.profile(), (kernel, operands), (epilogue, partials), scales_given)
         }
     }
 }
@@ -113,8 +114,8 @@ fn record(
     }
     match w.storage() {
         Storage::Bf16 => register_tiled::record(rec, x, &w.buffer, y, shape, epilogue),
-        Storage::F16Image { exponent, kernel } => {
-            let weight = tensor_core::F16Weight { buffer: &w.buffer, exponent, kernel };
+        Storage::F16Image { exponent, kernel, operands } => {
+            let weight = tensor_core::F16Weight { buffer: &w.buffer, exponent, kernel, operands };
             tensor_core::record(rec, (x, scales), &weight, y, shape, epilogue)
         }
     }
@@ -168,8 +169,8 @@ pub fn gemm_partials_scaled(
     }
     match w.storage() {
         Storage::Bf16 => register_tiled::record(rec, x, &w.buffer, partials, shape, &Epilogue::default())?,
-        Storage::F16Image { exponent, kernel } => {
-            let weight = tensor_core::F16Weight { buffer: &w.buffer, exponent, kernel };
+        Storage::F16Image { exponent, kernel, operands } => {
+            let weight = tensor_core::F16Weight { buffer: &w.buffer, exponent, kernel, operands };
             tensor_core::record_partials(rec, (x, scales), &weight, partials, shape, splits)?
         }
     }

@@ -2,7 +2,8 @@
 
 use std::fmt;
 
-/// Which arithmetic the matrix products may use. Both are f32-accurate (see [`crate::gemm`](mod@crate::gemm)).
+/// Which arithmetic the matrix products may use. `Auto` and `F32` are f32-accurate (see
+/// [`crate::gemm`](mod@crate::gemm)); `Fast` trades that for throughput.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Precision {
     /// Tensor cores (f16 cooperative matrices with an exact split of the operands) where the adapter has them and a
@@ -11,6 +12,10 @@ pub enum Precision {
     Auto,
     /// The register-tiled f32 kernel everywhere.
     F32,
+    /// Tensor cores with each product once: X rounded to f16 under its row's power-of-two scale, W's f16 image
+    /// (rounded where a value has no exact one), f32 accumulation — about f16's 11 significant bits per operand
+    /// (bf16, which serving stacks run this model in, keeps 8). Where the adapter has no tensor cores, as `Auto`.
+    Fast,
 }
 
 /// How the tensor-core kernel tiles a product.
@@ -75,7 +80,8 @@ impl std::str::FromStr for Precision {
         match text {
             "auto" => Ok(Precision::Auto),
             "f32" => Ok(Precision::F32),
-            _ => Err(UnknownValue { value: text.into(), expected: "auto, f32" }),
+            "fast" => Ok(Precision::Fast),
+            _ => Err(UnknownValue { value: text.into(), expected: "auto, f32, fast" }),
         }
     }
 }
@@ -108,8 +114,17 @@ impl std::str::FromStr for TensorCoreKernel {
 pub enum MatmulPath {
     /// The register-tiled f32 kernel over the bf16 weight.
     F32,
-    /// Tensor cores over the weight's exact f16 image.
+    /// Tensor cores over the weight's exact f16 image, X split into two f16 halves (f32-accurate).
     TensorCores(TensorCoreKernel),
+    /// Tensor cores over the weight's f16 image, X rounded to f16: each product once ([`Precision::Fast`]).
+    FastTensorCores(TensorCoreKernel),
+}
+
+impl MatmulPath {
+    /// Whether the products run on the tensor cores (and take X's row scales).
+    pub fn on_tensor_cores(self) -> bool {
+        !matches!(self, MatmulPath::F32)
+    }
 }
 
 impl fmt::Display for MatmulPath {
@@ -118,6 +133,10 @@ impl fmt::Display for MatmulPath {
             MatmulPath::F32 => write!(f, "f32"),
             MatmulPath::TensorCores(TensorCoreKernel::Auto) => write!(f, "tensor cores"),
             MatmulPath::TensorCores(TensorCoreKernel::Tiles(tiles)) => write!(f, "tensor cores ({tiles} tiles)"),
+            MatmulPath::FastTensorCores(TensorCoreKernel::Auto) => write!(f, "tensor cores, f16 operands"),
+            MatmulPath::FastTensorCores(TensorCoreKernel::Tiles(tiles)) => {
+                write!(f, "tensor cores, f16 operands ({tiles} tiles)")
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The tensor-core GEMM (`shaders/gemm_coop.wgsl`, built for 16×16×16 or 8×8×8 cooperative matrices): f32-accurate
 //! products with the weight stored as its exact f16 image (see [`super::Weight`]) and each row of X scaled (by
-//! `row_scales`) and split into two f16 halves while it is staged. Tiles are the largest that fit the device
+//! `row_scales`) and split into two f16 halves while it is staged — or, for [`Precision::Fast`](super::Precision),
+//! rounded to one f16 value, each product run once ([`Operands`]). Tiles are the largest that fit the device
 //! ([`TensorCoreKernel::Auto`]) or fixed ([`TensorCoreKernel::Tiles`]); a product can also be split along k into
 //! partial sums that its consumer adds in order ([`record_partials`]).
 
@@ -46,11 +47,32 @@ pub const TILE_CANDIDATES: [Tiles; 4] = [
 /// 128 for its 132 multiprocessors.
 const FULL_GRID: MeasuredGrid = MeasuredGrid { workgroups: 128, compute_units: 132 };
 
-/// A tile configuration on a device.
+/// How X's rows enter the products (a weight's choice, made at upload from its precision).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Operands {
+    /// Split into f16 hi and lo halves, two products per step started from zero: f32-accurate.
+    Split,
+    /// Rounded to f16, one product per step accumulated on the tensor cores: f16's precision, half the products
+    /// and half the staging.
+    Rounded,
+}
+
+impl Operands {
+    /// X's staged rows per row of the tile.
+    fn x_rows(self) -> usize {
+        match self {
+            Operands::Split => 2,
+            Operands::Rounded => 1,
+        }
+    }
+}
+
+/// A tile configuration on a device, for X taken as `operands`.
 #[derive(Clone, Copy, Debug)]
 struct Tiling {
     tiles: Tiles,
     matrices: Matrices,
+    operands: Operands,
 }
 
 impl Tiling {
@@ -82,11 +104,11 @@ impl Tiling {
         self.multipliers() + self.tiles.producers as usize * self.matrices.subgroup
     }
 
-    /// Workgroup memory: two stage buffers of (2·rows + cols) rows of stage_k + 8 f16, and one T×T f32 epilogue tile
-    /// per subgroup.
+    /// Workgroup memory: two stage buffers of (2·rows + cols) rows (rows + cols where X is rounded) of stage_k + 8
+    /// f16, and one T×T f32 epilogue tile per subgroup.
     fn workgroup_bytes(self) -> usize {
         let t = self.matrices.t;
-        2 * (2 * self.rows() + self.cols()) * (self.stage_k() + 8) * 2
+        2 * (self.operands.x_rows() * self.rows() + self.cols()) * (self.stage_k() + 8) * 2
             + (self.tiles.subgroups_m * self.tiles.subgroups_n) as usize * t * t * 4
     }
 
@@ -126,15 +148,17 @@ impl Tiling {
             ("SG_N", self.tiles.subgroups_n as f64),
             ("STAGE_K", self.stage_k() as f64),
             ("PRODUCERS", self.tiles.producers as f64),
+            ("SPLIT", if self.operands == Operands::Split { 1.0 } else { 0.0 }),
         ]);
         constants
     }
 }
 
-/// The tiling `kernel` gives products on the device of `profile`, if the device runs the kernel at all.
-fn tiling(profile: &DeviceProfile, kernel: TensorCoreKernel) -> Option<Tiling> {
+/// The tiling `kernel` gives products with X taken as `operands` on the device of `profile`, if the device runs the
+/// kernel at all.
+fn tiling(profile: &DeviceProfile, (kernel, operands): (TensorCoreKernel, Operands)) -> Option<Tiling> {
     let matrices = Matrices::of(profile)?;
-    let on_device = |tiles| Tiling { tiles, matrices };
+    let on_device = |tiles| Tiling { tiles, matrices, operands };
     match kernel {
         TensorCoreKernel::Tiles(tiles) => Some(on_device(tiles)).filter(|t| t.fits(profile)),
         TensorCoreKernel::Auto => TILE_CANDIDATES.into_iter().map(on_device).find(|t| t.fits(profile)),
@@ -146,7 +170,7 @@ fn tiling(profile: &DeviceProfile, kernel: TensorCoreKernel) -> Option<Tiling> {
 /// partial sums than the extra workgroups gained), each slice at least [`MIN_SLICE_K`] deep, at most
 /// [`MAX_SLICES`].
 pub(super) fn auto_slices(gpu: &Gpu, kernel: TensorCoreKernel, GemmShape { n, m, k }: GemmShape) -> usize {
-    let Some(tiling) = tiling(gpu.profile(), kernel) else { return 1 };
+    let Some(tiling) = tiling(gpu.profile(), (kernel, Operands::Split)) else { return 1 };
     let grid = n.div_ceil(tiling.rows()) * m.div_ceil(tiling.cols());
     slices_to_fill(grid, k, FULL_GRID.on(gpu.profile()))
 }
@@ -163,7 +187,7 @@ fn slices_to_fill(grid: usize, k: usize, full_grid: usize) -> usize {
 /// 115.9–132.7 in 3–5, where the model wants 5): callers keep `max` at 2.
 pub(super) fn wave_slices(gpu: &Gpu, kernel: TensorCoreKernel, GemmShape { n, m, k }: GemmShape, max: usize) -> usize {
     let profile = gpu.profile();
-    let Some(tiling) = tiling(profile, kernel) else { return 1 };
+    let Some(tiling) = tiling(profile, (kernel, Operands::Split)) else { return 1 };
     fewest_waves(n.div_ceil(tiling.rows()) * m.div_ceil(tiling.cols()), k, max, profile.compute_units.count)
 }
 
@@ -184,7 +208,7 @@ const MAX_SLICES: usize = 8;
 /// cannot run the tiles (the launch is refused).
 pub(super) fn kernels(
     profile: &DeviceProfile,
-    kernel: TensorCoreKernel,
+    kernel: (TensorCoreKernel, Operands),
     (epilogue, partials): (EpilogueKind, bool),
     scales_given: bool,
 ) -> Vec<KernelVariant> {
@@ -193,9 +217,10 @@ pub(super) fn kernels(
     if scales_given { vec![product] } else { vec![row_scales, product] }
 }
 
-/// Whether this device runs `kernel` (weights uploaded for it are then stored as f16 where exact).
+/// Whether this device runs `kernel` (weights uploaded for it are then stored as f16). The split operands need the
+/// more workgroup memory: a device that runs them runs the rounded ones.
 pub(super) fn supported(gpu: &Gpu, kernel: TensorCoreKernel) -> bool {
-    tiling(gpu.profile(), kernel).is_some()
+    tiling(gpu.profile(), (kernel, Operands::Split)).is_some()
 }
 
 #[repr(C)]
@@ -217,14 +242,16 @@ fn spec<'a>(shader: &'static Shader, entry: &'static str, constants: &'a [(&'sta
 }
 
 /// Every pipeline this launcher can build: both matrix sizes (at their usual subgroup sizes), every candidate tiling,
-/// every epilogue, and the partial-sum output.
+/// both ways of taking X, every epilogue, and the partial-sum output.
 pub(super) fn variants() -> Vec<KernelVariant> {
     let mut variants = Vec::new();
     for matrices in Matrices::USUAL {
         let shader = shader(matrices);
         variants.push(KernelVariant::from(&spec(shader, "row_scales", &[])));
-        for tiles in TILE_CANDIDATES {
-            let tiling = Tiling { tiles, matrices };
+        for (tiles, operands) in
+            TILE_CANDIDATES.into_iter().flat_map(|t| [(t, Operands::Split), (t, Operands::Rounded)])
+        {
+            let tiling = Tiling { tiles, matrices, operands };
             for epilogue in EpilogueKind::all() {
                 variants.push(KernelVariant::from(&spec(shader, "gemm_coop", &tiling.constants(epilogue, false))));
             }
@@ -236,11 +263,12 @@ pub(super) fn variants() -> Vec<KernelVariant> {
 }
 
 /// The product's weight: the f16 image in `buffer` (`[m, k]`, rows padded to [`TILE_COLS`], values scaled by
-/// `2^exponent`), and the kernel it was uploaded for.
+/// `2^exponent`), and the kernel and operands it was uploaded for.
 pub(super) struct F16Weight<'a> {
     pub buffer: &'a GpuBuffer,
     pub exponent: i32,
     pub kernel: TensorCoreKernel,
+    pub operands: Operands,
 }
 
 /// Records the row scales of X (unless given) and the product. Sizes were checked by [`super::gemm`].
@@ -280,7 +308,7 @@ fn launch(
 ) -> Result<()> {
     let gpu = rec.gpu();
     gpu.profile().require("gemm_coop", &Matrices::NEEDS)?;
-    let Some(tiling) = tiling(gpu.profile(), w.kernel) else {
+    let Some(tiling) = tiling(gpu.profile(), (w.kernel, w.operands)) else {
         return Err(GpuError::Validation(format!(
             "gemm weight `{}` was stored for tensor-core tiles this device cannot run",
             w.buffer.label()
@@ -333,7 +361,9 @@ mod tests {
     /// towers' products split as before; a CPU adapter and an unknown GPU, with far fewer units, split less.
     #[test]
     fn the_profile_sets_the_tiles_and_the_grid() {
-        let tiles = |profile: &DeviceProfile| tiling(profile, TensorCoreKernel::Auto).map(|t| (t.tiles, t.matrices));
+        let tiles = |profile: &DeviceProfile| {
+            tiling(profile, (TensorCoreKernel::Auto, Operands::Split)).map(|t| (t.tiles, t.matrices))
+        };
         assert_eq!(tiles(&h200()), Some((TILE_CANDIDATES[0], Matrices::USUAL[0])));
         assert_eq!(tiles(&lavapipe(4)), Some((TILE_CANDIDATES[0], Matrices::USUAL[1])));
         assert_eq!(FULL_GRID.on(&h200()), 128);
@@ -365,8 +395,10 @@ mod tests {
             let mut validator =
                 naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
             let info = validator.validate(&module).expect("gemm_coop validates");
-            for tiles in TILE_CANDIDATES {
-                let tiling = Tiling { tiles, matrices };
+            for (tiles, operands) in
+                TILE_CANDIDATES.into_iter().flat_map(|t| [(t, Operands::Split), (t, Operands::Rounded)])
+            {
+                let tiling = Tiling { tiles, matrices, operands };
                 let constants: naga::back::PipelineConstants = tiling
                     .constants(EpilogueKind::of(&Epilogue::default()), false)
                     .into_iter()

@@ -5,7 +5,7 @@
 use gpu_core::{Gpu, GpuBuffer, Result};
 
 use super::options::{MatmulOptions, MatmulPath, Precision, TensorCoreKernel};
-use super::tensor_core;
+use super::tensor_core::{self, Operands};
 
 /// A `[rows, cols]` weight matrix (PyTorch `[out, in]`) on the GPU.
 #[derive(Clone, Debug)]
@@ -23,10 +23,11 @@ pub struct Weight {
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Storage {
     Bf16,
-    /// The f16 image under the scale 2^exponent, for `kernel`.
+    /// The f16 image under the scale 2^exponent, for `kernel` taking X as `operands`.
     F16Image {
         exponent: i32,
         kernel: TensorCoreKernel,
+        operands: Operands,
     },
 }
 
@@ -34,7 +35,8 @@ impl Weight {
     /// Uploads bf16 bit patterns. With [`Precision::Auto`], where the adapter runs the tensor-core kernel `options`
     /// names and `cols` is a multiple of its k step, a matrix whose values all have an exact f16 form under one
     /// power-of-two scale (see [`f16_exponent`]) is stored in that form; otherwise it stays bf16 on the f32 path,
-    /// with a logged note saying how many values were inexact.
+    /// with a logged note saying how many values were inexact. With [`Precision::Fast`], on the same condition of
+    /// device and shape, the f16 image is stored whether exact or rounded (the note says how many values were).
     pub fn upload(
         gpu: &Gpu,
         label: &str,
@@ -44,21 +46,34 @@ impl Weight {
         options: &MatmulOptions,
     ) -> Result<Self> {
         let kernel = options.tensor_core_kernel;
-        if options.precision == Precision::Auto
+        let operands = match options.precision {
+            Precision::F32 => None,
+            Precision::Auto => Some(Operands::Split),
+            Precision::Fast => Some(Operands::Rounded),
+        };
+        if let Some(operands) = operands
             && tensor_core::supported(gpu, kernel)
             && cols.is_multiple_of(tensor_core::K_STEP)
         {
             let (exponent, inexact) = f16_exponent(bits);
-            match exponent {
-                Some(exponent) => {
-                    let padded = rows.next_multiple_of(tensor_core::TILE_COLS) * cols;
-                    let buffer = gpu.upload_bf16(label, &f16_image(bits, exponent, padded))?;
-                    return Ok(Self { buffer, rows, cols, storage: Storage::F16Image { exponent, kernel } });
+            let exponent = match (exponent, operands) {
+                (Some(exponent), _) => Some(exponent),
+                (None, Operands::Rounded) => {
+                    log::info!("`{label}`: {inexact} of {} values are rounded to f16", bits.len());
+                    Some(largest_exponent(bits))
                 }
-                None => log::info!(
-                    "`{label}`: {inexact} of {} values have no exact f16 form; it stays bf16 on the f32 path",
-                    bits.len()
-                ),
+                (None, Operands::Split) => {
+                    log::info!(
+                        "`{label}`: {inexact} of {} values have no exact f16 form; it stays bf16 on the f32 path",
+                        bits.len()
+                    );
+                    None
+                }
+            };
+            if let Some(exponent) = exponent {
+                let padded = rows.next_multiple_of(tensor_core::TILE_COLS) * cols;
+                let buffer = gpu.upload_bf16(label, &f16_image(bits, exponent, padded))?;
+                return Ok(Self { buffer, rows, cols, storage: Storage::F16Image { exponent, kernel, operands } });
             }
         }
         Ok(Self { buffer: gpu.upload_bf16(label, bits)?, rows, cols, storage: Storage::Bf16 })
@@ -73,7 +88,8 @@ impl Weight {
     pub fn path(&self) -> MatmulPath {
         match self.storage {
             Storage::Bf16 => MatmulPath::F32,
-            Storage::F16Image { kernel, .. } => MatmulPath::TensorCores(kernel),
+            Storage::F16Image { kernel, operands: Operands::Split, .. } => MatmulPath::TensorCores(kernel),
+            Storage::F16Image { kernel, operands: Operands::Rounded, .. } => MatmulPath::FastTensorCores(kernel),
         }
     }
 
@@ -89,11 +105,7 @@ pub fn f16_exponent(bits: &[u16]) -> (Option<i32>, usize) {
     if bits.iter().any(|&b| !widen(b).is_finite()) {
         return (None, bits.iter().filter(|&&b| !widen(b).is_finite()).count());
     }
-    let largest = bits.iter().map(|&b| widen(b).abs()).fold(0.0f32, f32::max);
-    if largest == 0.0 {
-        return (Some(0), 0);
-    }
-    let exponent = 14 - largest.log2().floor() as i32;
+    let exponent = largest_exponent(bits);
     let scale = 2f32.powi(exponent);
     let inexact = count_parallel(bits, |&b| {
         let v = widen(b) * scale;
@@ -102,7 +114,16 @@ pub fn f16_exponent(bits: &[u16]) -> (Option<i32>, usize) {
     ((inexact == 0).then_some(exponent), inexact)
 }
 
-/// f16 bit patterns of `bits`·2^`exponent` (exact by [`f16_exponent`]), zero-padded to `len`.
+/// The exponent `s` that puts the largest finite magnitude of `bits` in [2^14, 2^15) (0 for an all-zero matrix):
+/// the largest value then keeps f16's full precision and none overflows.
+fn largest_exponent(bits: &[u16]) -> i32 {
+    let largest =
+        bits.iter().map(|&b| half::bf16::from_bits(b).to_f32().abs()).filter(|v| v.is_finite()).fold(0.0f32, f32::max);
+    if largest == 0.0 { 0 } else { 14 - largest.log2().floor() as i32 }
+}
+
+/// f16 bit patterns of `bits`·2^`exponent` (exact where [`f16_exponent`] says so, rounded to nearest otherwise),
+/// zero-padded to `len`.
 fn f16_image(bits: &[u16], exponent: i32, len: usize) -> Vec<u16> {
     let scale = 2f32.powi(exponent);
     let mut image: Vec<u16> =

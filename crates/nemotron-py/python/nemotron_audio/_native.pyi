@@ -176,12 +176,12 @@ class Model:
         id_or_path: Union[str, "os.PathLike[str]"],
         *,
         revision: Optional[str] = None,
-        precision: Optional[Literal["auto", "f32"]] = None,
+        precision: Optional[Literal["auto", "f32", "fast"]] = None,
         cache_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
         offline: bool = False,
     ) -> "Model": ...
     @staticmethod
-    def demo(*, precision: Optional[Literal["auto", "f32"]] = None) -> "Model": ...
+    def demo(*, precision: Optional[Literal["auto", "f32", "fast"]] = None) -> "Model": ...
     @property
     def description(self) -> str: ...
     @property

@@ -13,7 +13,7 @@ use audio_kernels::{
     RopeTable, Weight, gemm, gemm_scaled, layer_norm, residual_layer_norm, rotary_attention, rotary_attention_kernels,
     rotary_attention_on_tensor_cores,
 };
-use audio_kernels::{MatmulOptions, MatmulPath, Precision};
+use audio_kernels::{MatmulOptions, Precision};
 use gpu_core::{Gpu, GpuBuffer, GpuError, KernelVariant, Profile, Recorder, Reused, Timing, reuse_or_make};
 
 use crate::checkpoint::Checkpoint;

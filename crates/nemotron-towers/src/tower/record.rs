@@ -62,7 +62,7 @@ impl Tower {
         };
         // The LayerNorms that write `a` write its row scales too where the product that reads `a` runs on tensor
         // cores, so that product skips its own pass over the rows.
-        let scales = |w: &Weight| matches!(w.path(), MatmulPath::TensorCores(_)).then_some(&work.a_scales);
+        let scales = |w: &Weight| w.path().on_tensor_cores().then_some(&work.a_scales);
         norm(rec, &first.norm1, (&work.h, &work.a, scales(&first.qkv)), rows, d)?;
         // Multiply-adds since the last part was submitted, counted at each cut.
         let (attention_flops, mlp_flops) = self.half_layer_flops(batch, seq_len);
@@ -76,12 +76,10 @@ impl Tower {
             Ok(())
         };
         for (l, layer) in w.layers.iter().enumerate() {
-            // Attention takes the tensor cores where the products do; there it adds the q/k/v product's slices
-            // itself, so the product may be split along k where that fills the GPU's waves better.
-            let precision = match layer.qkv.path() {
-                MatmulPath::F32 => Precision::F32,
-                MatmulPath::TensorCores(_) => Precision::Auto,
-            };
+            // Attention takes the tensor cores where the products do (f32-accurate there with the fast products
+            // too); there it adds the q/k/v product's slices itself, so the product may be split along k where that
+            // fills the GPU's waves better.
+            let precision = if layer.qkv.path().on_tensor_cores() { Precision::Auto } else { Precision::F32 };
             let shape = AttentionShape { seqs: batch, seq_len, heads: c.heads, head_dim: c.head_dim };
             let qkv_shape = GemmShape { n: rows, m: 3 * d, k: d };
             let a = (&work.a, scales(&layer.qkv));
@@ -165,7 +163,7 @@ impl Tower {
     pub(crate) fn kernels(&self, longest: usize) -> Vec<KernelVariant> {
         let (c, w, gpu) = (&self.config, &self.weights, &self.gpu);
         let plain = Epilogue::default();
-        let on_tensor_cores = |w: &Weight| matches!(w.path(), MatmulPath::TensorCores(_));
+        let on_tensor_cores = |w: &Weight| w.path().on_tensor_cores();
         let mut kernels = Vec::new();
         if let Some(projection) = &w.input_projection {
             kernels.extend(gemm_kernels(gpu, projection, &plain, false));
