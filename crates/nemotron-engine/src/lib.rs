@@ -150,6 +150,8 @@ pub use nemotron_towers::{
     GpuOptions, MatmulOptions, ModelConfig, ModelOptions, NamedFiles, Precision, Progress, StreamingMode,
     error_sentence,
 };
+// The checkpoint folder's files, for a front end that fetches them one by one (the browser).
+pub use nemotron_towers::checkpoint::{CONFIG_FILE, INDEX_FILE, SINGLE_FILE, weight_files};
 // The I/O crate: audio input, NeMo manifests, raw PCM streams.
 pub use nemotron_io::manifest::{ManifestEntry, ManifestError, read_manifest};
 pub use nemotron_io::raw_pcm::{PartialSample, RawDecoder, RawFormat};

@@ -15,11 +15,8 @@ use crate::bindings::{Diarizer, rejected, report, stages};
 use crate::diarizer::{self, NamedFile};
 use crate::error::WebError;
 use crate::model_cache::{ModelStore, SIZE, absolute, describe, header, validators, warn};
-use crate::url_rules::{CacheMode, Validators, hub_revision, is_commit, shard_names};
-
-const CONFIG: &str = "config.json";
-const SINGLE: &str = "model.safetensors";
-const INDEX: &str = "model.safetensors.index.json";
+use crate::url_rules::{CacheMode, Validators, hub_revision, is_commit};
+use nemotron_engine::{CONFIG_FILE as CONFIG, INDEX_FILE as INDEX, SINGLE_FILE as SINGLE, weight_files};
 
 #[wasm_bindgen]
 extern "C" {
@@ -138,10 +135,13 @@ impl Folder {
             first.extend(self.open(INDEX, true).await?);
         }
         let mut files = read_each(first, None).await?;
-        let weights = match files.get(1) {
-            Some(index) => shard_names(&index.bytes).map_err(|e| rejected(download_error(&index.url, e)))?,
-            None => vec![SINGLE.to_string()],
-        };
+        // The checkpoint's own rule: the index's shards, else the single file.
+        let index = files.get(1).map(|index| (std::str::from_utf8(&index.bytes), index.url.as_str()));
+        let weights = match index {
+            Some((Ok(text), url)) => weight_files(Some(text)).map_err(|e| rejected(download_error(url, e.to_string()))),
+            Some((Err(e), url)) => Err(rejected(download_error(url, e.to_string()))),
+            None => weight_files(None).map_err(|e| rejected(download_error(&self.base, e.to_string()))),
+        }?;
         let mut opened = Vec::new();
         for name in weights {
             opened.extend(self.open(&name, false).await?);

@@ -1,30 +1,10 @@
 //! The rules of a model loaded by URL (`Diarizer.fromUrl`) and of the model cache (`ModelCache`) that need no
-//! browser: the shards an index names, the cache modes, when a stored file still is the server's, which revision a
+//! browser: the cache modes, when a stored file still is the server's, which revision a
 //! Hugging Face Hub URL names, and which stored files a `ModelCache.clear(url)` removes. The browser's side (fetch,
 //! Cache Storage) is `model_url` and `model_cache`.
 
 use std::fmt;
 use std::str::FromStr;
-
-/// The shard files a checkpoint's `model.safetensors.index.json` names (its `weight_map`'s values), each once, in
-/// name order: what a load by URL fetches beside the index (the engine then reads the index by its own rule). A
-/// shard outside the checkpoint's folder (`..`, an absolute path, a URL) is refused before anything is fetched.
-pub fn shard_names(index: &[u8]) -> Result<Vec<String>, String> {
-    let index: serde_json::Value = serde_json::from_slice(index).map_err(|e| format!("not a checkpoint index: {e}"))?;
-    let map = index.get("weight_map").and_then(|map| map.as_object());
-    let map = map.ok_or("not a checkpoint index: it has no `weight_map` object")?;
-    let mut shards = Vec::new();
-    for (tensor, file) in map {
-        let file = file.as_str().ok_or_else(|| format!("the shard of `{tensor}` is not a file name"))?;
-        if file.contains("..") || file.starts_with('/') || file.contains(':') {
-            return Err(format!("shard path `{file}` leaves the checkpoint folder"));
-        }
-        shards.push(file.to_string());
-    }
-    shards.sort();
-    shards.dedup();
-    Ok(shards)
-}
 
 /// How `Diarizer.fromUrl` uses the cache (its `cache` option; the names are `fetch`'s where they mean the same).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -137,20 +117,6 @@ mod tests {
 
     fn validators(etag: Option<&str>, length: Option<u64>, last_modified: Option<&str>) -> Validators {
         Validators { etag: etag.map(Into::into), length, last_modified: last_modified.map(Into::into) }
-    }
-
-    #[test]
-    fn an_index_names_its_shards_once() {
-        let index = br#"{"metadata": {}, "weight_map": {"b": "model-2.safetensors", "a": "model-1.safetensors",
-            "c": "model-2.safetensors"}}"#;
-        assert_eq!(shard_names(index).unwrap(), ["model-1.safetensors", "model-2.safetensors"]);
-        assert!(shard_names(b"{ not json").unwrap_err().starts_with("not a checkpoint index: "));
-        assert!(shard_names(br#"{"weights": {}}"#).unwrap_err().contains("weight_map"));
-        for outside in ["../model.safetensors", "/model.safetensors", "https://example.org/model.safetensors"] {
-            let index = format!(r#"{{"weight_map": {{"a": "{outside}"}}}}"#);
-            let refused = shard_names(index.as_bytes()).unwrap_err();
-            assert_eq!(refused, format!("shard path `{outside}` leaves the checkpoint folder"));
-        }
     }
 
     #[test]

@@ -80,6 +80,38 @@ pub const INDEX_FILE: &str = "model.safetensors.index.json";
 /// The weights of a checkpoint in one file.
 pub const SINGLE_FILE: &str = "model.safetensors";
 
+/// The weight files of a checkpoint whose index has text `index` (`None`: the folder has no index): the shards the
+/// index names, each once and sorted, else [`SINGLE_FILE`]. What a loader that fetches files one by one (a browser)
+/// fetches after `config.json` ([`CONFIG_FILE`]); an index [`Checkpoint`] would refuse is refused the same way.
+pub fn weight_files(index: Option<&str>) -> Result<Vec<String>, CheckpointError> {
+    let Some(text) = index else { return Ok(vec![SINGLE_FILE.to_string()]) };
+    let mut files: Vec<String> = weight_map(Path::new(INDEX_FILE), text)?.into_values().collect();
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+/// The `weight_map` (tensor → shard file) of the index `text`, read from `index`; a shard path that leaves the
+/// checkpoint's folder is refused: `..`, a root (`/`, `\`), or a colon (a drive, or a URL's scheme where the files
+/// are fetched), on every target alike.
+fn weight_map(index: &Path, text: &str) -> Result<HashMap<String, String>, CheckpointError> {
+    #[derive(serde::Deserialize)]
+    struct Index {
+        weight_map: HashMap<String, String>,
+    }
+    let parsed: Index = serde_json::from_str(text).map_err(|e| file_error(index, e.to_string()))?;
+    let leaves = |file: &&String| {
+        file.contains("..")
+            || file.contains(':')
+            || file.starts_with(['/', '\\'])
+            || Path::new(file.as_str()).is_absolute()
+    };
+    if let Some(file) = parsed.weight_map.values().find(leaves) {
+        return Err(file_error(index, format!("shard path `{file}` leaves the checkpoint directory")));
+    }
+    Ok(parsed.weight_map)
+}
+
 /// One tensor as stored: dtype, shape, little-endian bytes.
 #[derive(Clone, Copy, Debug)]
 pub struct TensorRef<'a> {
@@ -201,20 +233,11 @@ impl Checkpoint {
         path: impl Fn(&str) -> PathBuf,
         source: ShardSource,
     ) -> Result<Self, CheckpointError> {
-        #[derive(serde::Deserialize)]
-        struct Index {
-            weight_map: HashMap<String, String>,
-        }
-        let index = &path(INDEX_FILE);
-        let parsed: Index = serde_json::from_str(text).map_err(|e| file_error(index, e.to_string()))?;
         let mut shard_files: Vec<(String, PathBuf)> = Vec::new();
         // Shard file → its index in `shard_files`: a hashed lookup, since an index may name many shards.
         let mut shard_numbers: HashMap<String, usize> = HashMap::new();
         let mut locations = HashMap::new();
-        for (name, file) in parsed.weight_map {
-            if file.contains("..") || Path::new(&file).is_absolute() {
-                return Err(file_error(index, format!("shard path `{file}` leaves the checkpoint directory")));
-            }
+        for (name, file) in weight_map(&path(INDEX_FILE), text)? {
             let i = match shard_numbers.get(&file) {
                 Some(&i) => i,
                 None => {
