@@ -5,7 +5,8 @@
 # example, `nemotron-audio bench` (the tensor-core path, f32, and the fast precision), and the PyTorch peers of scripts/bench (`torch_peer.py --compile`,
 # `word_timestamps_peer.py`, `kernel_anchors.py`; `.peer/` carries only the transformers wheel they import, see
 # scripts/bench/README.md). The binaries were compiled with this checkout at /work/main, so that path is linked to wherever the tree landed.
-# Steps can be skipped: SKIP_TESTS=1, SKIP_CEILINGS=1, SKIP_BENCH=1, SKIP_PEER=1; BENCH_ARGS replaces `--profile`.
+# Steps can be skipped: SKIP_TESTS=1, SKIP_CEILINGS=1, SKIP_BENCH=1, SKIP_PEER=1; BENCH_ARGS replaces `--profile`;
+# ROUNDS=n runs the benches and the peers n times, alternating.
 # Two more run when asked, each minutes long: RUN_STREAM=1 (`bench --stream`, sessions batched in lockstep;
 # STREAM_ARGS replaces its default arguments) and RUN_SERVE=1 (`bench --serve`: real-time WebSocket clients and each mode's admission; SERVE_ARGS replaces the
 # default trials).
@@ -35,10 +36,23 @@ fi
 if [[ "${SKIP_CEILINGS:-0}" != 1 ]]; then
     .dev/ceilings 2>&1 | tee "$OUT/ceilings.txt"
 fi
-if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
-    .dev/nemotron-audio bench ${BENCH_ARGS:---profile} 2>&1 | tee "$OUT/bench.txt"
-    .dev/nemotron-audio --precision f32 bench --seconds 60 --corpus 0 2>&1 | tee "$OUT/bench-f32.txt"
-    .dev/nemotron-audio --precision fast bench ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench-fast.txt"
+# Ours and the peer alternate, ROUNDS times (default 1; logs of round r > 1 end in -r): each comparison is between
+# runs minutes apart on the same machine.
+[[ "${SKIP_PEER:-0}" != 1 ]] && python3 -m pip install -q --no-index --no-deps --target /tmp/site .peer/*.whl
+for round in $(seq "${ROUNDS:-1}"); do
+    r=$([[ $round == 1 ]] || echo "-$round")
+    if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
+        .dev/nemotron-audio bench ${BENCH_ARGS:---profile} 2>&1 | tee "$OUT/bench$r.txt"
+        .dev/nemotron-audio --precision f32 bench --seconds 60 --corpus 0 2>&1 | tee "$OUT/bench-f32$r.txt"
+        .dev/nemotron-audio --precision fast bench ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench-fast$r.txt"
+    fi
+    if [[ "${SKIP_PEER:-0}" != 1 ]]; then
+        PYTHONPATH=/tmp/site python3 scripts/bench/torch_peer.py --compile 2>&1 | tee "$OUT/peer$r.txt"
+        PYTHONPATH=/tmp/site python3 scripts/bench/word_timestamps_peer.py 2>&1 | tee "$OUT/peer-wts$r.txt"
+    fi
+done
+if [[ "${SKIP_PEER:-0}" != 1 ]]; then
+    python3 scripts/bench/kernel_anchors.py 2>&1 | tee "$OUT/anchors.txt"
 fi
 if [[ "${RUN_STREAM:-0}" == 1 ]]; then
     .dev/nemotron-audio bench --stream ${STREAM_ARGS:---seconds 30 --max-sessions 1024} 2>&1 | tee "$OUT/bench-stream.txt"
@@ -46,10 +60,4 @@ fi
 if [[ "${RUN_SERVE:-0}" == 1 ]]; then
     .dev/nemotron-audio bench --serve ${SERVE_ARGS:---seconds 30 --latencies low,ultra-low --clients 200,560 --admission-trials 3} \
         2>&1 | tee "$OUT/bench-serve.txt"
-fi
-if [[ "${SKIP_PEER:-0}" != 1 ]]; then
-    python3 -m pip install -q --no-index --no-deps --target /tmp/site .peer/*.whl \
-        && PYTHONPATH=/tmp/site python3 scripts/bench/torch_peer.py --compile 2>&1 | tee "$OUT/peer.txt" \
-        && PYTHONPATH=/tmp/site python3 scripts/bench/word_timestamps_peer.py 2>&1 | tee "$OUT/peer-wts.txt"
-    python3 scripts/bench/kernel_anchors.py 2>&1 | tee "$OUT/anchors.txt"
 fi
