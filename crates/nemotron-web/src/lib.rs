@@ -6,6 +6,7 @@
 //! await init();
 //! const d = await Diarizer.load([{ name: "config.json", bytes }, { name: "model.safetensors", bytes }], f => {});
 //! const json = await d.diarize(samples16k, { format: "json" });   // = `diarize --segments - --format json`
+//! await d.diarize(samples16k, { onProgress: (done, chunks) => {}, signal }); // progress; an abort stops it
 //! const { segments, text } = await d.segments(samples16k, {});    // the same, as objects too
 //! const rttm = writeSegments(segments, { format: "rttm" });        // the CLI's writer
 //! const live = d.stream({ latency: "low" });                         // = `diarize --stream --latency low`
@@ -24,7 +25,10 @@
 //! `Error` whose message is the CLI's sentence for the same problem ([`WebError::sentence`]).
 //!
 //! The calls are plain async Rust on the engine ([`diarizer`]), the same on native targets, where its tests run; the
-//! JS bindings (wasm32 only) convert values.
+//! JS bindings (wasm32 only) convert values. A diarization's `onProgress` and `signal` are the engine's progress
+//! callback, which cancels the steps left once the `AbortSignal` is aborted. The npm package's entry (`npm/index.js`)
+//! adds `createWorkerDiarizer()`: the same calls posted to a dedicated Web Worker (`npm/worker.js`) that runs this
+//! module there.
 
 #![warn(missing_docs)]
 
@@ -33,5 +37,7 @@ pub mod bindings;
 pub mod diarizer;
 mod error;
 pub mod options;
+#[cfg(target_arch = "wasm32")]
+mod steps;
 
 pub use error::WebError;
