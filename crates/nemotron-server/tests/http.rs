@@ -185,7 +185,7 @@ async fn alignments_and_features_are_the_clis_files() {
         .align(
             Input::Samples(samples.clone()),
             &AlignRequest { transcript: transcript.into(), language: None },
-            &mut |_, _, _| {},
+            &mut |_, _, _| ControlFlow::Continue(()),
         )
         .unwrap();
     for (format, expected) in
