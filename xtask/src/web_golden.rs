@@ -18,6 +18,7 @@
 //! the GPU's f32 tensors beyond 1e-5 relative (another adapter or driver may round differently).
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use nemotron_engine::{
@@ -78,7 +79,8 @@ fn recording(case: &str, duration: Option<f64>) -> Result<Vec<f32>, String> {
 /// One model's file: its run on the first [`SECONDS`] of the case's recording.
 fn case(engine: &Engine, recording_of: &str) -> Result<Vec<u8>, String> {
     let samples = recording(recording_of, Some(SECONDS))?;
-    let diarized = engine.diarize(Input::Samples(samples.clone()), &mut |_, _, _| {}).map_err(sentence)?;
+    let diarized =
+        engine.diarize(Input::Samples(samples.clone()), &mut |_, _, _| ControlFlow::Continue(())).map_err(sentence)?;
     let segments = diarized.segments(&SegmentSettings::default()).map_err(sentence)?;
     let mut live = engine.stream(StreamingMode::LowLatency, &SegmentSettings::default()).map_err(sentence)?;
     let mut events = Vec::new();
@@ -107,7 +109,8 @@ fn known_speakers(engine: &Engine) -> Result<Vec<u8>, String> {
     let (profile, _) = engine.enroll(clips).map_err(sentence)?;
     let audio = &samples[..(SECONDS * f64::from(nemotron_engine::audio::SAMPLE_RATE)) as usize];
     let input = Input::Samples(audio.to_vec());
-    let diarized = engine.diarize_with_speakers(input, &profile, &mut |_, _, _| {}).map_err(sentence)?;
+    let diarized =
+        engine.diarize_with_speakers(input, &profile, &mut |_, _, _| ControlFlow::Continue(())).map_err(sentence)?;
     let segments = diarized.segments(&SegmentSettings::default()).map_err(sentence)?;
     let segments_rttm = write_named_segments(&segments, SegmentFormat::Rttm, "audio", diarized.names());
     let mut live = engine
@@ -145,7 +148,7 @@ fn errors(demo: &Engine) -> Result<String, String> {
     let truncated =
         refusal("truncated", &[("config.json", &config), ("model.safetensors", &weights[..TRUNCATED_BYTES])])?;
     let not_json = refusal("not-json", &[("config.json", NOT_JSON.as_bytes()), ("model.safetensors", &weights)])?;
-    let empty = match demo.diarize(Input::Samples(Vec::new()), &mut |_, _, _| {}) {
+    let empty = match demo.diarize(Input::Samples(Vec::new()), &mut |_, _, _| ControlFlow::Continue(())) {
         Err(error) => sentence(error),
         Ok(_) => return Err("empty audio was diarized".into()),
     };

@@ -2,6 +2,7 @@
 //! diarizer, then the word-timestamp head on the ASR states), the alignment on the host; the words go to a JSON
 //! file in upstream's `align_word_timestamps` shape, and to SRT / WebVTT subtitles.
 
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use nemotron_engine::{EngineError, SpeakerProfile, output};
@@ -44,7 +45,10 @@ pub fn align(settings: &Settings, input: &Input, request: &AlignRequest<'_>) -> 
     let seconds = source.seconds();
     let mut bar = Bar::new(settings.quiet, seconds);
     let request = nemotron_engine::AlignRequest { transcript, language: request.language.map(str::to_string) };
-    let mut progress = |stage: &str, done, total| bar.update(stage, done, total);
+    let mut progress = |stage: &str, done, total| {
+        bar.update(stage, done, total);
+        ControlFlow::Continue(())
+    };
     let aligned = match &profile {
         Some(profile) => engine.align_with_speakers(source, &request, profile, &mut progress)?,
         None => engine.align(source, &request, &mut progress)?,

@@ -222,7 +222,7 @@ fn encode(engine: &Engine, entry: &ManifestEntry, options: &AudioOptions, out: &
     let started = Done::start();
     let source = nemotron_engine::Input::read_path(&entry.audio, options)?;
     let seconds = source.seconds();
-    engine.encode(source, false, &mut |_, _, _| {})?.write(out)?;
+    engine.encode(source, false, &mut |_, _, _| ControlFlow::Continue(()))?.write(out)?;
     Ok((seconds, started))
 }
 

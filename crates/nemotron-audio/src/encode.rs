@@ -1,6 +1,7 @@
 //! `encode` and `diarize` of one input: check the outputs, load the model, read the input, run, write the outputs.
 //! The reading of a single run's input and the timeline are shared with `diarize --stream` (`stream.rs`).
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use nemotron_engine::{
@@ -57,7 +58,11 @@ pub fn encode(settings: &Settings, input: &Input, out: &Path, word_timestamps: b
     let source = single_source(&engine, input)?;
     let seconds = source.seconds();
     let mut bar = Bar::new(settings.quiet, seconds);
-    let encoding = engine.encode(source, word_timestamps, &mut |stage, done, total| bar.update(stage, done, total))?;
+    let mut progress = |stage: &str, done, total| {
+        bar.update(stage, done, total);
+        ControlFlow::Continue(())
+    };
+    let encoding = engine.encode(source, word_timestamps, &mut progress)?;
     encoding.write(out)?;
     done.report(settings.quiet, &[out], seconds, &[format!("{} tokens", encoding.tokens())]);
     Ok(())
@@ -88,7 +93,10 @@ pub fn diarize(
     let source = single_source(&engine, input)?;
     let seconds = source.seconds();
     let mut bar = Bar::new(settings.quiet, seconds);
-    let mut progress = |stage: &str, done, total| bar.update(stage, done, total);
+    let mut progress = |stage: &str, done, total| {
+        bar.update(stage, done, total);
+        ControlFlow::Continue(())
+    };
     let result = match &profile {
         Some(profile) => engine.diarize_with_speakers(source, profile, &mut progress)?,
         None => engine.diarize(source, &mut progress)?,

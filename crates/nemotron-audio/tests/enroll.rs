@@ -4,6 +4,7 @@
 
 mod cli_support;
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use cli_support::{fails, ok, path_str, run, testdata};
@@ -65,7 +66,7 @@ fn an_enrolled_profile_names_the_speakers_of_diarize_as_the_engine_does() {
     let engine =
         Engine::load(&ModelSource::from_path(&model).unwrap(), &EngineOptions::default(), &mut |_, _, _| {}).unwrap();
     let silence = Input::Samples(vec![0.0; 16_000]);
-    let named = engine.diarize_with_speakers(silence, &profile, &mut |_, _, _| {}).unwrap();
+    let named = engine.diarize_with_speakers(silence, &profile, &mut |_, _, _| ControlFlow::Continue(())).unwrap();
     let want_slots: String = ["alice", "bob"]
         .iter()
         .map(|name| {
@@ -76,7 +77,7 @@ fn an_enrolled_profile_names_the_speakers_of_diarize_as_the_engine_does() {
     assert_eq!(slots, want_slots);
 
     let input = Input::read_path(&recording, &AudioOptions::default()).unwrap();
-    let diarized = engine.diarize_with_speakers(input, &profile, &mut |_, _, _| {}).unwrap();
+    let diarized = engine.diarize_with_speakers(input, &profile, &mut |_, _, _| ControlFlow::Continue(())).unwrap();
     let segments = diarized.segments_by(&SegmentSettings::default().segmenter().unwrap());
     let args =
         ["-q", "diarize", "--model", model_arg, "--audio", path_str(&recording), "--speakers", path_str(&profile_path)];
@@ -210,7 +211,7 @@ fn a_folder_or_a_manifest_with_speakers_names_each_entrys_speakers() {
     let engine = diar_tiny();
     let rule = SegmentSettings::default().segmenter().unwrap();
     let named_rttm = |input: Input, id: &str| {
-        let diarized = engine.diarize_with_speakers(input, &profile, &mut |_, _, _| {}).unwrap();
+        let diarized = engine.diarize_with_speakers(input, &profile, &mut |_, _, _| ControlFlow::Continue(())).unwrap();
         assert!(diarized.names().iter().flatten().count() == 2, "{id}: both named");
         write_named_segments(&diarized.segments_by(&rule), SegmentFormat::Rttm, id, diarized.names())
     };
@@ -267,7 +268,9 @@ fn align_with_speakers_writes_the_engines_named_alignment() {
     let transcript = "<spk:0> the quick brown fox <spk:1> she sells sea shells";
     let engine = Engine::load(&ModelSource::Demo, &EngineOptions::default(), &mut |_, _, _| {}).unwrap();
     let request = nemotron_engine::AlignRequest { transcript: transcript.into(), language: None };
-    let want = engine.align_with_speakers(Input::Samples(samples), &request, &profile, &mut |_, _, _| {}).unwrap();
+    let want = engine
+        .align_with_speakers(Input::Samples(samples), &request, &profile, &mut |_, _, _| ControlFlow::Continue(()))
+        .unwrap();
     let got = text(&[
         "-q",
         "align",

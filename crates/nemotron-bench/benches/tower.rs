@@ -1,6 +1,8 @@
 //! Criterion benches of the towers at small shapes (they run on any adapter, lavapipe included;
 //! release-sized timings are `nemotron-audio bench`).
 
+use std::ops::ControlFlow;
+
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use nemotron_bench::tower_flops;
 use nemotron_testkit::{Rng, test_gpu, test_matmul};
@@ -37,7 +39,7 @@ fn towers(c: &mut Criterion) {
     }
     let audio: Vec<f32> = (0..16_000).map(|i| (i as f32 * 0.05).sin() * 0.1).collect();
     group.bench_function("audio-module-1s", |b| {
-        b.iter(|| model.encode_audio(&audio, &mut |_, _, _| {}).block().expect("encode"))
+        b.iter(|| model.encode_audio(&audio, &mut |_, _, _| ControlFlow::Continue(())).block().expect("encode"))
     });
     group.finish();
 }

@@ -9,6 +9,7 @@
 pub mod stream;
 
 use nemotron_towers::blocking::Block;
+use std::ops::ControlFlow;
 use std::time::Instant;
 
 use audio_kernels::random::Rng;
@@ -380,15 +381,15 @@ fn module_case(
     let features = model.diarizer().frontend().compute(&audio)?;
     // Medians of `repeats` runs after a warm-up on this length (pipelines exist already; workspaces grow to the
     // chunk batch there), as the peer takes its medians.
-    let warm = model.encode_features(features.clone(), &mut |_, _, _| {}).block()?;
+    let warm = model.encode_features(features.clone(), &mut |_, _, _| ControlFlow::Continue(())).block()?;
     let (mut from_features, mut from_audio) = (Vec::new(), Vec::new());
     for _ in 0..options.repeats.max(1) {
         let input = features.clone();
         let start = Instant::now();
-        model.encode_features(input, &mut |_, _, _| {}).block()?;
+        model.encode_features(input, &mut |_, _, _| ControlFlow::Continue(())).block()?;
         from_features.push(start.elapsed().as_secs_f64() * 1e3);
         let start = Instant::now();
-        model.encode_audio(&audio, &mut |_, _, _| {}).block()?;
+        model.encode_audio(&audio, &mut |_, _, _| ControlFlow::Continue(())).block()?;
         from_audio.push(start.elapsed().as_secs_f64() * 1e3);
     }
     let (features_ms, audio_ms) = (median(from_features), median(from_audio));
@@ -409,7 +410,7 @@ fn module_case(
         model.asr_hidden(&features).block()?;
         asr_ms.push(start.elapsed().as_secs_f64() * 1e3);
         let start = Instant::now();
-        model.diarizer().diarize_features(features.clone(), &mut |_, _, _| {}).block()?;
+        model.diarizer().diarize_features(features.clone(), &mut |_, _, _| ControlFlow::Continue(())).block()?;
         diarization_ms.push(start.elapsed().as_secs_f64() * 1e3);
         let start = Instant::now();
         model.run_fusion(&warm.asr_hidden, &warm.speaker_probabilities, warm.features.tokens()).block()?;
@@ -464,7 +465,7 @@ fn corpus_case(
     })?;
     let module_ms = timed(&mut || {
         for _ in 0..corpus.files {
-            model.encode_features(features.clone(), &mut |_, _, _| {}).block()?;
+            model.encode_features(features.clone(), &mut |_, _, _| ControlFlow::Continue(())).block()?;
         }
         Ok(())
     })?;

@@ -3,6 +3,7 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 use nemotron_towers::blocking::Block;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -151,7 +152,10 @@ impl Engine {
     ) -> Result<Self, EngineError> {
         let engine = Self::load_model(source, options, &mut *download).await?;
         if options.compile_kernels {
-            let mut progress = |stage: &str, done: usize, all: usize| download(stage, done as u64, all as u64);
+            let mut progress = |stage: &str, done: usize, all: usize| {
+                download(stage, done as u64, all as u64);
+                ControlFlow::Continue(())
+            };
             engine.model.compile_kernels(&mut progress).await?;
         }
         Ok(engine)

@@ -156,6 +156,8 @@ pub enum ErrorKind {
     Io,
     /// A bug: an invariant of the library broke.
     Internal,
+    /// The caller cancelled the task: its progress callback ([`crate::Progress`]) returned `ControlFlow::Break`.
+    Cancelled,
 }
 
 impl EngineError {
@@ -227,6 +229,7 @@ fn towers_kind(error: &nemotron_towers::Error) -> ErrorKind {
         Error::Checkpoint(CheckpointError::NoWeights { .. }) => ErrorKind::NotFound,
         Error::Output { .. } => ErrorKind::Io,
         Error::Internal(_) => ErrorKind::Internal,
+        Error::Cancelled { .. } => ErrorKind::Cancelled,
         _ => ErrorKind::BadInput,
     }
 }

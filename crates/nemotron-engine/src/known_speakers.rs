@@ -2,6 +2,7 @@
 //! encoder frame, so that the recording starts on one; each name goes to the slot its clip speaks in, and the
 //! result is the recording's part of that one run. docs/diarization.md ("Known speakers") gives the definition.
 
+use std::ops::ControlFlow;
 use std::ops::Range;
 
 use nemotron_io::SpeakerProfile;
@@ -94,7 +95,8 @@ impl Engine {
     ) -> Result<(SpeakerProfile, Vec<usize>), EngineError> {
         let profile = SpeakerProfile::new(clips)?;
         let silence = Input::Samples(vec![0.0; nemotron_postprocess::time::SAMPLE_RATE as usize]);
-        let named = self.diarize_with_speakers_async(silence, &profile, &mut |_, _, _| {}).await?;
+        let named =
+            self.diarize_with_speakers_async(silence, &profile, &mut |_, _, _| ControlFlow::Continue(())).await?;
         let slots = profile
             .names()
             .map(|name| named.names().iter().position(|n| n.as_deref() == Some(name)).unwrap_or_default())

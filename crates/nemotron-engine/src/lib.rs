@@ -11,7 +11,12 @@
 //! for those.
 //!
 //! Errors are one [`EngineError`], each keeping the library's error as its source, classified by
-//! [`EngineError::kind`] (a usage error, bad input, not found, GPU, I/O).
+//! [`EngineError::kind`] (a usage error, bad input, not found, GPU, I/O, cancelled).
+//!
+//! A task's [`Progress`] callback hears of each step (stage, steps done, steps in all) and answers with a
+//! [`std::ops::ControlFlow`]: `Break` cancels the task at that step, which then runs nothing more, frees what its
+//! steps held and ends with an error of [`ErrorKind::Cancelled`]; the engine takes the next task as if none had been
+//! cancelled.
 //!
 //! Cargo features: `decode` and `parallel` (default: audio files decoded, the model's host work on all cores; the
 //! `wasm32-unknown-unknown` build takes neither), `hub` (models by Hub id), `demo` (the tiny random-weight demo
@@ -22,11 +27,13 @@
 //! Every output of the audio module, as the `encode` command's safetensors file:
 //! ```
 //! # fn main() -> Result<(), nemotron_engine::EngineError> {
+//! use std::ops::ControlFlow;
+//!
 //! use nemotron_engine::{Engine, EngineOptions, Input, ModelSource};
 //!
 //! let engine = Engine::load(&ModelSource::Demo, &EngineOptions::default(), &mut |_file, _done, _total| {})?;
 //! let tone: Vec<f32> = (0..4_000).map(|i| 0.1 * (i as f32 * 0.05).sin()).collect();
-//! let encoding = engine.encode(Input::Samples(tone), false, &mut |_stage, _done, _total| {})?;
+//! let encoding = engine.encode(Input::Samples(tone), false, &mut |_stage, _done, _total| ControlFlow::Continue(()))?;
 //! let names: Vec<&str> = encoding.tensors().iter().map(|(name, _, _)| *name).collect();
 //! assert_eq!(names[0], "input_features");
 //! assert!(!encoding.to_safetensors()?.is_empty());
@@ -38,12 +45,15 @@
 //! Who spoke when, as RTTM (or JSON, CSV), by the rule a [`SegmentSettings`] asks for:
 //! ```
 //! # fn main() -> Result<(), nemotron_engine::EngineError> {
+//! use std::ops::ControlFlow;
+//!
 //! use nemotron_engine::{Channel, Engine, EngineOptions, Input, ModelSource, SegmentFormat, SegmentSettings};
 //!
 //! let engine = Engine::load(&ModelSource::Demo, &EngineOptions::default(), &mut |_, _, _| {})?;
 //! let left: Vec<f32> = (0..8_000).map(|i| 0.1 * (i as f32 * 0.03).sin()).collect();
 //! let input = Input::from_pcm(&[&left, &left], 8_000, Channel::Mix)?; // resampled to 16 kHz mono
-//! let diarized = engine.diarize(input, &mut |_, _, _| {})?;
+//! // Progress: (stage, chunks done, chunks); `ControlFlow::Break` would cancel the steps left.
+//! let diarized = engine.diarize(input, &mut |_stage, _done, _chunks| ControlFlow::Continue(()))?;
 //! let settings = SegmentSettings { threshold: Some(0.4), ..SegmentSettings::default() };
 //! let segments = diarized.segments(&settings)?;
 //! let rttm = nemotron_engine::write_segments(&segments, SegmentFormat::Rttm, "tone");
@@ -56,12 +66,14 @@
 //! Speaker-attributed word timestamps of a transcript, as JSON and subtitles:
 //! ```
 //! # fn main() -> Result<(), nemotron_engine::EngineError> {
+//! use std::ops::ControlFlow;
+//!
 //! use nemotron_engine::{AlignRequest, Engine, EngineOptions, Input, ModelSource};
 //!
 //! let engine = Engine::load(&ModelSource::Demo, &EngineOptions::default(), &mut |_, _, _| {})?;
 //! let tone: Vec<f32> = (0..8_000).map(|i| 0.1 * (i as f32 * 0.02).sin()).collect();
 //! let request = AlignRequest { transcript: "<spk:0> hello world".into(), language: None };
-//! let aligned = engine.align(Input::Samples(tone), &request, &mut |_, _, _| {})?;
+//! let aligned = engine.align(Input::Samples(tone), &request, &mut |_, _, _| ControlFlow::Continue(()))?;
 //! assert_eq!(aligned.words().len(), 2);
 //! assert!(aligned.to_json()?.contains("\"chunks\""));
 //! assert!(aligned.to_srt().starts_with("1\n"));

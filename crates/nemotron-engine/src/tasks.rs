@@ -8,7 +8,6 @@
 use nemotron_towers::blocking::Block;
 #[cfg(not(target_arch = "wasm32"))]
 use std::collections::HashMap;
-#[cfg(not(target_arch = "wasm32"))]
 use std::ops::ControlFlow;
 use std::path::Path;
 
@@ -274,7 +273,8 @@ impl Engine {
         progress: Progress<'_>,
     ) -> Result<Aligned, EngineError> {
         self.transcribe("align")?;
-        let named = self.diarize_with_speakers_async(input.clone(), profile, &mut |_, _, _| {}).await?;
+        let named =
+            self.diarize_with_speakers_async(input.clone(), profile, &mut |_, _, _| ControlFlow::Continue(())).await?;
         self.align_speakers(input, request, Some(&named), progress).await
     }
 

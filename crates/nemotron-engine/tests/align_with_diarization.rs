@@ -2,6 +2,7 @@
 //! (its own diarization gives `align`'s result; another diarizer's makes the result's diarization), and a
 //! diarization of another recording is refused, naming the argument.
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use nemotron_engine::{
@@ -23,7 +24,7 @@ fn another_diarizers_speakers_replace_the_models_own() {
     let input = Input::read_path(&reference("tiny-chunks/audio.wav"), &AudioOptions::default()).unwrap();
     let request =
         AlignRequest { transcript: "<spk:0> the quick brown fox <spk:1> she sells sea shells".into(), language: None };
-    let quiet = &mut |_: &str, _: usize, _: usize| {};
+    let quiet = &mut |_: &str, _: usize, _: usize| ControlFlow::Continue(());
 
     let own = demo.align(input.clone(), &request, quiet).unwrap();
     let own_diarization = demo.diarize(input.clone(), quiet).unwrap();
@@ -69,7 +70,7 @@ fn enrolled_speakers_name_the_tags_their_slots_matched() {
     let profile = SpeakerProfile::new(vec![("alice".to_string(), samples[..24_000].to_vec())]).unwrap();
     let request =
         AlignRequest { transcript: "<spk:0> the quick brown fox <spk:1> she sells sea shells".into(), language: None };
-    let quiet = &mut |_: &str, _: usize, _: usize| {};
+    let quiet = &mut |_: &str, _: usize, _: usize| ControlFlow::Continue(());
     let input = Input::Samples(samples);
     let named = demo.align_with_speakers(input.clone(), &request, &profile, quiet).unwrap();
     let diarized = demo.diarize_with_speakers(input.clone(), &profile, quiet).unwrap();

@@ -31,7 +31,8 @@ fn bits(values: &[f32]) -> Vec<u32> {
 }
 
 fn assert_alone(got: &Diarized, offset: Option<f64>) {
-    let alone = engine().diarize(read(offset).unwrap(), &mut |_, _, _| {}).expect("diarized alone");
+    let alone =
+        engine().diarize(read(offset).unwrap(), &mut |_, _, _| ControlFlow::Continue(())).expect("diarized alone");
     assert!(!alone.logits().is_empty(), "{offset:?}: no logits");
     assert_eq!(bits(got.logits()), bits(alone.logits()), "{offset:?}: logits");
     assert_eq!(bits(got.probabilities()), bits(alone.probabilities()), "{offset:?}: probabilities");
@@ -76,7 +77,7 @@ fn an_entry_that_cannot_be_read_is_reported_and_the_others_run() {
     assert_eq!(error.kind(), ErrorKind::NotFound, "{error}");
     assert_alone(results[0].as_ref().unwrap().as_ref().unwrap(), None);
     let short = results[2].as_ref().unwrap().as_ref().unwrap();
-    let alone = engine().diarize(reading(&entries[2]).unwrap().0, &mut |_, _, _| {}).unwrap();
+    let alone = engine().diarize(reading(&entries[2]).unwrap().0, &mut |_, _, _| ControlFlow::Continue(())).unwrap();
     assert_eq!(bits(short.logits()), bits(alone.logits()), "the MP3 beside a failed entry");
 }
 

@@ -1,6 +1,7 @@
 //! A checkpoint folder's files handed over by name (what a browser has) load the folder's model: the same outputs,
 //! bit for bit, and the same refusals, naming the file without the folder.
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -29,7 +30,9 @@ fn files_handed_over_load_the_folders_model() {
     let (folder, named) = (load(&ModelSource::Folder(diar_tiny())).unwrap(), load(&files(usize::MAX)).unwrap());
     assert_eq!(named.description(), "Nemotron 3 Diarization checkpoint");
     let samples: Vec<f32> = (0..16_000).map(|i| 0.1 * (i as f32 * 0.02).sin()).collect();
-    let diarize = |engine: &Engine| engine.diarize(Input::Samples(samples.clone()), &mut |_, _, _| {}).unwrap();
+    let diarize = |engine: &Engine| {
+        engine.diarize(Input::Samples(samples.clone()), &mut |_, _, _| ControlFlow::Continue(())).unwrap()
+    };
     let (a, b) = (diarize(&folder), diarize(&named));
     assert!(!a.logits().is_empty());
     assert_eq!(a.logits(), b.logits());

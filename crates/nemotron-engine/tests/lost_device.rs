@@ -33,7 +33,10 @@ fn a_device_lost_in_a_shared_step_is_a_gpu_failure_of_every_recording_in_it() {
         assert_eq!(error.kind(), ErrorKind::Gpu, "recording {i}: {error}");
     }
     // The device stays lost: a recording alone fails with the loss itself, of the same kind.
-    let alone = engine.diarize(inputs[0].clone(), &mut |_, _, _| {}).err().expect("nothing runs on a lost device");
+    let alone = engine
+        .diarize(inputs[0].clone(), &mut |_, _, _| ControlFlow::Continue(()))
+        .err()
+        .expect("nothing runs on a lost device");
     assert!(matches!(alone, EngineError::Towers(TowersError::Gpu(_))), "{alone:?}");
     assert_eq!(alone.kind(), ErrorKind::Gpu, "{alone}");
 }

@@ -212,7 +212,7 @@ impl Model {
         let engine = &self.engine;
         let encoding = detached(py, || {
             let input = audio.read("audio")?;
-            engine.encode(input, word_timestamps, &mut |_, _, _| {}).map_err(|e| to_python(&e))
+            engine.encode(input, word_timestamps, &mut |_, _, _| ControlFlow::Continue(())).map_err(|e| to_python(&e))
         })?;
         let tensors = PyDict::new(py);
         for (name, shape, values) in encoding.tensors() {
@@ -302,7 +302,7 @@ impl Model {
             // Before the audio is decoded: a checkpoint that cannot align fails at once.
             engine.check_word_timestamps("align").map_err(|e| to_python(&e))?;
             let input: Input = audio.read("audio")?;
-            let quiet = &mut |_: &str, _: usize, _: usize| {};
+            let quiet = &mut |_: &str, _: usize, _: usize| ControlFlow::Continue(());
             match &diarization {
                 None => engine.align(input, &request, quiet),
                 Some(diarization) => {

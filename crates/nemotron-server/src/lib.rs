@@ -37,6 +37,7 @@ pub mod stream;
 
 use std::future::{Future, IntoFuture};
 use std::net::SocketAddr;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -201,11 +202,11 @@ fn start_scheduler(state: &AppState, engine: Arc<Engine>) -> Result<(), ServerEr
 /// ASR tower's and the word-timestamp head's too, where the checkpoint has them).
 fn warm_up(engine: &Engine) -> Result<(), EngineError> {
     let silence = vec![0.0f32; 32_000];
-    engine.diarize(Input::Samples(silence.clone()), &mut |_, _, _| {})?;
+    engine.diarize(Input::Samples(silence.clone()), &mut |_, _, _| ControlFlow::Continue(()))?;
     if engine.check_word_timestamps("encode").is_ok() {
-        engine.encode(Input::Samples(silence.clone()), true, &mut |_, _, _| {})?;
+        engine.encode(Input::Samples(silence.clone()), true, &mut |_, _, _| ControlFlow::Continue(()))?;
     } else if engine.transcribe("encode").is_ok() {
-        engine.encode(Input::Samples(silence.clone()), false, &mut |_, _, _| {})?;
+        engine.encode(Input::Samples(silence.clone()), false, &mut |_, _, _| ControlFlow::Continue(()))?;
     }
     let mut session = engine.stream(StreamingMode::LowLatency, &SegmentSettings::default())?;
     session.push(&silence)?;

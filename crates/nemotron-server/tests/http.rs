@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -36,7 +37,8 @@ async fn error_of(response: Response) -> (StatusCode, String) {
 
 /// The segments `diarize --segments` writes for `samples` with `settings` in `format`.
 fn expected_segments(samples: &[f32], settings: &SegmentSettings, format: SegmentFormat, uri: &str) -> String {
-    let diarized = engine().diarize(Input::Samples(samples.to_vec()), &mut |_, _, _| {}).unwrap();
+    let diarized =
+        engine().diarize(Input::Samples(samples.to_vec()), &mut |_, _, _| ControlFlow::Continue(())).unwrap();
     let segments = diarized.segments(settings).unwrap();
     write_segments(&segments, format, uri)
 }
@@ -183,7 +185,7 @@ async fn alignments_and_features_are_the_clis_files() {
         .align(
             Input::Samples(samples.clone()),
             &AlignRequest { transcript: transcript.into(), language: None },
-            &mut |_, _, _| {},
+            &mut |_, _, _| ControlFlow::Continue(()),
         )
         .unwrap();
     for (format, expected) in
@@ -196,7 +198,7 @@ async fn alignments_and_features_are_the_clis_files() {
     }
     for word_timestamps in [false, true] {
         let expected = engine()
-            .encode(Input::Samples(samples.clone()), word_timestamps, &mut |_, _, _| {})
+            .encode(Input::Samples(samples.clone()), word_timestamps, &mut |_, _, _| ControlFlow::Continue(()))
             .unwrap()
             .to_safetensors()
             .unwrap();

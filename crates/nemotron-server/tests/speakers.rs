@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -124,7 +125,9 @@ async fn an_enrolled_profile_names_uploads_and_streams_as_the_cli_does() {
 
     // Uploads: `diarize --speakers --segments - --format F`.
     let recording = std::fs::read(testdata("reference/diar-tiny/audio.wav")).unwrap();
-    let diarized = engine().diarize_with_speakers(Input::Samples(audio(0.0, None)), &want, &mut |_, _, _| {}).unwrap();
+    let diarized = engine()
+        .diarize_with_speakers(Input::Samples(audio(0.0, None)), &want, &mut |_, _, _| ControlFlow::Continue(()))
+        .unwrap();
     let segments = diarized.segments(&SegmentSettings::default()).unwrap();
     for (format, name) in [(SegmentFormat::Rttm, "rttm"), (SegmentFormat::Json, "json"), (SegmentFormat::Csv, "csv")] {
         let form = Form::new()

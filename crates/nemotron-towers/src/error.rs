@@ -118,6 +118,17 @@ pub enum Error {
         /// The model's.
         model: usize,
     },
+    /// The caller's progress callback cancelled the task ([`crate::Progress`]'s `ControlFlow::Break`) when `stage`
+    /// was at step `done` of `steps`: no further step ran.
+    #[error("cancelled: {stage} stopped after step {done} of {steps}")]
+    Cancelled {
+        /// The stage reported (`diarization`, `asr`, `compiling kernels`).
+        stage: String,
+        /// Steps of the stage done.
+        done: usize,
+        /// Steps of the stage in all.
+        steps: usize,
+    },
     /// An internal invariant broke: a bug in this crate, not a problem with the input.
     #[error("internal error (please report): {0}")]
     Internal(String),

@@ -6,6 +6,8 @@
 //! [`AudioModel::encode_audio`] (every output of the audio module) or [`Diarizer::diarize_audio`] (who spoke when):
 //!
 //! ```no_run
+//! use std::ops::ControlFlow;
+//!
 //! use nemotron_towers::blocking::Block; // native programs wait with `.block()`; in a browser, `.await`
 //! use nemotron_towers::{Gpu, Model, ModelOptions};
 //!
@@ -16,11 +18,11 @@
 //! // 16 kHz mono samples, e.g. from `nemotron_io::read_audio`.
 //! match &model {
 //!     Model::Transcribe(model) => {
-//!         let out = model.encode_audio(&samples, &mut |_stage, _done, _total| {}).block()?;
+//!         let out = model.encode_audio(&samples, &mut |_stage, _done, _total| ControlFlow::Continue(())).block()?;
 //!         println!("{} audio embeddings of width {}", out.audio_embeds.len() / 2688, 2688);
 //!     }
 //!     Model::Diarization(diarizer) => {
-//!         let out = diarizer.diarize_audio(&samples, &mut |_stage, _done, _total| {}).block()?;
+//!         let out = diarizer.diarize_audio(&samples, &mut |_stage, _done, _total| ControlFlow::Continue(())).block()?;
 //!         println!("{} speaker probabilities", out.speaker_probabilities.len());
 //!     }
 //! }

@@ -5,6 +5,8 @@
 
 mod common;
 
+use std::ops::ControlFlow;
+
 use common::{case_dir, test_options};
 use nemotron_towers::blocking::Block;
 
@@ -66,7 +68,7 @@ fn encode(case: &str) -> (Box<nemotron_towers::AudioModel>, AudioOutputs) {
     let c = model.config();
     let features =
         read_features(&case_dir(case).join("reference.safetensors"), c.asr.mel_bins, c.asr.subsampling).unwrap();
-    let outputs = model.encode_features(features, &mut |_, _, _| {}).block().unwrap();
+    let outputs = model.encode_features(features, &mut |_, _, _| ControlFlow::Continue(())).block().unwrap();
     (model, outputs)
 }
 

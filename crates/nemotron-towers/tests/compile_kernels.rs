@@ -8,6 +8,7 @@
 
 mod common;
 
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use audio_kernels::gemm::tensor_cores_available;
@@ -30,7 +31,7 @@ fn fresh_gpu(options: &GpuOptions) -> Gpu {
 fn run_every_call(model: &Model) {
     let recordings = [seeded_audio(2.5, 1), seeded_audio(40.0, 2)];
     for samples in &recordings {
-        model.diarizer().diarize_audio(samples, &mut |_, _, _| {}).block().unwrap();
+        model.diarizer().diarize_audio(samples, &mut |_, _, _| ControlFlow::Continue(())).block().unwrap();
     }
     for mode in StreamingMode::NAMED {
         let mut session = model.diarizer().session(mode).unwrap();
@@ -39,7 +40,7 @@ fn run_every_call(model: &Model) {
     }
     if let Model::Transcribe(m) = model {
         for samples in &recordings {
-            let outputs = m.encode_audio(samples, &mut |_, _, _| {}).block().unwrap();
+            let outputs = m.encode_audio(samples, &mut |_, _, _| ControlFlow::Continue(())).block().unwrap();
             if m.word_timestamp_head().is_ok() {
                 m.word_timestamp_logits(&outputs).block().unwrap();
                 m.word_timestamp_log_probs(&outputs, &[0, 1, 2], &mut |_, _| Ok(())).block().unwrap();
@@ -76,7 +77,11 @@ fn compiles_what_its_calls_take(options: &GpuOptions, model_options: &ModelOptio
     let gpu = fresh_gpu(options);
     let model = load(&gpu, dir, model_options);
     let mut reported = Vec::new();
-    model.compile_kernels(&mut |stage, done, all| reported.push((stage.to_string(), done, all))).block().unwrap();
+    let mut progress = |stage: &str, done, all| {
+        reported.push((stage.to_string(), done, all));
+        ControlFlow::Continue(())
+    };
+    model.compile_kernels(&mut progress).block().unwrap();
     let compiled = gpu.pipeline_labels();
     let listed: Vec<String> = model.kernels().iter().map(|k| k.label()).collect();
     assert!(listed.iter().all(|label| compiled.contains(label)), "{case}: a listed pipeline was not compiled");

@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::ops::ControlFlow;
 use std::sync::OnceLock;
 
 use common::{case_dir, test_options};
@@ -33,7 +34,7 @@ fn features(samples: &[f32]) -> Features {
 }
 
 fn alone(samples: &[f32]) -> Diarization {
-    model().diarizer().diarize_audio(samples, &mut |_, _, _| {}).block().expect("diarize alone")
+    model().diarizer().diarize_audio(samples, &mut |_, _, _| ControlFlow::Continue(())).block().expect("diarize alone")
 }
 
 fn bits(values: &[f32]) -> Vec<u32> {

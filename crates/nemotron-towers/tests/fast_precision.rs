@@ -7,6 +7,8 @@
 
 mod common;
 
+use std::ops::ControlFlow;
+
 use common::{REFERENCE_TOLERANCE, case_dir, test_options};
 use nemotron_testkit::{rel_frobenius, test_gpu};
 use nemotron_towers::blocking::Block;
@@ -47,7 +49,7 @@ fn transcribe_case(name: &str) {
     };
     let c = model.config();
     let features = read_features(&dir.join("reference.safetensors"), c.asr.mel_bins, c.asr.subsampling).unwrap();
-    let out = model.encode_features(features, &mut |_, _, _| {}).block().unwrap();
+    let out = model.encode_features(features, &mut |_, _, _| ControlFlow::Continue(())).block().unwrap();
     let head = model.word_timestamp_logits(&out).block().unwrap();
     let r = Checkpoint::open(&dir.join("reference.safetensors")).unwrap();
     let want = |key: &str| r.f64(key).unwrap();
@@ -79,7 +81,7 @@ fn diar_tiny_within_upstream_bf16() {
     let c = diarizer.config();
     let reference = dir.join("reference.safetensors");
     let features = read_features(&reference, c.encoder.mel_bins, c.encoder.subsampling).unwrap();
-    let out = diarizer.diarize_features(features, &mut |_, _, _| {}).block().unwrap();
+    let out = diarizer.diarize_features(features, &mut |_, _, _| ControlFlow::Continue(())).block().unwrap();
     let r = Checkpoint::open(&reference).unwrap();
     check("diar-tiny", "speaker_logits", &out.speaker_logits, &r.f64("speaker_logits").unwrap());
     check("diar-tiny", "speaker_probabilities", &out.speaker_probabilities, &r.f64("speaker_probabilities").unwrap());

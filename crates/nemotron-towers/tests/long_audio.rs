@@ -20,6 +20,7 @@ use common::test_options;
 use nemotron_towers::blocking::Block;
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -167,7 +168,10 @@ fn measure(gpu: &Gpu, model: &AudioModel, seconds: f64) -> Usage {
     let mut gpu_in_use_max = gpu.memory_in_use();
     let started = Instant::now();
     let outputs = model
-        .encode_audio(&samples, &mut |_, _, _| gpu_in_use_max = gpu_in_use_max.max(gpu.memory_in_use()))
+        .encode_audio(&samples, &mut |_, _, _| {
+            gpu_in_use_max = gpu_in_use_max.max(gpu.memory_in_use());
+            ControlFlow::Continue(())
+        })
         .block()
         .expect("encoding the synthetic recording");
     let usage = Usage {

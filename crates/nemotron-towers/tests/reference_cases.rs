@@ -6,6 +6,7 @@ mod common;
 use common::{REFERENCE_TOLERANCE as TOLERANCE, test_options};
 use nemotron_towers::blocking::Block;
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use nemotron_testkit::{assert_close, rel_frobenius};
@@ -52,7 +53,7 @@ fn transcribe_case(name: &str) {
     };
     let c = model.config();
     let features = read_features(&case(name).join("reference.safetensors"), c.asr.mel_bins, c.asr.subsampling).unwrap();
-    let out = model.encode_features(features, &mut |_, _, _| {}).block().unwrap();
+    let out = model.encode_features(features, &mut |_, _, _| ControlFlow::Continue(())).block().unwrap();
     let r = reference(name);
     let get = |key: &str| r.f64(key).unwrap();
     assert_close(&format!("{name}: asr_last_hidden_state"), &out.asr_hidden, &get("asr_last_hidden_state"), TOLERANCE);
@@ -94,7 +95,7 @@ fn from_the_waveform_the_whole_module_stays_close() {
     };
     let r = reference("tiny-chunks");
     let samples = r.f32("waveform").unwrap();
-    let out = model.encode_audio(&samples, &mut |_, _, _| {}).block().unwrap();
+    let out = model.encode_audio(&samples, &mut |_, _, _| ControlFlow::Continue(())).block().unwrap();
     let error = rel_frobenius(&out.asr_hidden, &r.f64("asr_last_hidden_state").unwrap());
     eprintln!("tiny-chunks from the waveform: asr_last_hidden_state relative error {error:.3e}");
     assert!(error < 1e-3, "from the waveform the ASR states drift by {error:.3e}");

@@ -6,6 +6,7 @@ mod common;
 
 use nemotron_towers::blocking::Block;
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -139,8 +140,9 @@ fn empty_short_and_non_finite_samples_are_audio_errors() {
     let mut nan = vec![0.1f32; 4000];
     nan[7] = f32::NAN;
     for (samples, what) in [(vec![], "empty"), (vec![0.5], "1 sample"), (infinite, "-inf"), (nan, "NaN")] {
-        let encoded = model.encode_audio(&samples, &mut |_, _, _| {}).block().map(|_| ());
-        let diarized = model.diarizer().diarize_audio(&samples, &mut |_, _, _| {}).block().map(|_| ());
+        let encoded = model.encode_audio(&samples, &mut |_, _, _| ControlFlow::Continue(())).block().map(|_| ());
+        let diarized =
+            model.diarizer().diarize_audio(&samples, &mut |_, _, _| ControlFlow::Continue(())).block().map(|_| ());
         for result in [encoded, diarized] {
             match (what, result) {
                 ("empty", Err(Error::Samples(SampleError::Empty { .. })))
@@ -170,8 +172,9 @@ fn malformed_features_are_input_errors() {
         (features(16, 0), "no valid frame"),
         (too_few, "2047 values for 16 frames"),
     ] {
-        let encoded = model.encode_features(f.clone(), &mut |_, _, _| {}).block().map(|_| ());
-        let diarized = model.diarizer().diarize_features(f, &mut |_, _, _| {}).block().map(|_| ());
+        let encoded = model.encode_features(f.clone(), &mut |_, _, _| ControlFlow::Continue(())).block().map(|_| ());
+        let diarized =
+            model.diarizer().diarize_features(f, &mut |_, _, _| ControlFlow::Continue(())).block().map(|_| ());
         for result in [encoded, diarized] {
             match result {
                 Err(Error::Features { problem, .. }) => assert!(problem.contains(needle), "{problem} lacks `{needle}`"),
@@ -197,11 +200,16 @@ fn four_threads_on_one_model_get_the_sequential_bits() {
     let mut rng = Rng::new(11);
     // Different lengths: 2 to 10 chunks, one or two batches, workspaces grown by other calls.
     let inputs: Vec<Vec<f32>> = [2.3, 15.1, 0.7, 6.1].iter().map(|&s| synthetic_audio(s, &mut rng)).collect();
-    let sequential: Vec<_> = inputs.iter().map(|s| model.encode_audio(s, &mut |_, _, _| {}).block().unwrap()).collect();
+    let sequential: Vec<_> = inputs
+        .iter()
+        .map(|s| model.encode_audio(s, &mut |_, _, _| ControlFlow::Continue(())).block().unwrap())
+        .collect();
     let concurrent: Vec<_> = std::thread::scope(|scope| {
         let handles: Vec<_> = inputs
             .iter()
-            .map(|s| scope.spawn(move || model.encode_audio(s, &mut |_, _, _| {}).block().unwrap()))
+            .map(|s| {
+                scope.spawn(move || model.encode_audio(s, &mut |_, _, _| ControlFlow::Continue(())).block().unwrap())
+            })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
@@ -248,8 +256,8 @@ fn a_small_device_splits_the_recording_and_gets_the_same_answer() {
     assert_eq!(model.asr_tower().max_rows(), 64);
     // 6.4 s: four chunks, two batches on the small device, one on the full one.
     let samples = synthetic_audio(6.4, &mut Rng::new(5));
-    let got = model.encode_audio(&samples, &mut |_, _, _| {}).block().unwrap();
-    let want = tiny().encode_audio(&samples, &mut |_, _, _| {}).block().unwrap();
+    let got = model.encode_audio(&samples, &mut |_, _, _| ControlFlow::Continue(())).block().unwrap();
+    let want = tiny().encode_audio(&samples, &mut |_, _, _| ControlFlow::Continue(())).block().unwrap();
     for (name, x, y) in [
         ("asr_hidden", &got.asr_hidden, &want.asr_hidden),
         ("speaker_logits", &got.speaker_logits, &want.speaker_logits),
@@ -267,10 +275,10 @@ fn a_lost_device_is_a_typed_error_at_every_step() {
     let gpu = Gpu::new().block().unwrap();
     let model = load_transcribe(&gpu, "tiny-chunks");
     let samples = synthetic_audio(2.0, &mut Rng::new(3));
-    model.encode_audio(&samples, &mut |_, _, _| {}).block().unwrap();
+    model.encode_audio(&samples, &mut |_, _, _| ControlFlow::Continue(())).block().unwrap();
     gpu.device().destroy();
     for attempt in 0..2 {
-        match model.encode_audio(&samples, &mut |_, _, _| {}).block() {
+        match model.encode_audio(&samples, &mut |_, _, _| ControlFlow::Continue(())).block() {
             Err(Error::Gpu(GpuError::DeviceLost(reason))) => assert!(reason.contains("Destroyed"), "{reason}"),
             other => panic!("attempt {attempt}: expected DeviceLost, got {:?}", other.map(|_| ())),
         }
@@ -314,7 +322,10 @@ fn a_device_lost_in_a_batched_step_is_the_source_of_every_recordings_error() {
     let (_gpu, model, recordings) = losing_device_at_a_step_of_two();
     let diarizer = model.diarizer();
     // Steps of one recording run: the device is lost only once two share a step.
-    diarizer.diarize_audio(&recordings[0], &mut |_, _, _| {}).block().expect("a recording alone runs");
+    diarizer
+        .diarize_audio(&recordings[0], &mut |_, _, _| ControlFlow::Continue(()))
+        .block()
+        .expect("a recording alone runs");
     let mut batch = diarizer.batch(&BatchLimits::default());
     for samples in &recordings {
         batch.add(diarizer.features(samples).unwrap());

@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::ops::ControlFlow;
+
 use common::{case_dir, edited_weights, model_dir, test_options};
 use nemotron_towers::blocking::Block;
 
@@ -51,7 +53,7 @@ fn head_matches_upstream_from_our_own_asr_states() {
             let features =
                 read_features(&case_dir(case).join("reference.safetensors"), c.asr.mel_bins, c.asr.subsampling)
                     .unwrap();
-            let outputs = model.encode_features(features, &mut |_, _, _| {}).block().unwrap();
+            let outputs = model.encode_features(features, &mut |_, _, _| ControlFlow::Continue(())).block().unwrap();
             let head = model.word_timestamp_logits(&outputs).block().unwrap();
             assert_close(
                 &format!("{case} {file}: word_timestamp_hidden_states"),

@@ -6,7 +6,8 @@
  * Every failure rejects the promise (or, for `Diarizer.stream`, `writeSegments` and `Speakers.fromBytes`, throws)
  * with a plain `Error` whose `message` is the sentence `nemotron-audio` prints after `error: ` for the same problem:
  * `"threshold: 1.5 is not in [0, 1)"`, `"options: unknown setting `treshold` …"`, a checkpoint's missing file, a
- * GPU limit, `"this stream has ended: start another with `stream()`"`.
+ * GPU limit, `"this stream has ended: start another with `stream()`"`. A diarization cancelled by its `signal`
+ * rejects with the signal's reason instead ({@link DiarizeSteps}).
  */
 export type NemotronError = Error;
 
@@ -58,13 +59,41 @@ export interface SegmentFlags {
 }
 
 /**
- * Known speakers for a call: a `Speakers`, or the bytes of a profile file (`Speakers.toBytes`, or what
- * `nemotron-audio enroll --out` writes).
+ * Known speakers enrolled in a worker (`WorkerDiarizer.enroll`): their names and their profile file's bytes. A
+ * `Speakers` is one too.
  */
-export type KnownSpeakers = Speakers | Bytes;
+export interface SpeakerProfile {
+  /** The speakers' names, in enrollment order. */
+  readonly names: readonly string[];
+  /** The profile file's bytes (what `nemotron-audio enroll --out` writes, and `--speakers` reads). */
+  toBytes(): Uint8Array;
+}
+
+/**
+ * Known speakers for a call: a `Speakers` (or a worker's `SpeakerProfile`), or the bytes of a profile file
+ * (`Speakers.toBytes`, or what `nemotron-audio enroll --out` writes).
+ */
+export type KnownSpeakers = Speakers | SpeakerProfile | Bytes;
+
+/**
+ * Hears of a diarization's steps: `(0, chunks)` before the first, then `(done, chunks)` after each, the counts
+ * increasing to `(chunks, chunks)`.
+ */
+export type StepProgress = (done: number, chunks: number) => void;
+
+/** What a diarization hears and answers to besides its options. */
+export interface DiarizeSteps {
+  onProgress?: StepProgress;
+  /**
+   * Cancels the diarization: it runs no further step, frees the GPU work it held, and the promise rejects with the
+   * signal's reason (a `DOMException` named `AbortError` unless `abort(reason)` gave another), as `fetch` does; a
+   * signal aborted before the call rejects it at once.
+   */
+  signal?: AbortSignal;
+}
 
 /** The options of `Diarizer.diarize` and `Diarizer.segments`. */
-export interface DiarizeOptions extends SegmentFlags, TextOptions {
+export interface DiarizeOptions extends SegmentFlags, TextOptions, DiarizeSteps {
   /** Keeps the most active speakers (at least 1): needs the whole recording, so a live session refuses it. */
   maxSpeakers?: number;
   /** Names the enrolled speakers, as `diarize --speakers` does. */
@@ -236,13 +265,13 @@ export class Diarizer {
    */
   static fromUrl(url: string, options?: UrlOptions | null): Promise<Diarizer>;
   /** The built-in demo model (random weights: its outputs are meaningless). */
-  static demo(): Promise<Diarizer>;
+  static demo(progress?: Progress | null): Promise<Diarizer>;
   info(): DiarizerInfo;
   /** Who spoke when in 16 kHz mono samples, as `diarize --segments - --format` writes it. */
   diarize(samples: Float32Array, options?: DiarizeOptions | null): Promise<string>;
   /** `diarize`'s segments as objects too. */
   segments(samples: Float32Array, options?: DiarizeOptions | null): Promise<SegmentsResult>;
-  speakerActivity(samples: Float32Array): Promise<SpeakerActivity>;
+  speakerActivity(samples: Float32Array, options?: DiarizeSteps | null): Promise<SpeakerActivity>;
   /** A live session, as `diarize --stream`. Throws a `NemotronError` for options it refuses. */
   stream(options?: StreamOptions | null): LiveDiarization;
   /**
@@ -268,6 +297,64 @@ export class LiveDiarization {
  * `NemotronError`.
  */
 export function writeSegments(segments: Segment[], options?: TextOptions | null): string;
+
+/**
+ * How samples (or a checkpoint's bytes) go to a worker: by default the buffer behind them is transferred, not
+ * copied, and is detached on the caller's side (its length becomes 0); `copy: true` copies it and leaves it usable. A
+ * buffer that cannot be transferred (a `SharedArrayBuffer`, WebAssembly memory) is copied.
+ */
+export interface TransferOptions {
+  copy?: boolean;
+}
+
+/** The options of `WorkerDiarizer.diarize` and `WorkerDiarizer.segments`: `onProgress` and `signal` cross over. */
+export interface WorkerDiarizeOptions extends DiarizeOptions, TransferOptions {}
+
+/** The options of `createWorkerDiarizer`. */
+export interface WorkerOptions {
+  /** The URL of `nemotron_web_bg.wasm`, when it is not beside the package's JS (as `init`'s argument). */
+  wasm?: string | URL;
+}
+
+/**
+ * The diarizer in a dedicated module Web Worker (`createWorkerDiarizer`): `Diarizer`'s calls, each a promise, the
+ * work off the page's main thread. One model at a time: `load` or `demo` replaces the one before.
+ */
+export class WorkerDiarizer {
+  private constructor();
+  /** Loads a checkpoint from its files (their buffers transferred unless `copy`). Rejects with a `NemotronError`. */
+  load(files: CheckpointFile[], progress?: Progress | null, options?: TransferOptions): Promise<void>;
+  /** Loads the built-in demo model (random weights: its outputs are meaningless). */
+  demo(progress?: Progress | null): Promise<void>;
+  /** `Diarizer.fromUrl` in the worker: its downloads, and the model cache (the page's origin's), there. */
+  fromUrl(url: string, options?: UrlOptions | null): Promise<void>;
+  info(): Promise<DiarizerInfo>;
+  diarize(samples: Float32Array, options?: WorkerDiarizeOptions | null): Promise<string>;
+  segments(samples: Float32Array, options?: WorkerDiarizeOptions | null): Promise<SegmentsResult>;
+  speakerActivity(samples: Float32Array, options?: (DiarizeSteps & TransferOptions) | null): Promise<SpeakerActivity>;
+  /** A live session in the worker; rejects with a `NemotronError` for options it refuses. */
+  stream(options?: StreamOptions | null): Promise<WorkerLiveDiarization>;
+  /** Enrolls known speakers as `Diarizer.enroll` does (the clips' buffers transferred unless `copy`). */
+  enroll(speakers: Enrollment[], options?: TransferOptions): Promise<SpeakerProfile>;
+  /** Ends the worker and releases everything it holds; calls in flight reject. */
+  free(): void;
+}
+
+/** A live session in a worker (`WorkerDiarizer.stream`). Pushes take turns: a second waits for the first. */
+export class WorkerLiveDiarization {
+  private constructor();
+  /** Feeds 16 kHz mono samples (their buffer transferred unless `copy`): the events they made final. */
+  push(samples: Float32Array, options?: TransferOptions): Promise<LiveEvent[]>;
+  /** Ends the stream; a push or end afterwards rejects. */
+  end(options?: TextOptions | null): Promise<EndedStream>;
+}
+
+/**
+ * Starts a diarizer in a dedicated module Web Worker (`new Worker(new URL("./worker.js", import.meta.url), { type:
+ * "module" })`, which bundlers such as Vite follow) and its WebAssembly; then `load` or `demo` gives it a model.
+ * Needs no `init()` on the calling thread.
+ */
+export function createWorkerDiarizer(options?: WorkerOptions): Promise<WorkerDiarizer>;
 
 /** Where the package's WebAssembly comes from, when not from beside its JS module (`nemotron_web_bg.wasm`). */
 export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;

@@ -1,6 +1,8 @@
-// The page: a checkpoint loaded into the wasm package (./pkg/nemotron_web.js, built by scripts/web-build.sh), known
-// speakers enrolled or loaded if the visitor has any, then a file diarized whole or the microphone diarized live.
-// Everything runs here, on the visitor's GPU through WebGPU.
+// The page: a checkpoint loaded into the package (./pkg/index.js, built by scripts/web-build.sh), known speakers
+// enrolled or loaded if the visitor has any, then a file diarized whole (with its progress, and a Cancel button) or
+// the microphone diarized live. Everything runs here, on the visitor's GPU through WebGPU: the model in the package's
+// Web Worker (createWorkerDiarizer), so that this page's thread only hands over audio and draws; profiles are read and
+// segments written by the package on this thread (small, quick calls).
 
 import { CachedModels } from "./cached-models.js";
 import { openMicrophone } from "./capture.js";
@@ -10,15 +12,16 @@ import { Results } from "./results.js";
 import { SpeakerRows } from "./speakers.js";
 
 const $ = (id) => document.getElementById(id);
-let Diarizer; // the package's class, once its module is initialised
+let createWorkerDiarizer; // the package's worker diarizer, once its module is initialised
 let Speakers; // the package's known speakers' profile class
 let writeSegments; // the package's segment writer (the CLI's RTTM, JSON and CSV)
 let cachedModels; // the list of the models the package keeps in this browser
-let diarizer = null; // the model loaded
+let diarizer = null; // the model loaded, in its worker
+let diarizing = null; // the AbortController of the file's diarization in progress
 let results = new Results();
 let outputs = null; // {uri, segments, json} of the last diarization (the package's), for the downloads
 let live = null; // the microphone session: {session, microphone, queue, recorded, failed}
-let speakers = null; // the known speakers' profile (a Speakers) every diarization names, if any
+let speakers = null; // the known speakers' profile (a Speakers, or the worker's enrolled profile), if any
 // `options` with the `speakers` option where there is a profile (none at all where there is not).
 const named = (options) => (speakers ? { ...options, speakers } : options);
 const speakerRows = new SpeakerRows($("speaker-rows"), $("speaker-row"), fail);
@@ -31,13 +34,15 @@ function setStatus(text, isError = false) {
 function setState(state) {
   document.body.dataset.state = state;
   const busy = ["loading", "enrolling", "diarizing", "streaming"].includes(state);
-  $("model-step").disabled = busy || state === "no-webgpu" || !Diarizer;
+  $("model-step").disabled = busy || state === "no-webgpu" || !createWorkerDiarizer;
   $("speakers-step").disabled = busy || !diarizer;
   for (const id of ["speakers-save", "speakers-forget"]) $(id).disabled = !speakers;
-  // While the microphone streams only Stop is live in the audio step.
-  $("audio-step").disabled = (busy && state !== "streaming") || !diarizer;
-  for (const id of ["audio-file", "latency", "mic"]) $(id).disabled = state === "streaming";
+  // While the microphone streams only Stop is live in the audio step, while a file is diarized only Cancel.
+  const running = state === "streaming" || state === "diarizing";
+  $("audio-step").disabled = (busy && !running) || !diarizer;
+  for (const id of ["audio-file", "latency", "mic"]) $(id).disabled = running;
   $("stop").disabled = state !== "streaming";
+  $("cancel").disabled = state !== "diarizing";
   for (const id of ["download-rttm", "download-json"]) $(id).disabled = busy || !outputs;
 }
 
@@ -62,8 +67,8 @@ async function webGpuProblem() {
   return null;
 }
 
-// Loads a model: `open(progress)` resolves to the package's Diarizer, telling `progress(fraction, stage)` how far it
-// is (the package's stages: reading or downloading the files, compiling the model's kernels).
+// Loads a model into a worker of its own: `open(worker, progress)` loads it there, telling `progress(fraction, stage)`
+// how far it is (the package's stages: reading or downloading the files, compiling the model's kernels).
 async function loadModel(what, open) {
   setState("loading");
   $("progress").value = 0;
@@ -74,7 +79,14 @@ async function loadModel(what, open) {
   $("model-status").classList.remove("error");
   setStatus(`loading ${what}`);
   try {
-    const loaded = await open(progress);
+    // The one before keeps serving until this one is ready.
+    const loaded = await createWorkerDiarizer();
+    try {
+      await open(loaded, progress);
+    } catch (error) {
+      loaded.free();
+      throw error;
+    }
     diarizer?.free();
     diarizer = loaded;
     progress(1, `${what} loaded`);
@@ -94,25 +106,42 @@ function startOver() {
 
 async function diarizeFile(file) {
   startOver();
+  const controller = new AbortController();
+  diarizing = controller;
+  $("diarize-progress").value = 0;
   setState("diarizing");
   try {
     setStatus(`decoding ${file.name}`);
     const samples = await decodeFile(file);
     const seconds = samples.length / SAMPLE_RATE;
-    setStatus(`diarizing ${file.name} (${seconds.toFixed(2)} s)`);
+    const diarizingText = `diarizing ${file.name} (${seconds.toFixed(2)} s)`;
+    setStatus(diarizingText);
     const started = performance.now();
     const uri = file.name.replace(/\.[^.]*$/, "");
-    const { segments, text: json } = await diarizer.segments(samples, named({ format: "json", uri }));
+    const onProgress = (done, chunks) => {
+      $("diarize-progress").value = done / chunks;
+      setStatus(`${diarizingText}: chunk ${done}/${chunks}`);
+    };
+    // The samples' buffer moves to the worker: the page keeps only the segments.
+    const options = named({ format: "json", uri, onProgress, signal: controller.signal });
+    const { segments, text: json } = await diarizer.segments(samples, options);
     const took = (performance.now() - started) / 1000;
     results.processed = seconds;
-    results.add(segments);
+    await results.add(segments);
     outputs = { uri, segments, json };
     const voices = new Set(segments.map((s) => s.speaker)).size;
     setStatus(`${file.name}: ${segments.length} segments of ${voices} speakers in ${seconds.toFixed(2)} s of ` +
       `audio, diarized in ${took.toFixed(2)} s (${(seconds / took).toFixed(2)}× realtime)`);
     setState("done");
   } catch (error) {
-    fail(error);
+    if (error === controller.signal.reason) {
+      setStatus(`the diarization of ${file.name} was cancelled`);
+      setState("cancelled");
+    } else {
+      fail(error);
+    }
+  } finally {
+    diarizing = null;
   }
 }
 
@@ -122,14 +151,15 @@ async function startMicrophone() {
   startOver();
   const s = { queue: Promise.resolve(), recorded: [] };
   try {
-    s.session = diarizer.stream(named({ latency: $("latency").value }));
+    s.session = await diarizer.stream(named({ latency: $("latency").value }));
   } catch (error) {
     fail(error);
     return;
   }
   live = s;
   const push = async (samples) => {
-    const events = await s.session.push(samples);
+    // A copy goes to the worker: the page keeps each frame (`sentAudio`).
+    const events = await s.session.push(samples, { copy: true });
     results.processed += samples.length / SAMPLE_RATE;
     results.take(events);
   };
@@ -173,7 +203,8 @@ async function stopMicrophone() {
 
 // The profile every diarization from now on names its speakers by (`null`: none), and where it came from.
 function useSpeakers(profile, origin) {
-  speakers?.free();
+  // A Speakers holds memory of the package's until freed; the worker's profile is plain bytes.
+  if (speakers instanceof Speakers) speakers.free();
   speakers = profile;
   $("speakers-status").textContent = profile
     ? `known speakers (${origin}): ${profile.names.join(", ")}`
@@ -192,7 +223,8 @@ async function enrollSpeakers() {
   setState("enrolling");
   setStatus(`enrolling ${clips.map((c) => c.name).join(", ")}`);
   try {
-    useSpeakers(await diarizer.enroll(clips), "enrolled");
+    // Copies of the clips go to the worker: the rows keep theirs, to enroll again.
+    useSpeakers(await diarizer.enroll(clips, { copy: true }), "enrolled");
     setStatus("enrolled: pick an audio file or use the microphone");
   } catch (error) {
     fail(error);
@@ -218,11 +250,12 @@ function download(name, data, type) {
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
-// The checkpoint among chosen files, read here, then copied into the package and uploaded (the bar again from 0).
-const fromFiles = (fileList) => async (progress) => {
+// The checkpoint among chosen files, read here, then moved to the worker (the page keeps none of their buffers) and
+// uploaded there (the bar again from 0).
+const fromFiles = (fileList) => async (worker, progress) => {
   const files = await fromPicked(fileList, progress);
   progress(0);
-  return Diarizer.load(files, progress);
+  await worker.load(files, progress);
 };
 $("model-folder").addEventListener("change", (e) => loadModel("the folder's model", fromFiles(e.target.files)));
 $("model-files").addEventListener("change", (e) => loadModel("the chosen model", fromFiles(e.target.files)));
@@ -231,10 +264,10 @@ $("model-url-form").addEventListener("submit", async (e) => {
   const url = $("model-url").value.trim();
   if (!url) return;
   // The package downloads the files, or reads them from its cache, and keeps what it downloaded.
-  await loadModel(url, (onProgress) => Diarizer.fromUrl(url, { onProgress }));
+  await loadModel(url, (worker, onProgress) => worker.fromUrl(url, { onProgress }));
   await cachedModels.show();
 });
-$("model-demo").addEventListener("click", () => loadModel("the demo model", (progress) => Diarizer.demo(progress)));
+$("model-demo").addEventListener("click", () => loadModel("the demo model", (worker, progress) => worker.demo(progress)));
 $("audio-file").addEventListener("change", (e) => {
   const file = e.target.files[0];
   // Emptied, so that choosing the same file again (say, after loading another model) diarizes it again.
@@ -254,6 +287,7 @@ $("speakers-load").addEventListener("change", (e) => {
 $("speakers-forget").addEventListener("click", () => useSpeakers(null));
 $("mic").addEventListener("click", startMicrophone);
 $("stop").addEventListener("click", stopMicrophone);
+$("cancel").addEventListener("click", () => diarizing?.abort());
 $("download-rttm").addEventListener("click", () =>
   download(`${outputs.uri}.rttm`, writeSegments(outputs.segments, { format: "rttm", uri: outputs.uri }), "text/plain"),
 );
@@ -273,9 +307,9 @@ async function start() {
     return;
   }
   try {
-    const pkg = await import("./pkg/nemotron_web.js");
+    const pkg = await import("./pkg/index.js");
     await pkg.default();
-    Diarizer = pkg.Diarizer;
+    createWorkerDiarizer = pkg.createWorkerDiarizer;
     Speakers = pkg.Speakers;
     writeSegments = pkg.writeSegments;
     cachedModels = new CachedModels(pkg.ModelCache, fail);

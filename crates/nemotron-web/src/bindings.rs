@@ -1,7 +1,8 @@
 //! The JS API: [`Diarizer`] (an engine), [`Speakers`] (a known speakers' profile), [`LiveDiarization`] (a live
 //! session) and [`write_segments`], converting JS values to and from what [`crate::diarizer`] takes and gives. Every error is a rejected promise (or a thrown `Error`
-//! for the synchronous `stream` and `writeSegments`) whose message is [`WebError::sentence`]; a panic would be a bug,
-//! reported on the console by the panic hook.
+//! for the synchronous `stream` and `writeSegments`) whose message is [`WebError::sentence`], except a cancelled
+//! diarization's, which rejects with its `AbortSignal`'s reason (`crate::steps`); a panic would be a bug, reported on
+//! the console by the panic hook.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -16,6 +17,7 @@ use wasm_bindgen_futures::future_to_promise;
 use crate::diarizer::{self, NamedFile, Segments};
 use crate::error::WebError;
 use crate::options::{DiarizeOptions, StreamOptions, TextOptions};
+use crate::steps::Steps;
 
 /// Runs when the module is instantiated: a panic (a bug) is reported on the console with its message.
 #[wasm_bindgen(start)]
@@ -64,6 +66,26 @@ fn speakers_and_options(options: &JsValue) -> Result<(Option<SpeakerProfile>, St
     let rest = Object::assign(&Object::new(), options.unchecked_ref());
     let _ = Reflect::delete_property(&rest, &"speakers".into());
     Ok((Some(profile), options_json(&rest)?))
+}
+
+/// `diarize`'s and `segments`' options: `onProgress` and `signal`, the known speakers, and the rest read, or the
+/// rejection of a call whose signal was aborted before it started.
+fn diarize_options(options: &JsValue) -> Result<(Steps, Option<SpeakerProfile>, DiarizeOptions), JsValue> {
+    let (steps, rest) = Steps::take(options)?;
+    steps.start()?;
+    let (speakers, rest) = speakers_and_options(&rest)?;
+    Ok((steps, speakers, DiarizeOptions::from_json(&rest).map_err(rejected)?))
+}
+
+/// `speakerActivity`'s options: `onProgress` and `signal`, and nothing else.
+fn activity_options(options: &JsValue) -> Result<Steps, JsValue> {
+    let (steps, rest) = Steps::take(options)?;
+    let rest = options_json(&rest)?;
+    if !matches!(rest.as_str(), "null" | "{}") {
+        return Err(own_error("options", &format!("speakerActivity takes onProgress and signal only, not {rest}")));
+    }
+    steps.start()?;
+    Ok(steps)
 }
 
 fn engine_error(error: impl Into<EngineError>) -> WebError {
@@ -321,36 +343,41 @@ impl Diarizer {
     /// Who spoke when in 16 kHz mono `samples`: the segments as text, `format` `rttm` (default), `json` or `csv`,
     /// by the CLI's segment flags in camelCase (`threshold`, `onset`, `padOnset`, `maxSpeakers`, …; `uri` names
     /// the RTTM file id); `speakers` (a [`Speakers`] or a profile file's bytes) names the enrolled speakers, as
-    /// `diarize --speakers` does.
+    /// `diarize --speakers` does; `onProgress(done, chunks)` hears of the steps and `signal` (an `AbortSignal`)
+    /// cancels the rest (`crate::steps`).
     pub fn diarize(&self, samples: Float32Array, options: JsValue) -> Promise {
-        let (engine, samples, options) = (self.engine.clone(), samples.to_vec(), speakers_and_options(&options));
+        let (engine, samples, options) = (self.engine.clone(), samples.to_vec(), diarize_options(&options));
         future_to_promise(async move {
-            let (speakers, options) = options?;
-            let options = DiarizeOptions::from_json(&options).map_err(rejected)?;
-            let segments = diarizer::segments(&engine, samples, &options, speakers.as_ref()).await;
-            Ok(segments.map_err(rejected)?.text.into())
+            let (steps, speakers, options) = options?;
+            let mut progress = steps.progress();
+            let segments = diarizer::segments(&engine, samples, &options, speakers.as_ref(), &mut progress).await;
+            Ok(segments.map_err(|e| steps.rejected(e))?.text.into())
         })
     }
 
     /// [`Diarizer::diarize`]'s segments as objects too: `{ segments: [{ speaker, name?, start, end }], text }`
     /// (`name` for an enrolled speaker).
     pub fn segments(&self, samples: Float32Array, options: JsValue) -> Promise {
-        let (engine, samples, options) = (self.engine.clone(), samples.to_vec(), speakers_and_options(&options));
+        let (engine, samples, options) = (self.engine.clone(), samples.to_vec(), diarize_options(&options));
         future_to_promise(async move {
-            let (speakers, options) = options?;
-            let options = DiarizeOptions::from_json(&options).map_err(rejected)?;
-            let segments = diarizer::segments(&engine, samples, &options, speakers.as_ref()).await;
-            Ok(segments_result(&segments.map_err(rejected)?).into())
+            let (steps, speakers, options) = options?;
+            let mut progress = steps.progress();
+            let segments = diarizer::segments(&engine, samples, &options, speakers.as_ref(), &mut progress).await;
+            Ok(segments_result(&segments.map_err(|e| steps.rejected(e))?).into())
         })
     }
 
     /// The diarizer's outputs on 16 kHz mono `samples`: `{ logits: Float32Array [frames × speakers] at 10 ms,
-    /// probabilities: Float32Array [rows × speakers] at the encoder rate, speakers, frames }`.
+    /// probabilities: Float32Array [rows × speakers] at the encoder rate, speakers, frames }`; `options`
+    /// `{ onProgress, signal }` as [`Diarizer::diarize`]'s.
     #[wasm_bindgen(js_name = speakerActivity)]
-    pub fn speaker_activity(&self, samples: Float32Array) -> Promise {
-        let (engine, samples) = (self.engine.clone(), samples.to_vec());
+    pub fn speaker_activity(&self, samples: Float32Array, options: JsValue) -> Promise {
+        let (engine, samples, steps) = (self.engine.clone(), samples.to_vec(), activity_options(&options));
         future_to_promise(async move {
-            let diarized = diarizer::speaker_activity(&engine, samples, None).await.map_err(rejected)?;
+            let steps = steps?;
+            let mut progress = steps.progress();
+            let diarized = diarizer::speaker_activity(&engine, samples, None, &mut progress).await;
+            let diarized = diarized.map_err(|e| steps.rejected(e))?;
             let activity = Object::new();
             set(&activity, "logits", Float32Array::from(diarized.logits()));
             set(&activity, "probabilities", Float32Array::from(diarized.probabilities()));

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use nemotron_engine::{
-    Diarized, Engine, EngineError, EngineOptions, GpuOptions, Input, LiveSession, ModelSource, NamedFiles, Segment,
-    SegmentEvent, SpeakerProfile, write_named_segments,
+    Diarized, Engine, EngineError, EngineOptions, GpuOptions, Input, LiveSession, ModelSource, NamedFiles, Progress,
+    Segment, SegmentEvent, SpeakerProfile, write_named_segments,
 };
 
 use crate::error::WebError;
@@ -48,16 +48,18 @@ pub async fn enroll(engine: &Engine, clips: Vec<(String, Vec<f32>)>) -> Result<S
 }
 
 /// The diarizer on 16 kHz mono samples: speaker logits at 10 ms and probabilities at the encoder rate; with
-/// `speakers`, the enrolled slots named (`diarize --speakers`).
+/// `speakers`, the enrolled slots named (`diarize --speakers`). `progress` hears of its steps (chunks done, chunks)
+/// and may cancel the rest (the error's kind is then [`nemotron_engine::ErrorKind::Cancelled`]).
 pub async fn speaker_activity(
     engine: &Engine,
     samples: Vec<f32>,
     speakers: Option<&SpeakerProfile>,
+    progress: Progress<'_>,
 ) -> Result<Diarized, WebError> {
     let input = Input::Samples(samples);
     Ok(match speakers {
-        Some(profile) => engine.diarize_with_speakers_async(input, profile, &mut |_, _, _| {}).await?,
-        None => engine.diarize_async(input, &mut |_, _, _| {}).await?,
+        Some(profile) => engine.diarize_with_speakers_async(input, profile, progress).await?,
+        None => engine.diarize_async(input, progress).await?,
     })
 }
 
@@ -79,14 +81,16 @@ impl Segments {
     }
 }
 
-/// Who spoke when in 16 kHz mono samples, by the rule `options` ask for; with `speakers`, named.
+/// Who spoke when in 16 kHz mono samples, by the rule `options` ask for; with `speakers`, named; `progress` as
+/// [`speaker_activity`]'s.
 pub async fn segments(
     engine: &Engine,
     samples: Vec<f32>,
     options: &DiarizeOptions,
     speakers: Option<&SpeakerProfile>,
+    progress: Progress<'_>,
 ) -> Result<Segments, WebError> {
-    let diarized = speaker_activity(engine, samples, speakers).await?;
+    let diarized = speaker_activity(engine, samples, speakers, progress).await?;
     Ok(Segments::new(diarized.segments_by(&options.rule), diarized.names(), &options.text))
 }
 

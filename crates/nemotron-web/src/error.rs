@@ -1,7 +1,7 @@
 //! What the package refuses, each error one sentence ([`WebError::sentence`]): the message of a rejected promise's
 //! JS `Error`, the CLI's sentence for the same problem.
 
-use nemotron_engine::{EngineError, error_sentence};
+use nemotron_engine::{EngineError, ErrorKind, error_sentence};
 
 /// Errors of the browser package.
 #[derive(Debug, thiserror::Error)]
@@ -38,5 +38,11 @@ impl WebError {
     /// The error as one sentence, as the CLI prints it after `error: `.
     pub fn sentence(&self) -> String {
         error_sentence(self)
+    }
+
+    /// Whether the call was cancelled (its progress callback stopped it): the JS API rejects such a call with its
+    /// `AbortSignal`'s reason, as `fetch` does.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, WebError::Engine(error) if error.kind() == ErrorKind::Cancelled)
     }
 }

@@ -7,6 +7,7 @@
 //! const d = await Diarizer.load([{ name: "config.json", bytes }, { name: "model.safetensors", bytes }], f => {});
 //! const byUrl = await Diarizer.fromUrl("https://example.org/diar/", {}); // kept: ModelCache.list(), .clear()
 //! const json = await d.diarize(samples16k, { format: "json" });   // = `diarize --segments - --format json`
+//! await d.diarize(samples16k, { onProgress: (done, chunks) => {}, signal }); // progress; an abort stops it
 //! const { segments, text } = await d.segments(samples16k, {});    // the same, as objects too
 //! const rttm = writeSegments(segments, { format: "rttm" });        // the CLI's writer
 //! const live = d.stream({ latency: "low" });                         // = `diarize --stream --latency low`
@@ -27,7 +28,10 @@
 //! ([`WebError::sentence`]).
 //!
 //! The calls are plain async Rust on the engine ([`diarizer`]), the same on native targets, where its tests run; the
-//! JS bindings (wasm32 only) convert values.
+//! JS bindings (wasm32 only) convert values. A diarization's `onProgress` and `signal` are the engine's progress
+//! callback, which cancels the steps left once the `AbortSignal` is aborted. The npm package's entry (`npm/index.js`)
+//! adds `createWorkerDiarizer()`: the same calls posted to a dedicated Web Worker (`npm/worker.js`) that runs this
+//! module there.
 
 #![warn(missing_docs)]
 
@@ -40,6 +44,8 @@ pub mod model_cache;
 #[cfg(target_arch = "wasm32")]
 mod model_url;
 pub mod options;
+#[cfg(target_arch = "wasm32")]
+mod steps;
 pub mod url_rules;
 
 pub use error::WebError;

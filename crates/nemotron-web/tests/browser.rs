@@ -3,17 +3,23 @@
 //! logits and probabilities to 1e-5 relative, the segments as `diarize --format json` writes them (as text, and as
 //! objects the package writes back to the same text), a live session's events as `diarize --stream` prints them and
 //! its segments as `diarize --stream --segments` writes them, known speakers enrolled and named as
-//! `enroll` then `diarize --speakers` name them, and each refusal with the CLI's sentence.
+//! `enroll` then `diarize --speakers` name them, each refusal with the CLI's sentence, and a diarization's progress and
+//! its cancellation by an `AbortSignal`.
 
 #![cfg(target_arch = "wasm32")]
+
+use std::cell::RefCell;
+use std::rc::Rc;
 
 use js_sys::{Array, Float32Array, JSON, Object, Reflect, Uint8Array};
 use nemotron_engine::SpeakerProfile;
 use nemotron_towers::Checkpoint;
 use nemotron_web::bindings::{Diarizer, Speakers, write_segments};
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+use web_sys::{AbortController, DomException};
 
 wasm_bindgen_test_configure!(run_in_browser);
 
@@ -109,7 +115,10 @@ async fn matches_the_native_run(diarizer: Diarizer, golden: &[u8]) {
     let metadata = golden.metadata();
     let input = Float32Array::from(samples.as_slice());
 
-    let activity = JsFuture::from(diarizer.speaker_activity(input.clone())).await.map_err(message).expect("runs");
+    let activity = JsFuture::from(diarizer.speaker_activity(input.clone(), JsValue::UNDEFINED))
+        .await
+        .map_err(message)
+        .expect("runs");
     for (key, tensor) in [("logits", "speaker_logits"), ("probabilities", "speaker_probabilities")] {
         let found = get(&activity, key).dyn_into::<Float32Array>().expect("a Float32Array").to_vec();
         let error = relative_error(&found, &golden.f32(tensor).expect("expected values"));
@@ -222,4 +231,79 @@ async fn known_speakers_match_the_native_run() {
     let expected: Vec<JsValue> = metadata["stream_events"].lines().map(|l| JSON::parse(l).expect("a line")).collect();
     assert_eq!(canonical(&events), canonical(&expected));
     assert_eq!(get(&last, "text").as_string().as_deref(), Some(metadata["stream_segments_rttm"].as_str()));
+}
+
+/// What a diarization with `onProgress` and `signal` gave: its result, the (done, chunks) reports it heard, and the
+/// signal's controller, aborted at the report of `abort_at` chunks done (or before the call, with `Some(-1.0)`).
+struct Watched {
+    result: Result<JsValue, JsValue>,
+    heard: Vec<(f64, f64)>,
+    controller: AbortController,
+}
+
+async fn watched(call: impl FnOnce(JsValue) -> js_sys::Promise, options: &str, abort_at: Option<f64>) -> Watched {
+    let controller = AbortController::new().expect("an AbortController");
+    if abort_at == Some(-1.0) {
+        controller.abort();
+    }
+    let heard = Rc::new(RefCell::new(Vec::new()));
+    let on_progress = Closure::<dyn FnMut(f64, f64)>::new({
+        let (heard, controller) = (heard.clone(), controller.clone());
+        move |done, chunks| {
+            heard.borrow_mut().push((done, chunks));
+            if Some(done) == abort_at {
+                controller.abort();
+            }
+        }
+    });
+    let options = JSON::parse(options).expect("JSON");
+    let _ = Reflect::set(&options, &"onProgress".into(), on_progress.as_ref());
+    let _ = Reflect::set(&options, &"signal".into(), &controller.signal());
+    let result = JsFuture::from(call(options)).await;
+    let heard = heard.borrow().clone();
+    Watched { result, heard, controller }
+}
+
+impl Watched {
+    /// Checks that the call was cancelled by its signal after the report of `at` chunks done.
+    fn cancelled_at(self, at: usize, chunks: f64) {
+        let rejection = self.result.expect_err("the aborted call is rejected");
+        assert!(Object::is(&rejection, &self.controller.signal().reason()), "rejected with the signal's reason");
+        let name = rejection.dyn_into::<DomException>().map(|e| e.name());
+        assert_eq!(name.as_deref(), Ok("AbortError"));
+        let before: Vec<(f64, f64)> = (0..at).map(|done| (done as f64, chunks)).collect();
+        assert_eq!(self.heard, [before, vec![(at as f64, chunks)]].concat(), "no report after the abort");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn progress_counts_the_chunks_and_an_aborted_diarization_rejects_with_abort_error() {
+    let diarizer = diar_tiny().await;
+    let golden = Checkpoint::from_bytes("golden", DIAR_TINY.to_vec()).expect("a golden file");
+    let (samples, metadata) = (golden.f32("samples").expect("samples"), golden.metadata());
+    let input = Float32Array::from(samples.as_slice());
+    let json = Some(metadata["segments_json"].as_str());
+    let diarize = |options| diarizer.diarize(input.clone(), options);
+
+    let whole = watched(diarize, r#"{"format": "json"}"#, None).await;
+    assert_eq!(whole.result.map_err(message).expect("diarized").as_string().as_deref(), json);
+    let chunks = whole.heard.last().expect("a report").1;
+    assert!(chunks >= 2.0, "{chunks} chunk: none to abort in the middle");
+    let every: Vec<(f64, f64)> = (0..=chunks as usize).map(|done| (done as f64, chunks)).collect();
+    assert_eq!(whole.heard, every, "(0, chunks) before the first step, then each step's count");
+
+    watched(diarize, r#"{"format": "json"}"#, Some(1.0)).await.cancelled_at(1, chunks);
+    let segments = |options| diarizer.segments(input.clone(), options);
+    watched(segments, "{}", Some(0.0)).await.cancelled_at(0, chunks);
+    let activity = |options| diarizer.speaker_activity(input.clone(), options);
+    watched(activity, "{}", Some(1.0)).await.cancelled_at(1, chunks);
+    // A signal aborted before the call rejects it at once.
+    let early = watched(diarize, "{}", Some(-1.0)).await;
+    assert!(Object::is(&early.result.expect_err("rejected"), &early.controller.signal().reason()));
+    assert_eq!(early.heard, []);
+
+    // The engine diarizes as before after the aborted calls.
+    let again = watched(diarize, r#"{"format": "json"}"#, None).await;
+    assert_eq!(again.result.map_err(message).expect("diarized").as_string().as_deref(), json);
+    assert_eq!(again.heard, every);
 }

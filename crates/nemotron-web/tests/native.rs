@@ -4,6 +4,7 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use nemotron_towers::Checkpoint;
@@ -22,6 +23,11 @@ fn diar_tiny_files(config: &[u8], weights: &[u8]) -> Vec<NamedFile> {
     vec![("config.json".into(), Arc::from(config)), ("model.safetensors".into(), Arc::from(weights))]
 }
 
+/// A diarization's progress heard by nobody, which lets every step run.
+fn go_on(_stage: &str, _done: usize, _all: usize) -> ControlFlow<()> {
+    ControlFlow::Continue(())
+}
+
 fn relative_error(found: &[f32], expected: &[f32]) -> f64 {
     assert_eq!(found.len(), expected.len());
     let diff: f64 = found.iter().zip(expected).map(|(a, b)| f64::from(a - b).powi(2)).sum::<f64>().sqrt();
@@ -37,7 +43,7 @@ fn matches_the_native_run(engine: &nemotron_engine::Engine, golden: &[u8]) {
     let golden = Checkpoint::from_bytes("golden", golden.to_vec()).unwrap();
     let samples = golden.f32("samples").unwrap();
     let metadata = golden.metadata();
-    let diarized = block_on(diarizer::speaker_activity(engine, samples.clone(), None)).unwrap();
+    let diarized = block_on(diarizer::speaker_activity(engine, samples.clone(), None, &mut go_on)).unwrap();
     for (found, tensor) in [(diarized.logits(), "speaker_logits"), (diarized.probabilities(), "speaker_probabilities")]
     {
         let error = relative_error(found, &golden.f32(tensor).unwrap());
@@ -45,7 +51,7 @@ fn matches_the_native_run(engine: &nemotron_engine::Engine, golden: &[u8]) {
     }
     let options = DiarizeOptions::from_json(r#"{"format": "json"}"#).unwrap();
     let Segments { segments, text, .. } =
-        block_on(diarizer::segments(engine, samples.clone(), &options, None)).unwrap();
+        block_on(diarizer::segments(engine, samples.clone(), &options, None, &mut go_on)).unwrap();
     assert_eq!(text, metadata["segments_json"]);
     assert!(!segments.is_empty(), "no segment: the comparison of the objects would be empty");
     assert_eq!(nemotron_engine::write_segments(&segments, options.text.format, "audio"), text);
@@ -95,7 +101,7 @@ fn known_speakers_match_the_native_run() {
     let audio = &samples[..metadata["audio_samples"].parse::<usize>().unwrap()];
 
     let options = DiarizeOptions::from_json("null").unwrap();
-    let named = block_on(diarizer::segments(&engine, audio.to_vec(), &options, Some(&profile))).unwrap();
+    let named = block_on(diarizer::segments(&engine, audio.to_vec(), &options, Some(&profile), &mut go_on)).unwrap();
     assert_eq!(named.text, metadata["segments_rttm"]);
     assert_eq!(named.names.iter().flatten().count(), 2, "{:?}", named.names);
 
@@ -128,7 +134,7 @@ fn refusals_are_the_clis_sentences() {
         Some(expected("config_not_json"))
     );
     let demo = block_on(diarizer::demo(&mut |_, _, _| {})).unwrap();
-    let refused = block_on(diarizer::speaker_activity(&demo, Vec::new(), None)).err().map(|e| e.sentence());
+    let refused = block_on(diarizer::speaker_activity(&demo, Vec::new(), None, &mut go_on)).err().map(|e| e.sentence());
     assert_eq!(refused, Some(expected("empty_audio")));
     let twice = [diar_tiny_files(DIAR_TINY_CONFIG.as_bytes(), DIAR_TINY_WEIGHTS), diar_tiny_files(b"{}", b"")].concat();
     let refused = block_on(diarizer::load(twice, &mut |_, _, _| {})).err().map(|e| e.sentence());

@@ -1,16 +1,31 @@
 // Type-checked (tsc --noEmit), never bundled or run: the declared API a caller writes against — live sessions, known
-// speakers, the result and event types — and calls the declarations must refuse. Each `@ts-expect-error` fails the
-// check when the line it marks type-checks.
-import init, { Diarizer, LiveDiarization, ModelCache, Speakers, initSync, writeSegments } from "nemotron-audio-web";
+// speakers, the model cache, progress and cancellation, the worker, the result and event types — and calls the
+// declarations must refuse. Each `@ts-expect-error` fails the check when the line it marks type-checks.
+import init, {
+  Diarizer,
+  LiveDiarization,
+  ModelCache,
+  Speakers,
+  WorkerDiarizer,
+  WorkerLiveDiarization,
+  createWorkerDiarizer,
+  initSync,
+  writeSegments,
+} from "nemotron-audio-web";
 import type {
   CachedFile,
+  CheckpointFile,
+  DiarizeSteps,
   EndedStream,
   LiveEvent,
   NemotronError,
   Segment,
   SpeakerActivity,
+  SpeakerProfile,
+  StepProgress,
   StreamOptions,
   UrlOptions,
+  WorkerDiarizeOptions,
 } from "nemotron-audio-web";
 
 export async function everyCall(samples: Float32Array, wasm: ArrayBuffer, profile: Uint8Array): Promise<string[]> {
@@ -29,7 +44,11 @@ export async function everyCall(samples: Float32Array, wasm: ArrayBuffer, profil
   const names: string[] = [...again.names, ...Speakers.fromBytes(profile).names];
   const named = await diarizer.segments(samples, { speakers, maxSpeakers: 2, padOnset: 0.1 });
   const byBytes: string = await diarizer.diarize(samples, { speakers: profile, format: "csv" });
-  const activity: SpeakerActivity = await diarizer.speakerActivity(samples);
+  const controller = new AbortController();
+  const onProgress: StepProgress = (done, chunks) => void (done === chunks || controller.abort());
+  const steps: DiarizeSteps = { onProgress, signal: controller.signal };
+  const activity: SpeakerActivity = await diarizer.speakerActivity(samples, steps);
+  const cancelled: string = await diarizer.diarize(samples, { ...steps, format: "json", threshold: 0.4 });
   const options: StreamOptions = { latency: "ultra-low", speakers, postprocessing: "parameters:\n  onset: 0.7\n" };
   const live: LiveDiarization = diarizer.stream(options);
   const events: LiveEvent[] = await live.push(samples);
@@ -39,8 +58,30 @@ export async function everyCall(samples: Float32Array, wasm: ArrayBuffer, profil
   const failure: NemotronError = new Error(segment?.name ?? byBytes);
   diarizer.free();
   const counts = [activity.frames, spans.length, removed].map(String);
-  const texts = [ended.text, writeSegments(ended.segments), failure.message];
+  const texts = [ended.text, writeSegments(ended.segments), failure.message, cancelled];
   return [...names, ...counts, ...stages, ...cached, ...revisions, ...texts];
+}
+
+export async function inWorker(files: CheckpointFile[], samples: Float32Array, profile: Uint8Array): Promise<string> {
+  const wasm = new URL("./nemotron_web_bg.wasm", location.href);
+  const diarizer: WorkerDiarizer = await createWorkerDiarizer({ wasm });
+  await diarizer.load(files, (fraction, stage) => void `${fraction} ${stage ?? ""}`, { copy: true });
+  await diarizer.demo(null);
+  const controller = new AbortController();
+  const options: WorkerDiarizeOptions = { format: "csv", copy: true, signal: controller.signal, onProgress: () => {} };
+  const text: string = await diarizer.diarize(samples, options);
+  const { segments } = await diarizer.segments(samples, { speakers: profile, maxSpeakers: 1 });
+  const activity: SpeakerActivity = await diarizer.speakerActivity(samples, { copy: true, signal: controller.signal });
+  const enrolled: SpeakerProfile = await diarizer.enroll([{ name: "alice", samples }], { copy: true });
+  const names: readonly string[] = enrolled.names;
+  const live: WorkerLiveDiarization = await diarizer.stream({ latency: "very-low", speakers: enrolled });
+  const events: LiveEvent[] = await live.push(samples, { copy: false });
+  const ended: EndedStream = await live.end({ format: "rttm" });
+  const named = await diarizer.diarize(samples, { speakers: Speakers.fromBytes(enrolled.toBytes()) });
+  const { description } = await diarizer.info();
+  diarizer.free();
+  const counts = [segments.length, events.length, activity.frames].map(String);
+  return [text, named, description, ended.text, ...names, ...counts].join();
 }
 
 export function refused(diarizer: Diarizer, samples: Float32Array): void {
@@ -66,4 +107,25 @@ export function refused(diarizer: Diarizer, samples: Float32Array): void {
   void ModelCache.clear(new URL("/models/diar/", "https://example.org"));
   // @ts-expect-error: the package makes its objects itself
   new ModelCache();
+  // @ts-expect-error: a diarization's progress is (done, chunks), not a load's (fraction, stage)
+  void diarizer.diarize(samples, { onProgress: (fraction: number, stage: string) => `${fraction}${stage}` });
+  // @ts-expect-error: `signal` is an AbortSignal, not its controller
+  void diarizer.segments(samples, { signal: new AbortController() });
+  // @ts-expect-error: speakerActivity takes no segment options
+  void diarizer.speakerActivity(samples, { threshold: 0.5 });
+  // @ts-expect-error: only the worker's calls copy or transfer
+  void diarizer.diarize(samples, { copy: true });
+}
+
+export async function refusedInWorker(diarizer: WorkerDiarizer, samples: Float32Array): Promise<void> {
+  // @ts-expect-error: the worker's answers are promises
+  diarizer.info().description;
+  // @ts-expect-error: a worker's live session comes in a promise
+  void diarizer.stream().push(samples);
+  // @ts-expect-error: a live session takes no signal
+  void diarizer.stream({ signal: new AbortController().signal });
+  // @ts-expect-error: the package makes its objects itself
+  new WorkerDiarizer();
+  // @ts-expect-error: `copy` is a boolean
+  await diarizer.diarize(samples, { copy: "yes" });
 }

@@ -1,9 +1,11 @@
 // What an app does with the installed package, bundled by Vite: instantiate it, load diar-tiny's checkpoint from
-// its files, diarize a recording, write its segments again, and meet a refusal. The test (app.test.mjs) serves the
-// checkpoint and the recording at /models/diar-tiny/ and reads `window.appResult`.
-import init, { Diarizer, writeSegments } from "nemotron-audio-web";
+// its files, diarize a recording, write its segments again, and meet a refusal; then the same in the package's Web
+// Worker (which Vite bundles from the package's `new Worker(new URL("./worker.js", import.meta.url))`), with the
+// diarization's progress, an aborted one, and the samples' buffers transferred or copied. The test (app.test.mjs)
+// serves the checkpoint and the recording at /models/diar-tiny/ and reads `window.appResult`.
+import init, { Diarizer, createWorkerDiarizer, writeSegments } from "nemotron-audio-web";
 import * as api from "nemotron-audio-web";
-import type { CheckpointFile, DiarizeOptions, DiarizerInfo, Segment } from "nemotron-audio-web";
+import type { CheckpointFile, DiarizeOptions, DiarizerInfo, Segment, WorkerDiarizer } from "nemotron-audio-web";
 
 export interface AppResult {
   /** The package's runtime exports, by name. */
@@ -11,11 +13,31 @@ export interface AppResult {
   info: DiarizerInfo;
   /** The load's progress fractions, in order. */
   progress: number[];
+  /** The recording's length in samples. */
+  samples: number;
   segments: Segment[];
   rttm: string;
   json: string;
   /** The message of the refusal of an option out of range. */
   refusal: string;
+  worker: WorkerResult;
+}
+
+type Report = [done: number, chunks: number];
+
+/** What the worker gave. */
+export interface WorkerResult {
+  info: DiarizerInfo;
+  /** Its segments of the recording, as RTTM, and the diarization's progress reports. */
+  rttm: string;
+  progress: Report[];
+  /** The diarization aborted at its report of one chunk done: the rejection, and the reports heard. */
+  abort: { name: string; isReason: boolean; progress: Report[] };
+  /** The RTTM of a diarization after the aborted one. */
+  again: string;
+  /** The length of samples after a call that copied them, and after one that transferred them. */
+  copiedLength: number;
+  transferredLength: number;
 }
 
 declare global {
@@ -48,6 +70,39 @@ async function refusalOf(promise: Promise<string>): Promise<string> {
   throw new Error("an option out of range was taken");
 }
 
+async function inWorker(files: CheckpointFile[], samples: Float32Array): Promise<WorkerResult> {
+  const diarizer: WorkerDiarizer = await createWorkerDiarizer();
+  try {
+    await diarizer.load(files);
+    const copied = samples.slice();
+    const progress: Report[] = [];
+    const onProgress = (done: number, chunks: number) => progress.push([done, chunks]);
+    const { text: rttm } = await diarizer.segments(copied, { format: "rttm", onProgress, copy: true });
+
+    const controller = new AbortController();
+    const heard: Report[] = [];
+    const abortAtOne = (done: number, chunks: number) => {
+      heard.push([done, chunks]);
+      if (done === 1) controller.abort();
+    };
+    let rejection: unknown = null;
+    try {
+      await diarizer.diarize(samples.slice(), { onProgress: abortAtOne, signal: controller.signal });
+    } catch (error) {
+      rejection = error;
+    }
+    const name = rejection instanceof DOMException ? rejection.name : String(rejection);
+    const abort = { name, isReason: rejection === controller.signal.reason, progress: heard };
+
+    const transferred = samples.slice();
+    const again = await diarizer.diarize(transferred);
+    const info = await diarizer.info();
+    return { info, rttm, progress, abort, again, copiedLength: copied.length, transferredLength: transferred.length };
+  } finally {
+    diarizer.free();
+  }
+}
+
 async function run(): Promise<AppResult> {
   await init();
   const files: CheckpointFile[] = await Promise.all(
@@ -62,10 +117,13 @@ async function run(): Promise<AppResult> {
     exports: Object.keys(api).sort(),
     info: diarizer.info(),
     progress,
+    samples: samples.length,
     segments,
     rttm: text,
     json: writeSegments(segments, { format: "json" }),
     refusal: await refusalOf(diarizer.diarize(samples, { threshold: 1.5 })),
+    // Last: the checkpoint's buffers move to the worker.
+    worker: await inWorker(files, samples),
   };
   diarizer.free();
   return result;

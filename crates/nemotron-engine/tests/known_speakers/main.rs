@@ -12,6 +12,7 @@ mod offline;
 
 use common::testdata;
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -66,11 +67,13 @@ impl Case {
     }
 
     pub fn diarize(&self, samples: Vec<f32>) -> Diarized {
-        self.engine.diarize(Input::Samples(samples), &mut |_, _, _| {}).expect("diarized")
+        self.engine.diarize(Input::Samples(samples), &mut |_, _, _| ControlFlow::Continue(())).expect("diarized")
     }
 
     pub fn with_speakers(&self, recording: &[f32], profile: &SpeakerProfile) -> Result<Diarized, EngineError> {
-        self.engine.diarize_with_speakers(Input::Samples(recording.to_vec()), profile, &mut |_, _, _| {})
+        self.engine.diarize_with_speakers(Input::Samples(recording.to_vec()), profile, &mut |_, _, _| {
+            ControlFlow::Continue(())
+        })
     }
 }
 

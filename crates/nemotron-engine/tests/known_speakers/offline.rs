@@ -1,5 +1,7 @@
 //! Offline: one recording after the clips.
 
+use std::ops::ControlFlow;
+
 use nemotron_engine::{
     EngineError, EnrollmentError, ErrorKind, Input, SegmentFormat, SegmentSettings, write_named_segments,
 };
@@ -96,7 +98,9 @@ fn one_voice_enrolled_twice_takes_one_slot() {
 fn features_are_refused() {
     let features = engine().diarizer_features(Input::Samples(audio(3.0, 1.0))).expect("features");
     let clip = audio(0.0, 1.0);
-    let error = engine().diarize_with_speakers(features, &profile(&[("alice", &clip)]), &mut |_, _, _| {}).err();
+    let error = engine()
+        .diarize_with_speakers(features, &profile(&[("alice", &clip)]), &mut |_, _, _| ControlFlow::Continue(()))
+        .err();
     assert_eq!(error.expect("refused").kind(), ErrorKind::Usage);
 }
 

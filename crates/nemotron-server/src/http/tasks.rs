@@ -1,6 +1,7 @@
 //! The offline routes: a whole file in, the CLI's output file out (the same bytes, from the same engine functions).
 //! The engine's work runs on a blocking thread, never on the async executor.
 
+use std::ops::ControlFlow;
 use std::time::Instant;
 
 use axum::extract::{Request, State};
@@ -31,7 +32,9 @@ pub async fn diarize(State(state): State<AppState>, request: Request) -> Result<
         let input = decode(audio, &name, &options)?;
         let seconds = input.seconds();
         let diarized = match &known {
-            Some(known) => engine.diarize_with_speakers(input, &known.profile, &mut |_, _, _| {})?,
+            Some(known) => {
+                engine.diarize_with_speakers(input, &known.profile, &mut |_, _, _| ControlFlow::Continue(()))?
+            }
             // The front end here, on this request's thread; the steps beside the other requests' on the queue's.
             None => queue.diarize(engine.diarizer_features(input)?)?,
         };
@@ -59,7 +62,7 @@ pub async fn align(State(state): State<AppState>, request: Request) -> Result<Re
     let text = run(&state, "align", move || {
         let input = decode(audio, &name, &options)?;
         let seconds = input.seconds();
-        let aligned = engine.align(input, &request, &mut |_, _, _| {})?;
+        let aligned = engine.align(input, &request, &mut |_, _, _| ControlFlow::Continue(()))?;
         let text = match format {
             AlignmentFormat::Srt => aligned.to_srt(),
             AlignmentFormat::Vtt => aligned.to_vtt(),
@@ -89,7 +92,10 @@ pub async fn features(State(state): State<AppState>, request: Request) -> Result
     let bytes = run(&state, "features", move || {
         let input = decode(audio, &name, &options)?;
         let seconds = input.seconds();
-        Ok((engine.encode(input, word_timestamps, &mut |_, _, _| {})?.to_safetensors()?, seconds))
+        Ok((
+            engine.encode(input, word_timestamps, &mut |_, _, _| ControlFlow::Continue(()))?.to_safetensors()?,
+            seconds,
+        ))
     })
     .await?;
     Ok(([(header::CONTENT_TYPE, "application/octet-stream")], bytes).into_response())

@@ -90,10 +90,7 @@ impl Diarizer {
     ) -> Result<(Vec<f32>, Vec<f32>)> {
         let c = self.config();
         check_features(features, c.encoder.mel_bins, c.encoder.subsampling)?;
-        let speaker_logits = self
-            .sortformer()
-            .diarize(&features.data, features.valid, &mut |done, all| progress("diarization", done, all))
-            .await?;
+        let speaker_logits = self.sortformer().diarize(&features.data, features.valid, progress).await?;
         let probabilities = self.probabilities(&speaker_logits);
         Ok((speaker_logits, probabilities))
     }

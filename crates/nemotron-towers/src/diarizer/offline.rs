@@ -14,9 +14,12 @@ use crate::chunks::{Chunk, MAX_CHUNKS_PER_BATCH, schedule};
 use crate::config::DiarizationConfig;
 use crate::error::{Error, Result};
 use crate::frontend::Features;
-use crate::model::check_features;
+use crate::model::{Progress, check_features, report};
 use crate::sortformer::{CacheRows, Sortformer, StepInput, each_step};
 use crate::speaker_cache::StepLayout;
+
+/// The stage [`Sortformer::diarize`] reports.
+const DIARIZATION: &str = "diarization";
 
 /// How many recordings a [`DiarizerBatch`] runs side by side: at most `max_recordings` steps, and at most
 /// `max_rows` encoder rows (every step counted at the schedule's largest), per submission.
@@ -107,19 +110,21 @@ impl<F: AsRef<[f32]>> Recording<F> {
 impl Sortformer {
     /// The whole recording: raw (un-normalised) log-mel `[frames, mel]` with `valid_frames` real
     /// frames (`frames` a multiple of the subsampling factor) → logits `[frames, speakers]`. Its steps are those a
-    /// [`DiarizerBatch`] runs, one submission each.
-    pub async fn diarize(
-        &self,
-        features: &[f32],
-        valid_frames: usize,
-        progress: &mut dyn FnMut(usize, usize),
-    ) -> Result<Vec<f32>> {
+    /// [`DiarizerBatch`] runs, one submission each; `progress` hears of them as the stage `diarization` (chunks done,
+    /// chunks), and may cancel the rest at each report ([`Error::Cancelled`]).
+    pub async fn diarize(&self, features: &[f32], valid_frames: usize, progress: Progress<'_>) -> Result<Vec<f32>> {
         // A user while its steps run: the workspaces they grow are kept from one step to the next, and freed after
-        // the last (if no live session or batch is left).
+        // the last (if no live session or batch is left), or when a cancelled run returns early.
         let _user = Joined::new(self);
         let mut running = [(0, Recording::new(self, features, valid_frames))];
+        if let Ok(recording) = &running[0].1 {
+            report(progress, DIARIZATION, 0, recording.chunks.len())?;
+        }
         while matches!(&running[0].1, Ok(recording) if !recording.done()) {
-            self.run_steps(&mut running, &mut |_, done, all| progress(done, all)).await;
+            self.run_steps(&mut running, &mut |_, _, _| {}).await;
+            if let Ok(recording) = &running[0].1 {
+                report(progress, DIARIZATION, recording.next, recording.chunks.len())?;
+            }
         }
         let [(_, state)] = running;
         state.map(|recording| recording.logits)

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use gpu_core::KernelVariant;
 
-use super::{Model, Progress};
+use super::{Model, Progress, report};
 use crate::error::Result;
 
 /// The stage [`Model::compile_kernels`] reports.
@@ -35,13 +35,12 @@ impl Model {
         let gpu = self.diarizer().sortformer().tower().gpu();
         let kernels = self.kernels();
         for (done, kernel) in kernels.iter().enumerate() {
-            progress(COMPILING_KERNELS, done, kernels.len());
+            report(progress, COMPILING_KERNELS, done, kernels.len())?;
             gpu.prepare(kernel)?;
             #[cfg(target_arch = "wasm32")]
             yield_now().await;
         }
-        progress(COMPILING_KERNELS, kernels.len(), kernels.len());
-        Ok(())
+        report(progress, COMPILING_KERNELS, kernels.len(), kernels.len())
     }
 }
 

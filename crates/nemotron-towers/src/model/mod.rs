@@ -1,6 +1,7 @@
 //! The audio module end to end (docs/model.md §1): PCM → log-mel → ASR tower and Sortformer → fusion →
 //! projector, for a Transcribe checkpoint; PCM → log-mel → Sortformer for a diarizer alone.
 
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use gpu_core::Gpu;
@@ -24,8 +25,18 @@ use audio_kernels::random::Rng;
 mod kernels;
 pub use kernels::COMPILING_KERNELS;
 
-/// Reports progress: (stage, steps done, steps in all).
-pub type Progress<'a> = &'a mut dyn FnMut(&str, usize, usize);
+/// Reports progress: (stage, steps done, steps in all), from (0, all) before the first step to (all, all) after the
+/// last. [`ControlFlow::Break`] cancels the task at that report: it runs no further step and ends with
+/// [`Error::Cancelled`], having freed what its steps held, as a finished task does.
+pub type Progress<'a> = &'a mut dyn FnMut(&str, usize, usize) -> ControlFlow<()>;
+
+/// Tells `progress` that `stage` is at step `done` of `steps`; its [`ControlFlow::Break`] is [`Error::Cancelled`].
+pub(crate) fn report(progress: Progress<'_>, stage: &str, done: usize, steps: usize) -> Result<()> {
+    match progress(stage, done, steps) {
+        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Break(()) => Err(Error::Cancelled { stage: stage.into(), done, steps }),
+    }
+}
 
 /// Everything the audio module computes for one recording (docs/model.md §12's parity checkpoints).
 #[derive(Clone, Debug)]
@@ -137,12 +148,12 @@ impl AudioModel {
     pub async fn encode_features(&self, features: Features, progress: Progress<'_>) -> Result<AudioOutputs> {
         let c = &self.config;
         check_features(&features, c.asr.mel_bins, c.asr.subsampling)?;
-        progress("asr", 0, 1);
+        report(progress, "asr", 0, 1)?;
         let (asr_hidden, activity) =
             beside(async || self.asr.encode(&features).await, self.diarizer.speaker_activity(&features, progress))
                 .await;
         let (asr_hidden, (speaker_logits, speaker_probabilities)) = (asr_hidden?, activity?);
-        progress("asr", 1, 1);
+        report(progress, "asr", 1, 1)?;
         let fused = self.fusion.run(&asr_hidden, &speaker_probabilities, features.tokens()).await?;
         Ok(AudioOutputs {
             features,

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use safetensors::tensor::TensorView;
@@ -117,7 +118,7 @@ pub fn diarizer_matches_upstream(gpu: &nemotron_testkit::towers::Gpu) {
     let c = diarizer.config();
     let reference = dir.join("reference.safetensors");
     let features = read_features(&reference, c.encoder.mel_bins, c.encoder.subsampling).unwrap();
-    let out = diarizer.diarize_features(features, &mut |_, _, _| {}).block().unwrap();
+    let out = diarizer.diarize_features(features, &mut |_, _, _| ControlFlow::Continue(())).block().unwrap();
     let r = Checkpoint::open(&reference).unwrap();
     let probabilities = r.f64("speaker_probabilities").unwrap();
     assert_close(

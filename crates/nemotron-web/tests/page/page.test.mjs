@@ -2,8 +2,9 @@
 // in Debian's headless Chromium, driven by playwright-core, on WebGPU's software adapter (SwiftShader). A model loaded
 // each way the page offers (the demo, a folder, files, a URL), a WAV diarized whole (also with known speakers, their
 // profile loaded or enrolled on the page) and a fake microphone diarized live must show, and download, what
-// `nemotron-audio diarize` writes for the same model and audio; a broken checkpoint and a browser without WebGPU must
-// say what is wrong. Run by scripts/web-page-test.sh: the built site is
+// `nemotron-audio diarize` writes for the same model and audio; a long file, diarized in the package's worker, must
+// leave the page's thread free (no task of 50 ms or more) and be cancellable; a broken checkpoint and a browser
+// without WebGPU must say what is wrong. Run by scripts/web-page-test.sh: the built site is
 // NEMOTRON_WEB_SITE, the CLI binary NEMOTRON_AUDIO.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -84,19 +85,30 @@ async function loadModel(page, how) {
 
 const fromFolder = (page) => page.setInputFiles("#model-folder", tiny);
 
-// Diarizes the test WAV on the page and checks the table and both downloads against the CLI's files (with
-// `speakers`, the profile the page uses, given to the CLI's `--speakers`). The RTTM, for a caller to look into.
-async function diarizeMatchesCli(page, model, speakers) {
-  await page.setInputFiles("#audio-file", audio);
+// Diarizes a WAV file on the page, until the page says it is done (or fails the test with its message).
+async function diarizeOnPage(page, path) {
+  await page.setInputFiles("#audio-file", path);
   await page.waitForSelector("body:is([data-state=done], [data-state=error])", SLOW);
   const status = await page.textContent("#status");
   assert.equal(await page.getAttribute("body", "data-state"), "done", status);
   console.log(status); // the speed, in the test log
-  const json = cli(model, audio, "json", speakers);
+  assert.equal(await page.evaluate(() => document.getElementById("diarize-progress").value), 1);
+}
+
+// Diarizes the test WAV on the page and checks the result against the CLI's (`diarizedAsCli`).
+async function diarizeMatchesCli(page, model, speakers) {
+  await diarizeOnPage(page, audio);
+  return diarizedAsCli(page, model, speakers, audio);
+}
+
+// Checks the table and both downloads of the page's diarization of `path` against the CLI's files (with `speakers`,
+// the profile the page uses, given to the CLI's `--speakers`). The RTTM, for a caller to look into.
+async function diarizedAsCli(page, model, speakers, path) {
+  const json = cli(model, path, "json", speakers);
   assert.ok(rowsOf(json).length > 0, "the CLI finds no segment in the test audio: the comparison would be empty");
   assert.deepEqual(await pageRows(page), rowsOf(json));
   assert.equal(await downloaded(page, "#download-json"), json);
-  const rttm = cli(model, audio, "rttm", speakers);
+  const rttm = cli(model, path, "rttm", speakers);
   assert.equal(await downloaded(page, "#download-rttm"), rttm);
   return rttm;
 }
@@ -116,6 +128,26 @@ function writeClips() {
     const path = join(work, `${name}.wav`);
     writeFileSync(path, writeWav(samples.slice(start, end), true));
     return [name, path];
+  });
+}
+
+// A 60 s recording: the test WAV over and over, written as float so that the CLI and the page read the same samples.
+function writeLongAudio() {
+  const samples = readWav(readFileSync(audio));
+  const long = Array.from({ length: Math.ceil((60 * SAMPLE_RATE) / samples.length) }, () => samples).flat();
+  const path = join(work, "long.wav");
+  writeFileSync(path, writeWav(long.slice(0, 60 * SAMPLE_RATE), true));
+  return path;
+}
+
+// The durations of the page's long tasks (50 ms or more on its main thread) from now on, in `window.longTasks`.
+async function watchLongTasks(page) {
+  await page.evaluate(() => {
+    window.longTasks = [];
+    const observer = new PerformanceObserver((list) => {
+      for (const task of list.getEntries()) window.longTasks.push(`${task.name}: ${task.duration} ms`);
+    });
+    observer.observe({ type: "longtask" });
   });
 }
 
@@ -276,6 +308,41 @@ test("known speakers, loaded or enrolled on the page, are named as diarize --spe
   const [download] = await Promise.all([page.waitForEvent("download"), page.click("#speakers-save")]);
   await download.saveAs(saved);
   assert.equal(cli(tiny, audio, "rttm", saved), rttm);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("a 60 s file diarized in the worker leaves the page's thread free, and can be cancelled", SLOW, async () => {
+  const long = writeLongAudio();
+  const { page, errors } = await openPage();
+  await loadModel(page, fromFolder);
+
+  // Cancelled once a step is done: the page says so and takes the next file.
+  await page.setInputFiles("#audio-file", long);
+  const started = () =>
+    document.getElementById("diarize-progress").value > 0 || document.body.dataset.state !== "diarizing";
+  await page.waitForFunction(started, null, SLOW);
+  await page.click("#cancel");
+  await page.waitForSelector("body:not([data-state=diarizing])", SLOW);
+  const status = await page.textContent("#status");
+  assert.equal(await page.getAttribute("body", "data-state"), "cancelled", status);
+  assert.equal(status, "the diarization of long.wav was cancelled");
+
+  // The whole file, while the page's long tasks are watched: none, from the file chosen to the segments shown.
+  await watchLongTasks(page);
+  await diarizeOnPage(page, long);
+  assert.deepEqual(await page.evaluate(() => window.longTasks), [], "tasks of 50 ms or more on the page's thread");
+  await diarizedAsCli(page, tiny, undefined, long);
+  // The observer sees a long task when the page runs one (a timer's: a script the test evaluates is no task of the
+  // page's).
+  await page.evaluate(() => {
+    window.longTasks = [];
+    setTimeout(() => {
+      const end = performance.now() + 80;
+      while (performance.now() < end);
+    });
+  });
+  await page.waitForFunction(() => window.longTasks.length > 0, null, { timeout: 10_000 });
   assert.deepEqual(errors, []);
   await page.close();
 });
