@@ -291,7 +291,8 @@ impl Diarizer {
     }
 
     /// `{ description, speakers, adapter, backend, driver, subgroups, maxStorageBufferBindingSize,
-    /// maxComputeWorkgroupStorageSize, summary }`: the model and the GPU adapter it runs on.
+    /// maxComputeWorkgroupStorageSize, summary, gpuMemory, gpuPeakMemory }`: the model and the GPU adapter it runs
+    /// on; the bytes its GPU buffers (weights, workspaces) hold now and held at most at once.
     pub fn info(&self) -> Object {
         let gpu = self.engine.gpu();
         let (adapter, limits) = (gpu.adapter_info(), gpu.limits());
@@ -305,6 +306,8 @@ impl Diarizer {
         set(&info, "maxStorageBufferBindingSize", limits.max_storage_buffer_binding_size as f64);
         set(&info, "maxComputeWorkgroupStorageSize", limits.max_compute_workgroup_storage_size);
         set(&info, "summary", gpu.describe());
+        set(&info, "gpuMemory", gpu.memory_in_use() as f64);
+        set(&info, "gpuPeakMemory", gpu.peak_memory() as f64);
         info
     }
 
