@@ -166,6 +166,10 @@ export interface DiarizerInfo {
   maxComputeWorkgroupStorageSize: number;
   /** The adapter in one line, as `nemotron-audio` logs it. */
   summary: string;
+  /** Bytes the model's GPU buffers (weights, workspaces) hold now. */
+  gpuMemory: number;
+  /** The most bytes they held at once. */
+  gpuPeakMemory: number;
 }
 
 /** The diarizer's outputs on some samples. */

@@ -118,6 +118,7 @@ fn named_files(files: &Array, progress: Option<&Function>) -> Result<Vec<NamedFi
         let bytes = entry_bytes(&name, &entry)?;
         entries.push((name, bytes));
     }
+    make_room(&entries)?;
     let total: f64 = entries.iter().map(|(_, bytes)| f64::from(bytes.length())).sum();
     let mut copied = 0.0;
     let mut named = Vec::with_capacity(entries.len());
@@ -132,6 +133,27 @@ fn named_files(files: &Array, progress: Option<&Function>) -> Result<Vec<NamedFi
         named.push((name, bytes));
     }
     Ok(named)
+}
+
+/// Takes room for every file's copy from the allocator, fallibly, before any copy is made, and gives it back: the
+/// copies then take that room. Files that do not fit the package's memory (wasm32's 4 GiB, under 2 GiB for one
+/// allocation, less where the browser grows it no further) are refused naming that limit, where the copy itself
+/// would abort the module.
+fn make_room(entries: &[(String, Uint8Array)]) -> Result<(), JsValue> {
+    // The bytes an `Arc<[u8]>` holds besides its slice: its two counts.
+    const COUNTS: usize = 2 * std::mem::size_of::<usize>();
+    let mut room = Vec::with_capacity(entries.len());
+    for (_, view) in entries {
+        let mut bytes = Vec::<u8>::new();
+        if bytes.try_reserve_exact(view.length() as usize + COUNTS).is_err() {
+            let files = entries.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>().join(", ");
+            let bytes = entries.iter().map(|(_, view)| u64::from(view.length())).sum();
+            let in_use = core::arch::wasm32::memory_size(0) as u64 * 65_536;
+            return Err(rejected(WebError::Memory { files, bytes, in_use }));
+        }
+        room.push(bytes);
+    }
+    Ok(())
 }
 
 pub(crate) fn report(progress: Option<&Function>, fraction: f64, stage: Option<String>) {
@@ -313,7 +335,8 @@ impl Diarizer {
     }
 
     /// `{ description, speakers, adapter, backend, driver, subgroups, maxStorageBufferBindingSize,
-    /// maxComputeWorkgroupStorageSize, summary }`: the model and the GPU adapter it runs on.
+    /// maxComputeWorkgroupStorageSize, summary, gpuMemory, gpuPeakMemory }`: the model and the GPU adapter it runs
+    /// on; the bytes its GPU buffers (weights, workspaces) hold now and held at most at once.
     pub fn info(&self) -> Object {
         let gpu = self.engine.gpu();
         let (adapter, limits) = (gpu.adapter_info(), gpu.limits());
@@ -327,6 +350,8 @@ impl Diarizer {
         set(&info, "maxStorageBufferBindingSize", limits.max_storage_buffer_binding_size as f64);
         set(&info, "maxComputeWorkgroupStorageSize", limits.max_compute_workgroup_storage_size);
         set(&info, "summary", gpu.describe());
+        set(&info, "gpuMemory", gpu.memory_in_use() as f64);
+        set(&info, "gpuPeakMemory", gpu.peak_memory() as f64);
         info
     }
 

@@ -29,6 +29,19 @@ pub enum WebError {
         /// What went wrong.
         problem: String,
     },
+    /// Checkpoint files larger than the package's WebAssembly memory can hold beside what it holds already.
+    #[error(
+        "{files}: {bytes} bytes do not fit the package's WebAssembly memory (wasm32: at most 4 GiB in all and under \
+         2 GiB per file, less where the browser allows less; {in_use} bytes in use)"
+    )]
+    Memory {
+        /// The files' names.
+        files: String,
+        /// Their bytes in all.
+        bytes: u64,
+        /// The bytes of the package's memory before the copy.
+        in_use: u64,
+    },
     /// A live session used after its end.
     #[error("this stream has ended: start another with `stream()`")]
     Ended,

@@ -29,8 +29,12 @@ impl Model {
     }
 
     /// Compiles [`Model::kernels`] now (those the context has already are kept), telling `progress` of each as
-    /// [`COMPILING_KERNELS`] (done, all). In a browser it yields to the event loop between pipelines, so that the
-    /// page can show the progress.
+    /// [`COMPILING_KERNELS`] (done, all).
+    ///
+    /// In a browser, creating a pipeline returns at once and the GPU process compiles it afterwards, in the order
+    /// of the calls, before any later work of the queue: so after each pipeline this waits for the queue, which
+    /// waits for the compilation. The load then ends once the pipelines are compiled (else the first diarization
+    /// would wait for them), the progress follows the compiler, and the page gets the event loop between pipelines.
     pub async fn compile_kernels(&self, progress: Progress<'_>) -> Result<()> {
         let gpu = self.diarizer().sortformer().tower().gpu();
         let kernels = self.kernels();
@@ -38,22 +42,8 @@ impl Model {
             report(progress, COMPILING_KERNELS, done, kernels.len())?;
             gpu.prepare(kernel)?;
             #[cfg(target_arch = "wasm32")]
-            yield_now().await;
+            gpu.wait().await?;
         }
         report(progress, COMPILING_KERNELS, kernels.len(), kernels.len())
     }
-}
-
-/// A future that is pending once (waking itself at once), so the executor runs what else is ready first.
-#[cfg(target_arch = "wasm32")]
-fn yield_now() -> impl std::future::Future<Output = ()> {
-    let mut yielded = false;
-    std::future::poll_fn(move |cx| {
-        if yielded {
-            return std::task::Poll::Ready(());
-        }
-        yielded = true;
-        cx.waker().wake_by_ref();
-        std::task::Poll::Pending
-    })
 }
