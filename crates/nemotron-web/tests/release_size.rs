@@ -113,7 +113,7 @@ async fn a_release_size_checkpoint_loads_and_diarizes() {
 
     let samples = Float32Array::from(seeded_audio(SECONDS, 7).as_slice());
     let start = now();
-    let activity = JsFuture::from(diarizer.speaker_activity(samples)).await.map_err(message);
+    let activity = JsFuture::from(diarizer.speaker_activity(samples, JsValue::UNDEFINED)).await.map_err(message);
     let diarized = now() - start;
     let activity = activity.expect("the release-size model diarizes");
     let logits = Reflect::get(&activity, &"logits".into()).expect("logits");
