@@ -47,7 +47,8 @@ where
     let mut times = Vec::new();
     for _ in 0..4 {
         let start = now();
-        let activity = JsFuture::from(diarizer.speaker_activity(samples.clone(), JsValue::UNDEFINED)).await.map_err(message);
+        let activity =
+            JsFuture::from(diarizer.speaker_activity(samples.clone(), JsValue::UNDEFINED)).await.map_err(message);
         times.push(now() - start);
         activity.expect("diarized");
     }
