@@ -5,7 +5,7 @@
 Transcribe audio towers, release-sized, random weights, in PyTorch.
 
 Prints one line per case: name, precision, median ms, and derived rates. `--compile` adds the two towers under
-torch.compile(mode="reduce-overhead") in fp32 (CUDA graphs; about 2 minutes more)."""
+torch.compile(mode="reduce-overhead") in fp32, then cast to bf16 (CUDA graphs; about 3 minutes more)."""
 import sys, time, json, statistics
 import torch
 from transformers import Nemotron3_5TranscribeConfig, Nemotron3_5TranscribeAudioModel
@@ -74,6 +74,16 @@ for attn in ["sdpa", "eager"]:
             results.append(("asr-chunk600 compiled", "fp32", ms, tower_flops(600, 1280, 5120, 32, 1024) / ms / 1e9))
             ms, mn = bench(lambda: tw(inputs_embeds=e).last_hidden_state, reps=20, warm=5)
             results.append(("diar-step828 compiled", "fp32", ms, tower_flops(828, 512, 2048, 31, 0) / ms / 1e9))
+            torch._dynamo.reset()
+            # the throughput peer of `--precision fast`: the same towers cast to bf16 (how the anchors serve them)
+            model.to(torch.bfloat16)
+            asr = torch.compile(model.asr_encoder, mode="reduce-overhead")
+            tw = torch.compile(model.diarization_model.model.audio_tower, mode="reduce-overhead")
+            x, e = x.to(torch.bfloat16), e.to(torch.bfloat16)
+            ms, mn = bench(lambda: asr(x).last_hidden_state, reps=20, warm=5)
+            results.append(("asr-chunk600 compiled", "bf16", ms, tower_flops(600, 1280, 5120, 32, 1024) / ms / 1e9))
+            ms, mn = bench(lambda: tw(inputs_embeds=e).last_hidden_state, reps=20, warm=5)
+            results.append(("diar-step828 compiled", "bf16", ms, tower_flops(828, 512, 2048, 31, 0) / ms / 1e9))
         torch._dynamo.reset()
     del model
     torch.cuda.empty_cache()
