@@ -9,7 +9,7 @@
 //! - the split-k products and their consumer: each shape on the tensor cores in 1 to 8 slices of k, and the residual
 //!   LayerNorm that adds them, against what `auto_slices` and `wave_slices` pick.
 //!
-//! `cargo run --release -p audio-kernels --example ceilings [attention|slices]` (one sweep only; environment:
+//! `cargo run --release -p audio-kernels --example ceilings [gemm|attention|slices]` (one sweep only; environment:
 //! `WGPU_ADAPTER_NAME`, `WGPU_BACKEND`, as the tests read them). On an adapter without f16 16×16×16 cooperative
 //! matrices only the rows that apply run.
 
@@ -35,6 +35,7 @@ fn main() -> Fallible<()> {
     match std::env::args().nth(1).as_deref() {
         Some("attention") => return attention_sweep(&gpu),
         Some("slices") => return slice_sweep(&gpu),
+        Some("gemm") => return gemm_sweep(&gpu),
         _ => {}
     }
     if gpu.cooperative_matrix_shapes().iter().any(|s| (s.m_size, s.n_size, s.k_size) == (16, 16, 16)) {
@@ -187,8 +188,17 @@ const SHAPES: &[(&str, usize, usize, usize)] = &[
 
 /// Tile configurations swept (those the device cannot run are skipped).
 /// (subgroups_m, subgroups_n, stage_steps, producers).
-const TILES: &[(u32, u32, u32, u32)] =
-    &[(4, 2, 1, 8), (4, 2, 1, 4), (4, 2, 1, 0), (2, 2, 1, 4), (2, 2, 1, 0), (2, 2, 2, 8), (4, 1, 1, 0), (2, 1, 1, 0)];
+const TILES: &[(u32, u32, u32, u32)] = &[
+    (4, 2, 1, 8),
+    (4, 2, 2, 8),
+    (4, 2, 1, 4),
+    (4, 2, 1, 0),
+    (2, 2, 1, 4),
+    (2, 2, 1, 0),
+    (2, 2, 2, 8),
+    (4, 1, 1, 0),
+    (2, 1, 1, 0),
+];
 
 fn gemm_sweep(gpu: &Gpu) -> Fallible<()> {
     let mut rng = Rng::new(11);
@@ -208,16 +218,17 @@ fn gemm_sweep(gpu: &Gpu) -> Fallible<()> {
         kernels.extend(TILES.iter().map(|&(subgroups_m, subgroups_n, stage_steps, producers)| {
             TensorCoreKernel::Tiles(Tiles { subgroups_m, subgroups_n, stage_steps, producers })
         }));
-        for kernel in kernels {
-            if !tensor_cores_available(gpu, kernel) {
+        for (kernel, precision) in kernels.into_iter().flat_map(|k| [(k, Precision::Auto), (k, Precision::Fast)]) {
+            let options = MatmulOptions { precision, tensor_core_kernel: kernel };
+            let weight = Weight::upload(gpu, "w", &bits, m, k, &options)?;
+            if !weight.path().on_tensor_cores() {
                 continue;
             }
-            let options = MatmulOptions { precision: Precision::Auto, tensor_core_kernel: kernel };
-            let weight = Weight::upload(gpu, "w", &bits, m, k, &options)?;
-            let label = match kernel {
-                TensorCoreKernel::Auto => "tc auto".to_string(),
-                TensorCoreKernel::Tiles(t) => format!("tc {t}"),
+            let tiles = match kernel {
+                TensorCoreKernel::Auto => "auto".to_string(),
+                TensorCoreKernel::Tiles(t) => t.to_string(),
             };
+            let label = format!("{} {tiles}", if precision == Precision::Fast { "fast" } else { "tc" });
             report(label.clone(), time_gemm(gpu, &x, &weight, &y, GemmShape { n, m, k }, 1)?);
             for slices in [2, 4, 8] {
                 if k / slices >= 256 {

@@ -26,7 +26,7 @@ use weight::Storage;
 /// Whether `gpu` runs the tensor-core `kernel` (f16 16×16×16 cooperative matrices, f16 shaders, 32-lane subgroups,
 /// enough workgroup memory). Weights uploaded with [`Precision::Auto`] then take that path where exact.
 pub fn tensor_cores_available(gpu: &gpu_core::Gpu, kernel: TensorCoreKernel) -> bool {
-    tensor_core::supported(gpu, kernel)
+    tensor_core::supported(gpu, kernel, tensor_core::Operands::Split)
 }
 
 /// Every pipeline either kernel can build.

@@ -217,10 +217,11 @@ pub(super) fn kernels(
     if scales_given { vec![product] } else { vec![row_scales, product] }
 }
 
-/// Whether this device runs `kernel` (weights uploaded for it are then stored as f16). The split operands need the
-/// more workgroup memory: a device that runs them runs the rounded ones.
-pub(super) fn supported(gpu: &Gpu, kernel: TensorCoreKernel) -> bool {
-    tiling(gpu.profile(), (kernel, Operands::Split)).is_some()
+/// Whether this device runs `kernel` with X taken as `operands` (weights uploaded for it are then stored as f16). The
+/// split operands need the more workgroup memory: a device that runs a tiling with them runs it with the rounded ones,
+/// and some tilings (two steps per stage at the largest tiles) fit with the rounded ones only.
+pub(super) fn supported(gpu: &Gpu, kernel: TensorCoreKernel, operands: Operands) -> bool {
+    tiling(gpu.profile(), (kernel, operands)).is_some()
 }
 
 #[repr(C)]

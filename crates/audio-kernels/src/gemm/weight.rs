@@ -52,7 +52,7 @@ impl Weight {
             Precision::Fast => Some(Operands::Rounded),
         };
         if let Some(operands) = operands
-            && tensor_core::supported(gpu, kernel)
+            && tensor_core::supported(gpu, kernel, operands)
             && cols.is_multiple_of(tensor_core::K_STEP)
         {
             let (exponent, inexact) = f16_exponent(bits);
