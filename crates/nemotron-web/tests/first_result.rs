@@ -1,10 +1,9 @@
 //! Time to the first result in a headless Chromium on WebGPU (`scripts/web-test.sh`): a model's load compiles every
-//! pipeline its calls take, so the first diarization after `load` costs about what the next ones do. Timed on
+//! pipeline its calls take, so the first `diarize` after `load` costs about what the next ones do. Timed on
 //! `diar-tiny`'s recording (9.13 s, the audio of the CLI comparison in `docs/browser.md`) for the demo model and
-//! `diar-tiny`, through `speakerActivity`: the diarizer's front end and GPU work, where the compilation would show,
-//! without the segment rules and writers of `diarize`, whose wasm code the browser runs unoptimised at its first calls
-//! and optimises in the background (on a busy machine that alone made a first `diarize` of the demo model 1.7 times
-//! the next ones). The times are printed (`-- --nocapture`).
+//! `diar-tiny`, each `diarize` the whole call: front end, GPU work, the segment rules and the RTTM writer (about 1,700
+//! to 2,000 segments for these random models, so the post-processing is no small part). The times are printed
+//! (`-- --nocapture`).
 
 #![cfg(target_arch = "wasm32")]
 
@@ -25,8 +24,9 @@ static DIAR_TINY_CONFIG: &str = include_str!("../../../testdata/reference/diar-t
 static DIAR_TINY_WEIGHTS: &[u8] = include_bytes!("../../../testdata/reference/diar-tiny/model.safetensors");
 
 /// How much longer than the steady state the first diarization may take: what is left of a first call's own costs
-/// (the first wasm code runs unoptimised) and a busy machine's noise. Pipelines compiled at first use instead of at
-/// load make it tens of times longer (SwiftShader compiles them on the CPU, about 2 s each).
+/// (the browser runs wasm code unoptimised at its first calls and optimises it in the background) and a busy
+/// machine's noise; measured on 2 cores with builds running beside, 1.04–1.19×. Pipelines compiled at first use
+/// instead of at load make it tens of times longer (SwiftShader compiles them on the CPU, about 2 s each).
 const FIRST_OVER_STEADY: f64 = 1.5;
 
 /// Loads a model (`load` given the progress callback), diarizes the recording four times, prints the times and
@@ -47,10 +47,12 @@ where
     let mut times = Vec::new();
     for _ in 0..4 {
         let start = now();
-        let activity =
-            JsFuture::from(diarizer.speaker_activity(samples.clone(), JsValue::UNDEFINED)).await.map_err(message);
+        let rttm = JsFuture::from(diarizer.diarize(samples.clone(), JsValue::UNDEFINED)).await.map_err(message);
         times.push(now() - start);
-        activity.expect("diarized");
+        let rttm = rttm.expect("diarized").as_string().expect("RTTM text");
+        if times.len() == 1 {
+            console_log!("{model}: {} segments", rttm.lines().count());
+        }
     }
     let seconds = samples.length() as f64 / 16_000.0;
     let mut next = times[1..].to_vec();
