@@ -23,7 +23,7 @@
 //! Cargo features: `decode` and `parallel` (default: audio files decoded, the model's host work on all cores; the
 //! `wasm32-unknown-unknown` build takes neither), `hub` (models by Hub id), `demo` (the tiny random-weight demo
 //! model, compiled in; the examples below run on it, so their outputs are meaningless), `clap` ([`SegmentSettings`]
-//! as the CLI's flags), `schema` ([`Origin::json_schema`], for the server's OpenAPI document).
+//! as the CLI's flags), `schema` (`Origin::json_schema`, for the server's OpenAPI document).
 //!
 //! # Encode
 //! Every output of the audio module, as the `encode` command's safetensors file:
