@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates testdata/audio/: one short signal (0.5 s, 16 kHz, mono, 16-bit: two tones and a chirp) in every
-# container and codec the audio reader takes, for crates/nemotron-io/tests/audio_formats.rs. Needs sox and
+# container and codec the audio reader takes, for crates/nemotron-engine/tests/audio_formats.rs. Needs sox and
 # ffmpeg (`apt-get install -y sox ffmpeg`); CI does not run this, the files are committed.
 set -euo pipefail
 cd "$(dirname "$0")/../testdata/audio"

@@ -107,7 +107,7 @@ fn known_speakers(engine: &Engine) -> Result<Vec<u8>, String> {
     let samples = recording("diar-tiny", Some(KNOWN_SECONDS))?;
     let clips = CLIPS.iter().map(|&(name, start, end)| (name.to_string(), samples[start..end].to_vec())).collect();
     let (profile, _) = engine.enroll(clips).map_err(sentence)?;
-    let audio = &samples[..(SECONDS * f64::from(nemotron_engine::audio::SAMPLE_RATE)) as usize];
+    let audio = &samples[..(SECONDS * f64::from(nemotron_engine::io::audio::SAMPLE_RATE)) as usize];
     let input = Input::Samples(audio.to_vec());
     let diarized =
         engine.diarize_with_speakers(input, &profile, &mut |_, _, _| ControlFlow::Continue(())).map_err(sentence)?;

@@ -204,7 +204,7 @@ fn main() -> ExitCode {
     let level = match cli.quiet {
         true => "error",
         false => {
-            "warn,nemotron_towers=info,nemotron_io=info,nemotron_hub=info,gpu_core=info,nemotron_audio=info,nemotron_server=info"
+            "warn,nemotron_towers=info,nemotron_engine=info,gpu_core=info,nemotron_audio=info,nemotron_server=info"
         }
     };
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).format_target(false).init();

@@ -11,7 +11,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
 use nemotron_engine::{
     AudioOptions, Channel, EngineError, LiveRecording, LiveSession, RawDecoder, RawFormat, SegmentEvent,
-    SpeakerProfile, StreamingMode, audio, output,
+    SpeakerProfile, StreamingMode, io::audio, output,
 };
 
 use crate::encode::{DiarizeOutputs, file_id, speakers_found, write_plot};

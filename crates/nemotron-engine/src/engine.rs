@@ -17,7 +17,7 @@ use crate::environment;
 use crate::error::EngineError;
 
 #[cfg(feature = "hub")]
-use nemotron_hub::{FetchError, HubError, HubOptions, RepoId};
+use crate::hub::{FetchError, HubError, HubOptions, RepoId};
 
 /// Reports a download's progress: (file, bytes done, bytes in all).
 pub type DownloadProgress<'a> = &'a mut dyn FnMut(&str, u64, u64);
@@ -281,11 +281,11 @@ pub fn fetch(id: &RepoId, options: &HubOptions, progress: DownloadProgress<'_>) 
     // Which tensors the audio module reads decides the shards: the model's business, asked once the config and the
     // index are there.
     let audio_tensors = |snapshot: &Path, index: &str| -> nemotron_towers::Result<Vec<String>> {
-        let config = ModelConfig::from_file(&snapshot.join(nemotron_hub::CONFIG_FILE))?;
+        let config = ModelConfig::from_file(&snapshot.join(nemotron_towers::checkpoint::CONFIG_FILE))?;
         let checkpoint = nemotron_towers::Checkpoint::from_index(snapshot, index)?;
         nemotron_towers::audio_tensors(&config, &checkpoint)
     };
-    nemotron_hub::fetch_audio_model(id, options, audio_tensors, progress).map_err(|error| match error {
+    crate::hub::fetch_audio_model(id, options, audio_tensors, progress).map_err(|error| match error {
         FetchError::Hub(error) => EngineError::Hub(error),
         FetchError::Model(error) => EngineError::Towers(error),
     })

@@ -71,7 +71,7 @@ pub(crate) fn matmul_options() -> Result<MatmulOptions, UnknownSetting> {
 /// `HF_HUB_OFFLINE` (`1`, `true`, `yes` or `on`); the token `HF_TOKEN`, else the file `HF_TOKEN_PATH`, else
 /// `HF_HOME/token` (what `huggingface-cli login` writes).
 #[cfg(feature = "hub")]
-pub(crate) fn hub_options() -> nemotron_hub::HubOptions {
+pub(crate) fn hub_options() -> crate::hub::HubOptions {
     let home = variable("HF_HOME").map(PathBuf::from).unwrap_or_else(|| {
         let cache = variable("XDG_CACHE_HOME")
             .map(PathBuf::from)
@@ -86,6 +86,6 @@ pub(crate) fn hub_options() -> nemotron_hub::HubOptions {
         .filter(|t| !t.is_empty());
     let offline = variable("HF_HUB_OFFLINE")
         .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
-    let endpoint = variable("HF_ENDPOINT").unwrap_or(nemotron_hub::DEFAULT_ENDPOINT.to_owned());
-    nemotron_hub::HubOptions { endpoint: endpoint.trim_end_matches('/').to_owned(), cache_dir, token, offline }
+    let endpoint = variable("HF_ENDPOINT").unwrap_or(crate::hub::DEFAULT_ENDPOINT.to_owned());
+    crate::hub::HubOptions { endpoint: endpoint.trim_end_matches('/').to_owned(), cache_dir, token, offline }
 }

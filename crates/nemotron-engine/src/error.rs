@@ -4,11 +4,12 @@
 
 use std::path::PathBuf;
 
-use nemotron_io::AudioError;
 use nemotron_postprocess::alignment::TokenizerError;
 use nemotron_postprocess::diarization::DiarizationError;
 use nemotron_towers::CheckpointError;
 
+use crate::io::audio::AudioError;
+use crate::io::speakers::{ProfileError, SpeakerError};
 use crate::known_speakers::EnrollmentError;
 
 /// Errors of `nemotron-engine`.
@@ -49,7 +50,7 @@ pub enum EngineError {
     /// A model could not be fetched from the Hugging Face Hub or found in its cache.
     #[cfg(feature = "hub")]
     #[error(transparent)]
-    Hub(#[from] nemotron_hub::HubError),
+    Hub(#[from] crate::hub::HubError),
     /// `--model TEXT` names neither an existing file or folder nor a Hub id.
     #[error("{text}: no such file or folder, and {reason}")]
     NoSuchModel {
@@ -65,7 +66,7 @@ pub enum EngineError {
         /// The id as given.
         text: String,
         /// The Hub's answer.
-        source: nemotron_hub::HubError,
+        source: crate::hub::HubError,
     },
     /// The task needs the Transcribe model and the checkpoint is a diarizer alone.
     #[error("this checkpoint is a diarizer alone; `{task}` needs a Transcribe checkpoint{needs}")]
@@ -105,10 +106,10 @@ pub enum EngineError {
     Enrollment(#[from] crate::known_speakers::EnrollmentError),
     /// A speaker profile file that cannot be read or written.
     #[error(transparent)]
-    Profile(#[from] nemotron_io::ProfileError),
+    Profile(#[from] ProfileError),
     /// Clips and names that make no profile (a clip under 1 s, a name that breaks the rules).
     #[error(transparent)]
-    Speakers(#[from] nemotron_io::SpeakerError),
+    Speakers(#[from] SpeakerError),
     /// The alignment cannot be serialised (a bug: every field is plain data).
     #[error("cannot serialise the alignment: {0}")]
     Serialise(#[source] serde_json::Error),
@@ -183,18 +184,16 @@ impl EngineError {
             EngineError::Write { .. } | EngineError::WriteInto { .. } => ErrorKind::Io,
             EngineError::Enrollment(EnrollmentError::TooMany { .. } | EnrollmentError::Features) => ErrorKind::Usage,
             EngineError::Enrollment(_) => ErrorKind::BadInput,
-            EngineError::Profile(nemotron_io::ProfileError::Read { source, .. })
+            EngineError::Profile(ProfileError::Read { source, .. })
                 if source.kind() == std::io::ErrorKind::NotFound =>
             {
                 ErrorKind::NotFound
             }
-            EngineError::Profile(nemotron_io::ProfileError::Read { .. } | nemotron_io::ProfileError::Write { .. }) => {
-                ErrorKind::Io
-            }
+            EngineError::Profile(ProfileError::Read { .. } | ProfileError::Write { .. }) => ErrorKind::Io,
             EngineError::Profile(_) => ErrorKind::BadInput,
-            EngineError::Speakers(
-                nemotron_io::SpeakerError::ClipTooShort { .. } | nemotron_io::SpeakerError::NotFinite { .. },
-            ) => ErrorKind::BadInput,
+            EngineError::Speakers(SpeakerError::ClipTooShort { .. } | SpeakerError::NotFinite { .. }) => {
+                ErrorKind::BadInput
+            }
             EngineError::Speakers(_) => ErrorKind::Usage,
             EngineError::Serialise(_) => ErrorKind::Internal,
         }
@@ -235,8 +234,8 @@ fn towers_kind(error: &nemotron_towers::Error) -> ErrorKind {
 }
 
 #[cfg(feature = "hub")]
-fn hub_kind(error: &nemotron_hub::HubError) -> ErrorKind {
-    use nemotron_hub::HubError;
+fn hub_kind(error: &crate::hub::HubError) -> ErrorKind {
+    use crate::hub::HubError;
     match error {
         HubError::BadId { .. } => ErrorKind::Usage,
         HubError::RepoNotFound { .. } | HubError::RevisionNotFound { .. } | HubError::FileNotFound { .. } => {

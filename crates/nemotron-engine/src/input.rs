@@ -5,14 +5,13 @@
 use std::io::Read;
 use std::path::Path;
 
-#[cfg(feature = "decode")]
-use nemotron_io::AudioOptions;
-use nemotron_io::audio::{self, SAMPLE_RATE};
-use nemotron_io::{AudioError, Channel};
 use nemotron_postprocess::time::FRAME_SECONDS;
 use nemotron_towers::{Features, tensor_file};
 
 use crate::error::EngineError;
+#[cfg(feature = "decode")]
+use crate::io::audio::AudioOptions;
+use crate::io::audio::{self, AudioError, Channel, SAMPLE_RATE};
 
 /// The model's input.
 #[derive(Clone, Debug)]

@@ -5,13 +5,13 @@
 use std::ops::ControlFlow;
 use std::ops::Range;
 
-use nemotron_io::SpeakerProfile;
 use nemotron_postprocess::time::HOP_LENGTH;
 use nemotron_towers::{DiarizationConfig, Progress};
 
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::input::Input;
+use crate::io::speakers::SpeakerProfile;
 use crate::results::Diarized;
 
 /// A probability above this counts as the slot speaking in a frame.

@@ -4,7 +4,9 @@
 //! demo), read an input ([`Input`]: any audio file, bytes, PCM in memory, or a features file), run a task on an
 //! [`Engine`] — [`Engine::encode`], [`Engine::diarize`], [`Engine::align`], [`Engine::stream`] — and produce each
 //! output format's bytes exactly as the CLI writes them. Front ends only parse their own arguments and print or send.
-//! Batch runs read NeMo manifests with [`read_manifest`], as the CLI's `--manifest` does.
+//! Batch runs read NeMo manifests with [`read_manifest`], as the CLI's `--manifest` does. What turns files and streams
+//! into samples, and profiles and outputs into files, is the [`io`] module (audio decoding and resampling, raw PCM,
+//! manifests, known speakers' profiles, files written whole); the Hub client is the `hub` module (feature `hub`).
 //!
 //! Everything that waits for the GPU is a future underneath (`Engine::load_async`, `Engine::diarize_async`,
 //! `LiveSession::push_async`, …: what a browser awaits); the blocking forms without `_async` (native targets) wait
@@ -21,7 +23,7 @@
 //! Cargo features: `decode` and `parallel` (default: audio files decoded, the model's host work on all cores; the
 //! `wasm32-unknown-unknown` build takes neither), `hub` (models by Hub id), `demo` (the tiny random-weight demo
 //! model, compiled in; the examples below run on it, so their outputs are meaningless), `clap` ([`SegmentSettings`]
-//! as the CLI's flags), `schema` ([`Origin::json_schema`], for the server's OpenAPI document).
+//! as the CLI's flags), `schema` (`Origin::json_schema`, for the server's OpenAPI document).
 //!
 //! # Encode
 //! Every output of the audio module, as the `encode` command's safetensors file:
@@ -125,7 +127,10 @@ mod demo;
 mod engine;
 mod environment;
 mod error;
+#[cfg(feature = "hub")]
+pub mod hub;
 mod input;
+pub mod io;
 mod known_speakers;
 mod live;
 pub mod output;
@@ -142,10 +147,15 @@ pub use engine::open_gpu;
 pub use engine::{DownloadProgress, Engine, EngineOptions, ModelSource};
 pub use environment::UnknownSetting;
 pub use error::{EngineError, ErrorKind};
+#[cfg(feature = "hub")]
+pub use hub::{HubError, RepoId};
 pub use input::Input;
+pub use io::audio::{AudioError, AudioOptions, Channel, SampleError};
+pub use io::manifest::{ManifestEntry, ManifestError, read_manifest};
+pub use io::raw_pcm::{PartialSample, RawDecoder, RawFormat};
+pub use io::speakers::{ProfileError, SpeakerError, SpeakerProfile};
 pub use known_speakers::EnrollmentError;
 pub use live::{LiveRecording, LiveSession, event_json_line};
-pub use nemotron_io::{ProfileError, SpeakerError, SpeakerProfile};
 #[cfg(feature = "demo")]
 pub use nemotron_towers::demo::LABEL as DEMO_LABEL;
 pub use results::{Aligned, Diarized, Encoding, write_named_segments, write_segments};
@@ -164,20 +174,6 @@ pub use nemotron_towers::{
 };
 // The checkpoint folder's files, for a front end that fetches them one by one (the browser).
 pub use nemotron_towers::checkpoint::{CONFIG_FILE, INDEX_FILE, SINGLE_FILE, weight_files};
-// The I/O crate: audio input, NeMo manifests, raw PCM streams.
-pub use nemotron_io::manifest::{ManifestEntry, ManifestError, read_manifest};
-pub use nemotron_io::raw_pcm::{PartialSample, RawDecoder, RawFormat};
-pub use nemotron_io::{AudioError, AudioOptions, Channel, SampleError};
-// The Hub client: ids of `download`.
-#[cfg(feature = "hub")]
-pub use nemotron_hub::{HubError, RepoId};
-
-/// Audio files and streams decoded to 16 kHz mono samples (what `diarize --stream` feeds a session from a file).
-pub mod audio {
-    pub use nemotron_io::audio::SAMPLE_RATE;
-    #[cfg(feature = "decode")]
-    pub use nemotron_io::audio::{read_audio_from, read_audio_with};
-}
 
 // The post-processing crate: segments, their rules and formats, live segment events and the word alignment.
 pub use nemotron_postprocess::alignment::{Alignment, WordChunk};

@@ -10,9 +10,9 @@ use nemotron_towers::{DiarizerSession, StreamOutput, StreamingMode};
 
 use crate::engine::Engine;
 use crate::error::EngineError;
+use crate::io::speakers::SpeakerProfile;
 use crate::known_speakers::{EnrollmentError, Primer};
 use crate::results::Diarized;
-use nemotron_io::SpeakerProfile;
 
 impl Engine {
     /// A live session in `mode`, its events made by the rule `settings` ask for (refused when they keep the most

@@ -4,15 +4,14 @@
 //! - [`write_atomic`]: a file appears whole or not at all (written beside its final name, synced, renamed), with
 //!   the usual mode (0666 less the umask, 0644 by default).
 //!
-//! Errors name the final path, never a temporary one. The atomic writes are `nemotron-io`'s ([`nemotron_io::atomic`]),
-//! which its own writers (speaker profiles) share.
+//! Errors name the final path, never a temporary one. The atomic writes are [`crate::io::atomic`]'s, which the
+//! speaker profiles' writer shares.
 
 use std::io;
 use std::path::Path;
 
-use nemotron_io::atomic;
-
 use crate::error::EngineError;
+use crate::io::atomic;
 
 fn cannot_write(path: &Path, source: io::Error) -> EngineError {
     EngineError::Write { path: path.to_path_buf(), source }

@@ -19,6 +19,7 @@ use nemotron_towers::{AudioModel, AudioOutputs, BatchLimits, Diarizer, DiarizerB
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::input::Input;
+use crate::io::speakers::SpeakerProfile;
 #[cfg(not(target_arch = "wasm32"))]
 use crate::read_ahead::ReadAhead;
 use crate::results::{Aligned, Diarized, Encoding};
@@ -133,7 +134,7 @@ impl Engine {
         entries: impl IntoIterator<Item = T, IntoIter: Send>,
         read: impl Fn(T) -> Result<(Input, K), E> + Sync,
         limits: &BatchLimits,
-        speakers: Option<&nemotron_io::SpeakerProfile>,
+        speakers: Option<&SpeakerProfile>,
         done: &mut dyn FnMut(usize, Result<(Diarized, K), E>) -> ControlFlow<()>,
     ) -> Result<(), EngineError>
     where
@@ -258,7 +259,7 @@ impl Engine {
         &self,
         input: Input,
         request: &AlignRequest,
-        profile: &nemotron_io::SpeakerProfile,
+        profile: &SpeakerProfile,
         progress: Progress<'_>,
     ) -> Result<Aligned, EngineError> {
         self.align_with_speakers_async(input, request, profile, progress).block()
@@ -269,7 +270,7 @@ impl Engine {
         &self,
         input: Input,
         request: &AlignRequest,
-        profile: &nemotron_io::SpeakerProfile,
+        profile: &SpeakerProfile,
         progress: Progress<'_>,
     ) -> Result<Aligned, EngineError> {
         self.transcribe("align")?;

@@ -1,5 +1,5 @@
 //! Why 16 kHz samples cannot be diarized or encoded: no samples, fewer than [`MIN_SAMPLES`], or a NaN or infinity. One
-//! error for both places that check: the audio readers (`nemotron-io`) on what they decode, and the model
+//! error for both places that check: the audio readers (`nemotron-engine`'s `io`) on what they decode, and the model
 //! (`nemotron-towers`) on samples that came from elsewhere or arrive in a stream.
 
 use crate::time::MIN_SAMPLES;

@@ -5,7 +5,8 @@
 //!   fresh seeds, poisoned outputs;
 //! - [`reference`](mod@reference): the towers in f64 on the CPU, composed from the kernels' f64 references in
 //!   `audio_kernels::reference`: the standard the GPU towers are tested against;
-//! - [`golden`]: the recipes of the generated test data under `testdata/golden/` (`cargo xtask golden`).
+//! - [`golden`]: the recipes of the generated test data under `testdata/golden/` (`cargo xtask golden`);
+//! - [`wav`]: the test recordings (16 kHz mono WAV) as samples, for the tests below the engine's audio readers.
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
@@ -14,6 +15,7 @@ pub mod compare;
 pub mod context;
 pub mod golden;
 pub mod reference;
+pub mod wav;
 
 pub use audio_kernels::random::Rng;
 pub use compare::{
@@ -25,3 +27,4 @@ pub use context::{fresh_seed, poisoned, test_gpu, test_gpu_options, test_matmul}
 /// manifest names only the engine it is built on.
 pub use nemotron_postprocess as postprocess;
 pub use nemotron_towers as towers;
+pub use wav::read_wav;

@@ -141,7 +141,7 @@ impl Error {
     }
 }
 
-/// 16 kHz samples the model cannot take (`nemotron-postprocess`'s, which `nemotron-io`'s audio readers refuse too).
+/// 16 kHz samples the model cannot take (`nemotron-postprocess`'s, which the engine's audio readers refuse too).
 pub use nemotron_postprocess::samples::SampleError;
 
 /// `Result` with this crate's [`Error`].

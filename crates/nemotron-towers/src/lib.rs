@@ -15,7 +15,7 @@
 //! let gpu = Gpu::new().block()?;
 //! let model = Model::load(&gpu, "path/to/checkpoint".as_ref(), &ModelOptions::default()).block()?;
 //! # let samples: Vec<f32> = Vec::new();
-//! // 16 kHz mono samples, e.g. from `nemotron_io::read_audio`.
+//! // 16 kHz mono samples, e.g. from `nemotron_engine::io::audio::read_audio`.
 //! match &model {
 //!     Model::Transcribe(model) => {
 //!         let out = model.encode_audio(&samples, &mut |_stage, _done, _total| ControlFlow::Continue(())).block()?;
@@ -32,7 +32,7 @@
 //!
 //! Below the front door, for users who need a part:
 //! - [`frontend`]: the log-mel front end, on 16 kHz mono samples (audio files and streams become those in the
-//!   `nemotron-io` crate).
+//!   `nemotron-engine` crate's `io` module).
 //! - [`config`], [`checkpoint`]: `config.json` and safetensors (one file or sharded; a folder's files,
 //!   memory-mapped on native targets, or the same files handed over by name, read by one rule: [`CheckpointFiles`]),
 //!   in the release's NeMo names or the Transformers names;
@@ -51,8 +51,8 @@
 //!
 //! What needs no GPU is in the `nemotron-postprocess` crate, which this one builds on: segments from speaker
 //! activity (upstream's threshold rule, NeMo's post-processing, live segment events), RTTM / JSON / CSV, the DER/JER
-//! scorer, the forced alignment itself and SRT/WebVTT subtitles. The Hub client is `nemotron-hub`, the benchmarks
-//! `nemotron-bench`.
+//! scorer, the forced alignment itself and SRT/WebVTT subtitles. The Hub client is `nemotron-engine`'s `hub` module,
+//! the benchmarks `nemotron-bench`.
 //!
 //! Cargo feature `demo`: the tiny random-weight demo model, compiled in ([`demo`]).
 //!

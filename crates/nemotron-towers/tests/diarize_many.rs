@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 use std::sync::OnceLock;
 
 use common::{case_dir, test_options};
-use nemotron_io::read_audio;
+use nemotron_testkit::read_wav;
 use nemotron_towers::blocking::Block;
 use nemotron_towers::{BatchLimits, Diarization, Error, Features, Model};
 
@@ -24,7 +24,7 @@ fn model() -> &'static Model {
 /// about one chunk, a few chunks and the whole file (with a start off the first sample, so that no two are
 /// prefixes of each other).
 fn recordings() -> Vec<Vec<f32>> {
-    let audio = read_audio(&case_dir("diar-tiny").join("audio.wav")).expect("audio.wav");
+    let audio = read_wav(&case_dir("diar-tiny").join("audio.wav"));
     let cuts = [(0, 8_000), (1_234, 1_234 + 31_000), (5_000, 5_000 + 97_000), (0, audio.len())];
     cuts.iter().map(|&(from, to)| audio[from..to.min(audio.len())].to_vec()).collect()
 }

@@ -1,7 +1,7 @@
 //! Inputs the fuzz targets (`fuzz/`) or their review turned up, each once a panic, an overflow or an
 //! unbounded allocation, kept in `testdata/fuzz-regressions/<target>/`. Every file goes through the
 //! same calls as its fuzz target and must come back as a value or a typed error; the known ones must
-//! give the error named here. (The audio parsers' are in `crates/nemotron-io/tests/fuzz_regressions.rs`.)
+//! give the error named here. (The audio parsers' are in `crates/nemotron-engine/tests/fuzz_regressions.rs`.)
 
 use std::path::{Path, PathBuf};
 

@@ -7,7 +7,7 @@ mod common;
 
 use common::{case_dir, test_options};
 use gpu_core::Gpu;
-use nemotron_io::read_audio;
+use nemotron_testkit::read_wav;
 use nemotron_towers::blocking::Block;
 use nemotron_towers::streaming::push_many;
 use nemotron_towers::{BatchLimits, Diarizer, DiarizerBatch, DiarizerSession, Model, StreamingMode};
@@ -27,7 +27,7 @@ fn own_gpu() -> Gpu {
 }
 
 fn audio() -> Vec<f32> {
-    read_audio(&case_dir("diar-tiny").join("audio.wav")).expect("audio.wav")
+    read_wav(&case_dir("diar-tiny").join("audio.wav"))
 }
 
 /// Bytes of a page of one slot: the silence row and two halves of a step's rows.

@@ -13,10 +13,9 @@ use std::sync::OnceLock;
 
 use common::{case_dir, test_options};
 use events::closed_segments;
-use nemotron_io::read_audio;
 use nemotron_postprocess::diarization::threshold_segments;
 use nemotron_postprocess::diarization::{FrameGrid, LiveSegments, PostProcessing, SegmentEvent, SegmentRule};
-use nemotron_testkit::{Rng, f32_to_f64, rel_frobenius};
+use nemotron_testkit::{Rng, f32_to_f64, read_wav, rel_frobenius};
 use nemotron_towers::streaming::{ChunkReport, StreamOutput};
 use nemotron_towers::{Checkpoint, Diarizer, DiarizerSession, Error, Model, SampleError, StreamingMode};
 
@@ -36,7 +35,7 @@ fn diarizer() -> &'static Diarizer {
 
 fn audio() -> &'static [f32] {
     static AUDIO: OnceLock<Vec<f32>> = OnceLock::new();
-    AUDIO.get_or_init(|| read_audio(&case_dir("diar-tiny").join("audio.wav")).expect("audio.wav"))
+    AUDIO.get_or_init(|| read_wav(&case_dir("diar-tiny").join("audio.wav")))
 }
 
 /// One mode's upstream session.

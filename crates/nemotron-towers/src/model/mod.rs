@@ -341,7 +341,7 @@ fn frontend(checkpoint: &Checkpoint, names: &ModelNames) -> Result<LogMel> {
     Ok(LogMel::new(window.as_deref(), filterbank.as_deref())?)
 }
 
-/// What `nemotron-io`'s audio readers guarantee, for samples that did not come through them.
+/// What the engine's audio readers guarantee, for samples that did not come through them.
 pub(crate) fn check_samples(samples: &[f32]) -> Result<()> {
     Ok(nemotron_postprocess::samples::check_samples("in-memory audio", samples)?)
 }

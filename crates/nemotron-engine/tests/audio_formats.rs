@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use nemotron_io::audio::{
+use nemotron_engine::io::audio::{
     AudioError, AudioOptions, Channel, read_audio, read_audio_bytes, read_audio_from, read_audio_with,
 };
 

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use nemotron_io::speakers::{
+use nemotron_engine::io::speakers::{
     FORMAT, MAX_NAME_CHARS, MIN_CLIP_SAMPLES, ProfileError, SpeakerError, SpeakerProfile, VERSION,
 };
 use proptest::prelude::*;

@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use nemotron_io::raw_pcm::{RawDecoder, RawFormat};
+use nemotron_engine::io::raw_pcm::{RawDecoder, RawFormat};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&control, bytes)) = data.split_first() else { return };

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use nemotron_io::audio::{AudioOptions, Channel, read_audio_bytes};
+use nemotron_engine::io::audio::{AudioOptions, Channel, read_audio_bytes};
 
 /// Longest audio decoded per input, in seconds: resampling scales with it, and longer inputs find
 /// nothing shorter ones do not, they only slow the fuzzer down.

@@ -1,16 +1,17 @@
-//! `nemotron-hub`: models by Hugging Face Hub id (`owner/name`, optionally `@revision`), fetched through the standard Hugging Face
-//! cache (`models--owner--name/{blobs,snapshots/<commit>,refs/<revision>}`, shared with Python's `huggingface_hub`).
+//! Models by Hugging Face Hub id (`owner/name`, optionally `@revision`), fetched through the standard Hugging Face
+//! cache (`models--owner--name/{blobs,snapshots/<commit>,refs/<revision>}`, shared with Python's `huggingface_hub`);
+//! cargo feature `hub`.
 //!
 //! Only what the audio module reads is fetched: `config.json`, then `model.safetensors.index.json` (or
 //! `model.safetensors` when the checkpoint is one file), then only the shards that the index places the audio
 //! tensors in. Which tensors those are is the model's business: the caller says, from `config.json` and the index
-//! (`nemotron-engine` asks `nemotron_towers::audio_tensors`), so this crate knows nothing of the model. A
+//! ([`crate::fetch`] asks `nemotron_towers::audio_tensors`), so this module knows nothing of the model. A
 //! Transcribe checkpoint's language-model shards — tens of gigabytes — are never requested.
 //!
-//! Settings are a typed [`HubOptions`]; this crate reads no environment variable (`nemotron-engine` fills the options
-//! from `HF_*` for the programs that want them).
+//! Settings are a typed [`HubOptions`]; this module reads no environment variable
+//! ([`EngineOptions::from_env`](crate::EngineOptions::from_env) fills them from `HF_*` for the programs that want
+//! them).
 
-#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod error;
@@ -21,7 +22,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 pub use error::{FetchError, HubError};
-pub use fetch::{CONFIG_FILE, DownloadProgress, INDEX_FILE, fetch_audio_model};
+pub use fetch::fetch_audio_model;
 
 /// The public Hub.
 pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";

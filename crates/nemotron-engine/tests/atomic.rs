@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use nemotron_io::atomic::{folder_of, probe, write_atomic, write_bytes};
+use nemotron_engine::io::atomic::{folder_of, probe, write_atomic, write_bytes};
 
 fn names(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> =

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use nemotron_io::manifest::parse_manifest;
+use nemotron_engine::io::manifest::parse_manifest;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

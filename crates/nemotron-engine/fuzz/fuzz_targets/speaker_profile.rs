@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use nemotron_io::speakers::{MAX_NAME_CHARS, MIN_CLIP_SAMPLES, SpeakerProfile};
+use nemotron_engine::io::speakers::{MAX_NAME_CHARS, MIN_CLIP_SAMPLES, SpeakerProfile};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(profile) = SpeakerProfile::from_bytes(data, "fuzz.safetensors") else { return };

@@ -1,17 +1,17 @@
 //! Property tests of the parsers of audio input (audio files, NeMo manifests, raw PCM): whatever the bytes, each
 //! answers with a value or a typed error, never a panic; where the input is well formed, the value is the one
 //! described. The fuzz targets in `fuzz/` explore the same parsers by coverage; these run in the normal suite. The
-//! model-file parsers have theirs in `model_file_properties.rs`.
+//! model-file parsers have theirs in `crates/nemotron-towers/tests/model_file_properties.rs`.
 
 use std::io::Cursor;
 use std::path::Path;
 
 use hound::{SampleFormat, WavSpec, WavWriter};
-use nemotron_io::audio::{
+use nemotron_engine::io::audio::{
     AudioError, AudioOptions, MAX_SAMPLE_RATE, MIN_SAMPLE_RATE, MIN_SAMPLES, SAMPLE_RATE, SampleError, read_audio_bytes,
 };
-use nemotron_io::manifest::{ManifestError, parse_manifest};
-use nemotron_io::raw_pcm::{RawDecoder, RawFormat};
+use nemotron_engine::io::manifest::{ManifestError, parse_manifest};
+use nemotron_engine::io::raw_pcm::{RawDecoder, RawFormat};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -20,7 +20,7 @@ use std::path::Path;
 use safetensors::tensor::{Metadata, TensorView};
 use safetensors::{Dtype, SafeTensors};
 
-use crate::audio::SAMPLE_RATE;
+use super::audio::SAMPLE_RATE;
 
 /// The `format` tag of a profile's `__metadata__`.
 pub const FORMAT: &str = "nemotron-speakers";
@@ -290,11 +290,11 @@ impl SpeakerProfile {
         Self::from_bytes(&bytes, &path.display().to_string())
     }
 
-    /// Writes the profile to `path`, whole or not at all ([`crate::atomic::write_atomic`]).
+    /// Writes the profile to `path`, whole or not at all ([`write_atomic`](super::atomic::write_atomic)).
     #[cfg(not(target_arch = "wasm32"))]
     pub fn write(&self, path: &Path) -> Result<(), ProfileError> {
         let bytes = self.to_bytes()?;
-        crate::atomic::write_bytes(path, &bytes)
+        super::atomic::write_bytes(path, &bytes)
             .map_err(|source| ProfileError::Write { path: path.display().to_string(), source })
     }
 }

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use nemotron_io::audio::{AudioError, AudioOptions, read_audio, read_audio_bytes};
-use nemotron_io::speakers::{ProfileError, SpeakerProfile};
+use nemotron_engine::io::audio::{AudioError, AudioOptions, read_audio, read_audio_bytes};
+use nemotron_engine::io::speakers::{ProfileError, SpeakerProfile};
 
 fn inputs(target: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/fuzz-regressions").join(target);

@@ -4,7 +4,7 @@ use std::f64::consts::PI;
 use std::path::Path;
 
 use hound::{SampleFormat, WavSpec, WavWriter};
-use nemotron_io::audio::{AudioError, MIN_SAMPLES, SAMPLE_RATE, SampleError, read_audio, to_16k_mono};
+use nemotron_engine::io::audio::{AudioError, MIN_SAMPLES, SAMPLE_RATE, SampleError, read_audio, to_16k_mono};
 
 fn spec(channels: u16, sample_rate: u32, bits_per_sample: u16, sample_format: SampleFormat) -> WavSpec {
     WavSpec { channels, sample_rate, bits_per_sample, sample_format }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-/// Errors of [`crate::fetch_audio_model`] that come from the Hub or the cache.
+/// Errors of [`fetch_audio_model`](super::fetch_audio_model) that come from the Hub or the cache.
 #[derive(Debug, thiserror::Error)]
 pub enum HubError {
     /// Text that is not `owner/name[@revision]`.
@@ -140,7 +140,7 @@ pub enum HubError {
     },
 }
 
-/// Errors of [`crate::fetch_audio_model`]: the Hub's, or the model's (`E`, from the caller's list of the tensors
+/// Errors of [`fetch_audio_model`](super::fetch_audio_model): the Hub's, or the model's (`E`, from the caller's list of the tensors
 /// the model reads, e.g. a `config.json` it cannot use).
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError<E> {

@@ -6,17 +6,11 @@ use std::path::{Path, PathBuf};
 use hf_hub::api::sync::{Api, ApiBuilder, ApiError};
 use hf_hub::{Cache, Repo, RepoType};
 
-use super::{FetchError, HubError, HubOptions, RepoId};
 use nemotron_postprocess::alignment::TOKENIZER_DIR;
+use nemotron_towers::checkpoint::{CONFIG_FILE, INDEX_FILE, SINGLE_FILE};
 
-/// Reports download progress: (file, bytes done, bytes in all).
-pub type DownloadProgress<'a> = &'a mut dyn FnMut(&str, u64, u64);
-
-/// The model's configuration, fetched first.
-pub const CONFIG_FILE: &str = "config.json";
-/// The index of a sharded checkpoint: which shard holds each tensor.
-pub const INDEX_FILE: &str = "model.safetensors.index.json";
-const SINGLE_FILE: &str = "model.safetensors";
+use super::{FetchError, HubError, HubOptions, RepoId};
+use crate::DownloadProgress;
 /// The files of the alignment tokenizer (under [`TOKENIZER_DIR`]) that `align` reads, when the repository has them.
 const ALIGNMENT_TOKENIZER_FILES: [&str; 2] = ["tokenizer.json", "tokenizer_config.json"];
 
