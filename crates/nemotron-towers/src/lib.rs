@@ -101,5 +101,7 @@ pub use diarizer::{BatchLimits, Diarization, Diarizer, DiarizerBatch};
 pub use error::{Error, Result, SampleError, error_sentence};
 pub use frontend::Features;
 pub use gpu_core::{Capability, Gpu, GpuOptions};
-pub use model::{AudioModel, AudioOutputs, COMPILING_KERNELS, Model, ModelOptions, Progress, audio_tensors};
+pub use model::{
+    AudioModel, AudioOutputs, COMPILING_KERNELS, Model, ModelOptions, ModelParts, Progress, audio_tensors,
+};
 pub use streaming::{DiarizerSession, StreamOutput, StreamingMode};

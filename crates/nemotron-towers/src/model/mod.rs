@@ -171,6 +171,8 @@ impl AudioModel {
 pub struct ModelOptions {
     /// How the matrix products run (tensor cores or f32 kernels, and which tensor-core kernel).
     pub matmul: MatmulOptions,
+    /// Which parts of the checkpoint are loaded: the whole audio module, or only its diarizer.
+    pub parts: ModelParts,
     /// For tests of what programs answer to a lost device (a server's status, Python's exception): the device is
     /// destroyed, the loss a driver reset causes, as the diarizer's first step of at least this many recordings or
     /// sessions begins. `None` in use.
@@ -178,18 +180,42 @@ pub struct ModelOptions {
     pub lose_device_at_step_of: Option<usize>,
 }
 
+/// Which parts of a checkpoint a load reads, checks, uploads and compiles kernels for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ModelParts {
+    /// Everything the checkpoint's kind has: for a Transcribe checkpoint both towers, the fusion and projector, and
+    /// the word-timestamp head where the checkpoint holds it.
+    #[default]
+    Whole,
+    /// Only the diarizer (front end, Sortformer and its head), for a program that only diarizes (the browser
+    /// package): a Transcribe checkpoint loads as [`Model::Diarization`], its other tensors neither checked nor read
+    /// (nor their shards opened), so its ASR tower, fusion and word-timestamp head cost no memory and no kernels.
+    Diarizer,
+}
+
+impl ModelParts {
+    /// The config of the parts loaded from a checkpoint of `config`.
+    fn select(self, config: ModelConfig) -> ModelConfig {
+        match (self, config) {
+            (ModelParts::Diarizer, ModelConfig::Transcribe(t)) => ModelConfig::Diarization(t.diarization),
+            (_, config) => config,
+        }
+    }
+}
+
 /// A loaded checkpoint of either kind. `Send + Sync`: see [`AudioModel`] for concurrent use.
 pub enum Model {
     /// Nemotron 3.5 Transcribe: both towers, fusion and projector.
     Transcribe(Box<AudioModel>),
-    /// A standalone Nemotron 3 Diarization checkpoint (or only its diarizer).
+    /// A standalone Nemotron 3 Diarization checkpoint, or the diarizer alone of any checkpoint
+    /// ([`ModelParts::Diarizer`]).
     Diarization(Diarizer),
 }
 
 impl Model {
     /// Reads `config.json` and the weights of `dir` (`model.safetensors` or a sharded index; only the shards that
-    /// hold audio tensors are opened), checks every audio tensor (all problems reported at once), and uploads the
-    /// weights.
+    /// hold the tensors of [`ModelOptions::parts`] are opened), checks each of those tensors (all problems reported at
+    /// once), and uploads them.
     pub async fn load(gpu: &Gpu, dir: &Path, options: &ModelOptions) -> Result<Self> {
         Self::from_files(gpu, &CheckpointFiles::Folder(dir.to_path_buf()), options).await
     }
@@ -203,14 +229,16 @@ impl Model {
         Self::from_checkpoint(gpu, config, &checkpoint, options).await
     }
 
-    /// A model from a parsed config and an open checkpoint (e.g. one held in memory): every audio tensor is checked
-    /// once (all problems reported at once), then the layers are built from the checked checkpoint.
+    /// A model from a parsed config and an open checkpoint (e.g. one held in memory): every tensor of
+    /// [`ModelOptions::parts`] is checked once (all problems reported at once), then the layers are built from the
+    /// checked checkpoint.
     pub async fn from_checkpoint(
         gpu: &Gpu,
         config: ModelConfig,
         checkpoint: &Checkpoint,
         options: &ModelOptions,
     ) -> Result<Self> {
+        let config = options.parts.select(config);
         let names = ModelNames::detect(checkpoint)?;
         // The word-timestamp head is optional: checked (and fetched) only where the checkpoint has it.
         let head = names.word_timestamp_names(checkpoint).ok();
@@ -229,6 +257,7 @@ impl Model {
     /// A model of `config`'s shapes with random weights (for benchmarks: no checkpoint needed), built as
     /// [`Model::from_checkpoint`] builds one, in the release's names.
     pub async fn random(gpu: &Gpu, config: &ModelConfig, seed: u64, options: &ModelOptions) -> Result<Self> {
+        let config = &options.parts.select(config.clone());
         if let ModelConfig::Transcribe(t) = config {
             check_word_timestamp_width(&t.word_timestamps, &t.asr)?;
         }
