@@ -9,9 +9,7 @@ use std::sync::OnceLock;
 
 use nemotron_postprocess::alignment::AlignmentTokenizer;
 use nemotron_postprocess::alignment::TokenizerError;
-#[cfg(not(target_arch = "wasm32"))]
-use nemotron_towers::ModelConfig;
-use nemotron_towers::{CheckpointFiles, Gpu, GpuOptions, Model, ModelOptions, NamedFiles};
+use nemotron_towers::{CheckpointFiles, Gpu, GpuOptions, Model, ModelConfig, ModelOptions, ModelParts, NamedFiles};
 
 use crate::environment;
 use crate::error::EngineError;
@@ -195,10 +193,13 @@ impl Engine {
     /// The model of files handed over, described by its kind (the files have no folder to name).
     async fn load_files(files: &NamedFiles, options: &EngineOptions) -> Result<Self, EngineError> {
         let gpu = gpu(&options.gpu).await?;
-        let model = Model::from_files(&gpu, &CheckpointFiles::Named(files.clone()), &options.model).await?;
-        let description = match model {
-            Model::Transcribe(_) => "Nemotron 3.5 Transcribe checkpoint",
-            Model::Diarization(_) => "Nemotron 3 Diarization checkpoint",
+        let files = CheckpointFiles::Named(files.clone());
+        let model = Model::from_files(&gpu, &files, &options.model).await?;
+        // The kind of the checkpoint, which a diarizer-only load of a Transcribe checkpoint does not tell.
+        let description = match (files.config()?, options.model.parts) {
+            (ModelConfig::Transcribe(_), ModelParts::Whole) => "Nemotron 3.5 Transcribe checkpoint",
+            (ModelConfig::Transcribe(_), ModelParts::Diarizer) => "Nemotron 3.5 Transcribe checkpoint (its diarizer)",
+            (ModelConfig::Diarization(_), _) => "Nemotron 3 Diarization checkpoint",
         };
         let (description, tokenizer_source) = (description.to_string(), TokenizerSource::None);
         Ok(Self { model, gpu, description, tokenizer_source, tokenizer: OnceLock::new() })

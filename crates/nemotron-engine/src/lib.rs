@@ -169,7 +169,7 @@ pub use tasks::{AlignRequest, DiarizeBatch, batch_limits};
 pub use nemotron_towers::streaming::UnknownStreamingMode;
 pub use nemotron_towers::{
     BatchLimits, COMPILING_KERNELS, Capability, CheckpointError, ConfigError, Error as TowersError, Features, Gpu,
-    GpuOptions, MatmulOptions, ModelConfig, ModelOptions, NamedFiles, Precision, Progress, StreamingMode,
+    GpuOptions, MatmulOptions, ModelConfig, ModelOptions, ModelParts, NamedFiles, Precision, Progress, StreamingMode,
     error_sentence,
 };
 // The checkpoint folder's files, for a front end that fetches them one by one (the browser).

@@ -5,10 +5,16 @@ use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use nemotron_engine::{Engine, EngineOptions, Input, ModelSource, NamedFiles, error_sentence};
+use nemotron_engine::{
+    Engine, EngineOptions, Input, ModelOptions, ModelParts, ModelSource, NamedFiles, error_sentence,
+};
+
+fn case(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/reference").join(name)
+}
 
 fn diar_tiny() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/reference/diar-tiny")
+    case("diar-tiny")
 }
 
 fn load(source: &ModelSource) -> Result<Engine, nemotron_engine::EngineError> {
@@ -17,7 +23,12 @@ fn load(source: &ModelSource) -> Result<Engine, nemotron_engine::EngineError> {
 
 /// The named files of diar-tiny's folder, `model.safetensors` cut to `weights` bytes.
 fn files(weights: usize) -> ModelSource {
-    let read = |name: &str| std::fs::read(diar_tiny().join(name)).unwrap();
+    files_of(&diar_tiny(), weights)
+}
+
+/// The named files of the single-file checkpoint in `dir`, `model.safetensors` cut to `weights` bytes.
+fn files_of(dir: &std::path::Path, weights: usize) -> ModelSource {
+    let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
     let mut model = read("model.safetensors");
     model.truncate(weights);
     let named = [("config.json", read("config.json")), ("model.safetensors", model)]
@@ -49,4 +60,18 @@ fn a_broken_checkpoint_is_refused_with_the_folders_sentence() {
     let named = load(&files(4_096)).err().map(|e| error_sentence(&e)).unwrap();
     assert_eq!(named, folder.replace(&format!("{}/", dir.path().display()), ""));
     assert!(named.starts_with("model.safetensors: not a safetensors file"), "{named}");
+}
+
+#[test]
+fn the_diarizer_alone_of_a_transcribe_checkpoint_is_described_as_such() {
+    let source = files_of(&case("tiny-release-chunks"), usize::MAX);
+    let whole = load(&source).unwrap();
+    assert_eq!(whole.description(), "Nemotron 3.5 Transcribe checkpoint");
+    let options = EngineOptions {
+        model: ModelOptions { parts: ModelParts::Diarizer, ..ModelOptions::default() },
+        ..EngineOptions::default()
+    };
+    let alone = Engine::load(&source, &options, &mut |_, _, _| {}).unwrap();
+    assert_eq!(alone.description(), "Nemotron 3.5 Transcribe checkpoint (its diarizer)");
+    assert!(matches!(alone.model(), nemotron_towers::Model::Diarization(_)), "only the diarizer is loaded");
 }
