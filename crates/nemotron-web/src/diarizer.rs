@@ -7,17 +7,23 @@
 use std::sync::Arc;
 
 use nemotron_engine::{
-    Diarized, Engine, EngineError, EngineOptions, GpuOptions, Input, LiveSession, ModelSource, NamedFiles, Progress,
-    Segment, SegmentEvent, SpeakerProfile, write_named_segments,
+    Diarized, Engine, EngineError, EngineOptions, GpuOptions, Input, LiveSession, ModelOptions, ModelParts,
+    ModelSource, NamedFiles, Progress, Segment, SegmentEvent, SpeakerProfile, write_named_segments,
 };
 
 use crate::error::WebError;
 use crate::options::{DiarizeOptions, StreamOptions, TextOptions};
 
 /// The engine's options in a browser: the defaults, the GPU context labelled for this package (on the adapter's own
-/// limits, not WebGPU's defaults: `Gpu::with_options` asks for them).
+/// limits, not WebGPU's defaults: `Gpu::with_options` asks for them), and only the diarizer of a checkpoint loaded,
+/// since this package only diarizes: a Transcribe checkpoint's ASR tower, fusion and word-timestamp head are neither
+/// uploaded nor compiled.
 fn engine_options() -> EngineOptions {
-    EngineOptions { gpu: GpuOptions { label: "nemotron-web".into(), ..GpuOptions::default() }, ..Default::default() }
+    EngineOptions {
+        gpu: GpuOptions { label: "nemotron-web".into(), ..GpuOptions::default() },
+        model: ModelOptions { parts: ModelParts::Diarizer, ..ModelOptions::default() },
+        ..Default::default()
+    }
 }
 
 /// A file handed over: its name (without a folder, as the index names a shard) and its bytes, held once.
