@@ -54,7 +54,7 @@
 //! scorer, the forced alignment itself and SRT/WebVTT subtitles. The Hub client is `nemotron-engine`'s `hub` module,
 //! the benchmarks `nemotron-bench`.
 //!
-//! Cargo feature `demo`: the tiny random-weight demo model, compiled in ([`demo`]).
+//! Cargo feature `demo`: the tiny random-weight demo model, compiled in (the module `demo`).
 //!
 //! Cargo feature `parallel` (default): host work across cores (rayon, threads). Without it — the
 //! `wasm32-unknown-unknown` build — the same work runs on the calling thread, with the same results.
