@@ -9,7 +9,7 @@ mod common;
 
 use std::ops::ControlFlow;
 
-use common::{REFERENCE_TOLERANCE, case_dir, test_options};
+use common::{REFERENCE_TOLERANCE, case_dir, diar_tiny_outputs, test_options};
 use nemotron_testkit::{rel_frobenius, test_gpu};
 use nemotron_towers::blocking::Block;
 use nemotron_towers::tensor_file::read_features;
@@ -74,15 +74,7 @@ fn tiny_release_chunks_within_upstream_bf16() {
 
 #[test]
 fn diar_tiny_within_upstream_bf16() {
-    let dir = case_dir("diar-tiny");
-    let Model::Diarization(diarizer) = Model::load(test_gpu(), &dir, &fast()).block().unwrap() else {
-        panic!("diar-tiny is a diarization checkpoint")
-    };
-    let c = diarizer.config();
-    let reference = dir.join("reference.safetensors");
-    let features = read_features(&reference, c.encoder.mel_bins, c.encoder.subsampling).unwrap();
-    let out = diarizer.diarize_features(features, &mut |_, _, _| ControlFlow::Continue(())).block().unwrap();
-    let r = Checkpoint::open(&reference).unwrap();
+    let (out, r) = diar_tiny_outputs(test_gpu(), &fast());
     check("diar-tiny", "speaker_logits", &out.speaker_logits, &r.f64("speaker_logits").unwrap());
     check("diar-tiny", "speaker_probabilities", &out.speaker_probabilities, &r.f64("speaker_probabilities").unwrap());
 }

@@ -105,21 +105,30 @@ pub fn test_options() -> nemotron_testkit::towers::ModelOptions {
 /// The reference cases' tolerance against upstream's f64 outputs (relative error, docs/model.md §12).
 pub const REFERENCE_TOLERANCE: f64 = 1e-5;
 
-/// The standalone diarizer of reference case `diar-tiny` on `gpu`, from the case's own features: its speaker logits
-/// and probabilities against upstream's f64 outputs.
-pub fn diarizer_matches_upstream(gpu: &nemotron_testkit::towers::Gpu) {
-    use nemotron_testkit::assert_close;
+/// The standalone diarizer of reference case `diar-tiny` loaded on `gpu` with `options`, run on the case's own
+/// features: its outputs and the case's reference file (upstream's f64 outputs).
+pub fn diar_tiny_outputs(
+    gpu: &nemotron_testkit::towers::Gpu,
+    options: &nemotron_testkit::towers::ModelOptions,
+) -> (nemotron_testkit::towers::Diarization, nemotron_testkit::towers::Checkpoint) {
     use nemotron_testkit::towers::blocking::Block;
     use nemotron_testkit::towers::{Checkpoint, Model, tensor_file::read_features};
     let dir = case_dir("diar-tiny");
-    let Model::Diarization(diarizer) = Model::load(gpu, &dir, &test_options()).block().unwrap() else {
+    let Model::Diarization(diarizer) = Model::load(gpu, &dir, options).block().unwrap() else {
         panic!("diar-tiny is a diarization checkpoint")
     };
     let c = diarizer.config();
     let reference = dir.join("reference.safetensors");
     let features = read_features(&reference, c.encoder.mel_bins, c.encoder.subsampling).unwrap();
     let out = diarizer.diarize_features(features, &mut |_, _, _| ControlFlow::Continue(())).block().unwrap();
-    let r = Checkpoint::open(&reference).unwrap();
+    (out, Checkpoint::open(&reference).unwrap())
+}
+
+/// The standalone diarizer of reference case `diar-tiny` on `gpu`, from the case's own features: its speaker logits
+/// and probabilities against upstream's f64 outputs.
+pub fn diarizer_matches_upstream(gpu: &nemotron_testkit::towers::Gpu) {
+    use nemotron_testkit::assert_close;
+    let (out, r) = diar_tiny_outputs(gpu, &test_options());
     let probabilities = r.f64("speaker_probabilities").unwrap();
     assert_close(
         "diar-tiny: speaker_logits",
