@@ -1,5 +1,7 @@
 //! What the kernels could reach on this adapter, measured with GPU timestamps, for docs/performance.md:
-//! - the tensor-core rate through wgpu: a loop of cooperative-matrix products on registers only;
+//! - the tensor-core rate through wgpu: a loop of cooperative-matrix products on registers only, and the same
+//!   products with their operands loaded from workgroup memory as the GEMM's multiplying subgroups load them (one
+//!   stage of its largest tiles, X split or rounded), with and without a barrier per stage;
 //! - the cost of one dependent dispatch: a chain of trivial dispatches in one pass, each reading what the last wrote;
 //! - the GEMM on the towers' exact shapes, on the f32 path and on the tensor cores with every tile configuration
 //!   and with the product split along k into partial products;
@@ -9,7 +11,7 @@
 //! - the split-k products and their consumer: each shape on the tensor cores in 1 to 8 slices of k, and the residual
 //!   LayerNorm that adds them, against what `auto_slices` and `wave_slices` pick.
 //!
-//! `cargo run --release -p audio-kernels --example ceilings [gemm|attention|slices]` (one sweep only; environment:
+//! `cargo run --release -p audio-kernels --example ceilings [coop|gemm|attention|slices]` (one sweep only; environment:
 //! `WGPU_ADAPTER_NAME`, `WGPU_BACKEND`, as the tests read them). On an adapter without f16 16×16×16 cooperative
 //! matrices only the rows that apply run.
 
@@ -32,14 +34,16 @@ const REPEATS: usize = 20;
 fn main() -> Fallible<()> {
     let gpu = Gpu::with_options(&nemotron_testkit::test_gpu_options()).block()?;
     println!("{}", gpu.describe());
+    let coop16 = gpu.cooperative_matrix_shapes().iter().any(|s| (s.m_size, s.n_size, s.k_size) == (16, 16, 16));
     match std::env::args().nth(1).as_deref() {
+        Some("coop") => return if coop16 { coop_loops(&gpu) } else { Ok(()) },
         Some("attention") => return attention_sweep(&gpu),
         Some("slices") => return slice_sweep(&gpu),
         Some("gemm") => return gemm_sweep(&gpu),
         _ => {}
     }
-    if gpu.cooperative_matrix_shapes().iter().any(|s| (s.m_size, s.n_size, s.k_size) == (16, 16, 16)) {
-        coop_loop(&gpu)?;
+    if coop16 {
+        coop_loops(&gpu)?;
     }
     dispatch_chain(&gpu)?;
     gemm_sweep(&gpu)?;
@@ -53,9 +57,12 @@ fn main() -> Fallible<()> {
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct Params {
     iterations: u32,
+    /// The stage loop reads buffer `i & mask` at iteration i: 1 alternates like the GEMM, and the driver cannot
+    /// hoist loads whose addresses it cannot predict out of the loop.
+    mask: u32,
 }
 
-const PARAMS: &ParamsLayout = &params_layout!(Params { iterations });
+const PARAMS: &ParamsLayout = &params_layout!(Params { iterations, mask });
 
 static COOP_LOOP: Shader = Shader {
     name: "ceiling_coop_loop",
@@ -65,7 +72,7 @@ enable f16;
 enable wgpu_cooperative_matrix;
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
 @group(0) @binding(1) var<storage, read> operands: array<f16>;
-struct Params { iterations: u32 }
+struct Params { iterations: u32, mask: u32 }
 @group(1) @binding(0) var<uniform> p: Params;
 // Eight independent accumulators per subgroup, so the products of one iteration do not wait on each other.
 @compute @workgroup_size(128)
@@ -96,6 +103,112 @@ fn coop_loop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
 "#,
 };
 
+/// The products of `gemm_coop`'s multiplying subgroups at its largest tiles without the staging: 8 subgroups, each
+/// loading its 2 (X rounded) or 4 (X split) A operands and 4 B operands of one 16-deep step from a stage buffer in
+/// workgroup memory (the same layout: rows of 16 + 8 f16) and accumulating 2×4 tiles, one or two products each.
+static COOP_STAGE_LOOP: Shader = Shader {
+    name: "ceiling_coop_stage_loop",
+    trusted: true,
+    source: r#"
+enable f16;
+enable wgpu_cooperative_matrix;
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<storage, read> operands: array<vec4<f16>>;
+struct Params { iterations: u32, mask: u32 }
+@group(1) @binding(0) var<uniform> p: Params;
+override SPLIT: bool = true;
+override BARRIER: bool = false;
+alias MatA = coop_mat16x16<f16, A>;
+alias MatB = coop_mat16x16<f16, B>;
+alias MatC = coop_mat16x16<f32, C>;
+// Two stage buffers of 384 rows (128 of X hi, 128 of X lo, 128 of W), 6 groups of 4 f16 each.
+const STRIDE: u32 = 6u;
+const STAGE: u32 = 384u * STRIDE;
+var<workgroup> tiles: array<vec4<f16>, 4608>;
+fn product(hi: MatA, lo: MatA, b: MatB, c: MatC) -> MatC {
+    if SPLIT {
+        return c + coopMultiplyAdd(lo, b, coopMultiplyAdd(hi, b, MatC()));
+    }
+    return coopMultiplyAdd(hi, b, c);
+}
+@compute @workgroup_size(256)
+fn coop_stage_loop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    for (var i = t; i < 4608u; i += 256u) {
+        tiles[i] = operands[i % 64u];
+    }
+    workgroupBarrier();
+    let sg = t / 32u;
+    let hi = (sg / 2u) * 32u * STRIDE;
+    let lo = hi + 128u * STRIDE;
+    let w = (256u + (sg % 2u) * 64u) * STRIDE;
+    var c00 = MatC(); var c01 = MatC(); var c02 = MatC(); var c03 = MatC();
+    var c10 = MatC(); var c11 = MatC(); var c12 = MatC(); var c13 = MatC();
+    for (var i = 0u; i < p.iterations; i++) {
+        let at = (i & p.mask) * STAGE;
+        let h0 = coopLoadT<MatA>(&tiles[at + hi], STRIDE);
+        let h1 = coopLoadT<MatA>(&tiles[at + hi + 16u * STRIDE], STRIDE);
+        var l0 = h0;
+        var l1 = h1;
+        if SPLIT {
+            l0 = coopLoadT<MatA>(&tiles[at + lo], STRIDE);
+            l1 = coopLoadT<MatA>(&tiles[at + lo + 16u * STRIDE], STRIDE);
+        }
+        let b0 = coopLoad<MatB>(&tiles[at + w], STRIDE);
+        let b1 = coopLoad<MatB>(&tiles[at + w + 16u * STRIDE], STRIDE);
+        let b2 = coopLoad<MatB>(&tiles[at + w + 32u * STRIDE], STRIDE);
+        let b3 = coopLoad<MatB>(&tiles[at + w + 48u * STRIDE], STRIDE);
+        c00 = product(h0, l0, b0, c00); c01 = product(h0, l0, b1, c01);
+        c02 = product(h0, l0, b2, c02); c03 = product(h0, l0, b3, c03);
+        c10 = product(h1, l1, b0, c10); c11 = product(h1, l1, b1, c11);
+        c12 = product(h1, l1, b2, c12); c13 = product(h1, l1, b3, c13);
+        if BARRIER {
+            workgroupBarrier();
+        }
+    }
+    let sum = ((c00 + c01) + (c02 + c03)) + ((c10 + c11) + (c12 + c13));
+    coopStore(sum, &out[(wid.x * 8u + sg) * 256u], 16u);
+}
+"#,
+};
+
+/// The tensor-core rate of register-only products, then of products from workgroup memory ([`COOP_STAGE_LOOP`]).
+fn coop_loops(gpu: &Gpu) -> Fallible<()> {
+    coop_loop(gpu)?;
+    let (workgroups, iterations) = (132, 4096u32);
+    let out = gpu.zeros("coop stage loop out", workgroups * 8 * 256)?;
+    // f16 0.5: 4096 steps of sums of 16 products of 0.25 stay exact.
+    let operands = gpu.upload_bf16("coop stage loop operands", &[0x3800u16; 256])?;
+    for (split, barrier) in [(true, false), (true, true), (false, false), (false, true)] {
+        let constants = [("SPLIT", f64::from(u8::from(split))), ("BARRIER", f64::from(u8::from(barrier)))];
+        let kernel = gpu.kernel(&KernelSpec {
+            shader: &COOP_STAGE_LOOP,
+            entry: "coop_stage_loop",
+            constants: &constants,
+            bindings: &[Access::ReadWrite, Access::Read],
+            params: PARAMS,
+        })?;
+        let mut times = Vec::new();
+        for _ in 0..5 {
+            let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
+            rec.dispatch(&kernel, &[&out, &operands], &Params { iterations, mask: 1 }, [workgroups as u32, 1, 1])?;
+            times.push(rec.submit_profiled().block()?.total_ns());
+        }
+        let ns = median(times);
+        // The tile's products per step: 128 × 128 × 16, once or (X split) twice.
+        let products = 2.0 * 128.0 * 128.0 * 16.0 * if split { 2.0 } else { 1.0 };
+        let flops = products * iterations as f64 * workgroups as f64;
+        println!(
+            "coop-matrix stage loop (X {}, {}): {:.3} ms, {:.1} TFLOP/s of products, {:.0} ns per stage",
+            if split { "split" } else { "rounded" },
+            if barrier { "a barrier per stage" } else { "no barrier" },
+            ns / 1e6,
+            flops / ns / 1e3,
+            ns / iterations as f64
+        );
+    }
+    Ok(())
+}
+
 /// The f16 tensor-core rate of a register-only loop: 132 × 8 workgroups of 4 subgroups, 8 products per iteration.
 fn coop_loop(gpu: &Gpu) -> Fallible<()> {
     let (workgroups, iterations) = (132 * 8, 4096u32);
@@ -113,7 +226,7 @@ fn coop_loop(gpu: &Gpu) -> Fallible<()> {
     let mut times = Vec::new();
     for _ in 0..5 {
         let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
-        rec.dispatch(&kernel, &[&out, &operands], &Params { iterations }, [workgroups as u32, 1, 1])?;
+        rec.dispatch(&kernel, &[&out, &operands], &Params { iterations, mask: 0 }, [workgroups as u32, 1, 1])?;
         times.push(rec.submit_profiled().block()?.total_ns());
     }
     let ns = median(times);
@@ -131,7 +244,7 @@ static BUMP: Shader = Shader {
     trusted: true,
     source: r#"
 @group(0) @binding(0) var<storage, read_write> counter: array<u32>;
-struct Params { iterations: u32 }
+struct Params { iterations: u32, mask: u32 }
 @group(1) @binding(0) var<uniform> p: Params;
 @compute @workgroup_size(1)
 fn bump() {
@@ -155,7 +268,7 @@ fn dispatch_chain(gpu: &Gpu) -> Fallible<()> {
         for _ in 0..5 {
             let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
             for _ in 0..count {
-                rec.dispatch(&kernel, &[&counter], &Params { iterations: 0 }, [1, 1, 1])?;
+                rec.dispatch(&kernel, &[&counter], &Params { iterations: 0, mask: 0 }, [1, 1, 1])?;
             }
             times.push(rec.submit_profiled().block()?.total_ns());
         }
@@ -247,7 +360,7 @@ fn gemm_sweep(gpu: &Gpu) -> Fallible<()> {
 /// residual LayerNorm adding 1 to 8 slices of an ASR chunk's `[600, 1280]`.
 fn slice_sweep(gpu: &Gpu) -> Fallible<()> {
     let options = MatmulOptions { precision: Precision::Auto, tensor_core_kernel: TensorCoreKernel::Auto };
-    if !tensor_cores_available(gpu, TensorCoreKernel::Auto) {
+    if !tensor_cores_available(gpu, options) {
         return Ok(());
     }
     let mut rng = Rng::new(13);

@@ -203,7 +203,7 @@ fn contexts_with_different_precision_each_take_their_own_path() {
         let gpu = Gpu::with_options(&nemotron_testkit::test_gpu_options()).block().unwrap();
         let options = MatmulOptions { precision, ..test_matmul() };
         let path = Weight::upload(&gpu, "probe", &[0; 64 * 64], 64, 64, &options).unwrap().path();
-        let tensor_cores = tensor_cores_available(&gpu, options.tensor_core_kernel);
+        let tensor_cores = tensor_cores_available(&gpu, options);
         match precision {
             Precision::F32 => assert_eq!(path, MatmulPath::F32),
             Precision::Auto | Precision::Fast => {
@@ -224,11 +224,12 @@ fn every_tile_candidate_matches_the_reference() {
     let gpu = test_gpu();
     let seed = fresh_seed();
     let case = Case { bias: true, activation: Activation::Gelu, accumulate: true };
+    let split = |tensor_core_kernel| MatmulOptions { precision: Precision::Auto, tensor_core_kernel };
     let available = TILE_CANDIDATES
         .iter()
-        .filter(|&&tiles| tensor_cores_available(gpu, TensorCoreKernel::Tiles(tiles)))
+        .filter(|&&tiles| tensor_cores_available(gpu, split(TensorCoreKernel::Tiles(tiles))))
         .collect::<Vec<_>>();
-    assert_eq!(available.is_empty(), !tensor_cores_available(gpu, TensorCoreKernel::Auto));
+    assert_eq!(available.is_empty(), !tensor_cores_available(gpu, split(TensorCoreKernel::Auto)));
     let names: Vec<String> = available.iter().map(|tiles| tiles.to_string()).collect();
     println!("tensor-core tiles on this device: {}", names.join(", "));
     for &&tiles in &available {
@@ -256,7 +257,7 @@ fn fast_precision_is_within_f16_rounding() {
     for kernel in kernels {
         let options = MatmulOptions { precision: Precision::Fast, tensor_core_kernel: kernel };
         let path = Weight::upload(gpu, "probe", &[0; 64 * 64], 64, 64, &options).unwrap().path();
-        if !tensor_cores_available(gpu, kernel) {
+        if !tensor_cores_available(gpu, options) {
             assert_eq!(path, MatmulPath::F32, "{kernel:?}: no tensor cores, the f32 path");
             continue;
         }

@@ -65,7 +65,7 @@ fn a_model_compiles_at_load_every_pipeline_its_calls_take_and_no_more() {
 fn a_fast_model_compiles_at_load_every_pipeline_its_calls_take() {
     let mut fast = test_options();
     fast.matmul.precision = Precision::Fast;
-    if !tensor_cores_available(test_gpu(), fast.matmul.tensor_core_kernel) {
+    if !tensor_cores_available(test_gpu(), fast.matmul) {
         eprintln!("no tensor cores: the fast precision is the f32 path, which the test above covers");
         return;
     }

@@ -23,10 +23,12 @@ use crate::launch::{bf16_words, require};
 use crate::shapes::GemmShape;
 use weight::Storage;
 
-/// Whether `gpu` runs the tensor-core `kernel` (f16 16×16×16 cooperative matrices, f16 shaders, 32-lane subgroups,
-/// enough workgroup memory). Weights uploaded with [`Precision::Auto`] then take that path where exact.
-pub fn tensor_cores_available(gpu: &gpu_core::Gpu, kernel: TensorCoreKernel) -> bool {
-    tensor_core::supported(gpu, kernel, tensor_core::Operands::Split)
+/// Whether weights uploaded with `options` on `gpu` take the tensor-core kernel: the precision is not
+/// [`Precision::F32`] and the device runs `options.tensor_core_kernel` with X split ([`Precision::Auto`]) or rounded
+/// ([`Precision::Fast`]): f16 cooperative matrices, f16 shaders, a fixed subgroup size, enough workgroup memory. With
+/// `Auto`, a weight with no exact f16 image still stays on the f32 path.
+pub fn tensor_cores_available(gpu: &gpu_core::Gpu, options: MatmulOptions) -> bool {
+    options.operands().is_some_and(|operands| tensor_core::supported(gpu, options.tensor_core_kernel, operands))
 }
 
 /// Every pipeline either kernel can build.
@@ -126,8 +128,8 @@ fn record(
 pub fn auto_slices(gpu: &gpu_core::Gpu, w: &Weight, n: usize) -> usize {
     match w.storage() {
         Storage::Bf16 => 1,
-        Storage::F16Image { kernel, .. } => {
-            tensor_core::auto_slices(gpu, kernel, GemmShape { n, m: w.rows, k: w.cols })
+        Storage::F16Image { kernel, operands, .. } => {
+            tensor_core::auto_slices(gpu, (kernel, operands), GemmShape { n, m: w.rows, k: w.cols })
         }
     }
 }
@@ -183,8 +185,8 @@ pub fn gemm_partials_scaled(
 pub fn wave_slices(gpu: &gpu_core::Gpu, w: &Weight, n: usize, max: usize) -> usize {
     match w.storage() {
         Storage::Bf16 => 1,
-        Storage::F16Image { kernel, .. } => {
-            tensor_core::wave_slices(gpu, kernel, GemmShape { n, m: w.rows, k: w.cols }, max)
+        Storage::F16Image { kernel, operands, .. } => {
+            tensor_core::wave_slices(gpu, (kernel, operands), GemmShape { n, m: w.rows, k: w.cols }, max)
         }
     }
 }

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use super::tensor_core::Operands;
+
 /// Which arithmetic the matrix products may use. `Auto` and `F32` are f32-accurate (see
 /// [`crate::gemm`](mod@crate::gemm)); `Fast` trades that for throughput.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -62,6 +64,17 @@ pub struct MatmulOptions {
     pub precision: Precision,
     /// The tensor-core kernel, where that path runs.
     pub tensor_core_kernel: TensorCoreKernel,
+}
+
+impl MatmulOptions {
+    /// How the tensor-core kernel takes X under this precision; none on the f32 path.
+    pub(super) fn operands(self) -> Option<Operands> {
+        match self.precision {
+            Precision::F32 => None,
+            Precision::Auto => Some(Operands::Split),
+            Precision::Fast => Some(Operands::Rounded),
+        }
+    }
 }
 
 /// Text that names none of a setting's values.

@@ -4,7 +4,7 @@
 
 use gpu_core::{Gpu, GpuBuffer, Result};
 
-use super::options::{MatmulOptions, MatmulPath, Precision, TensorCoreKernel};
+use super::options::{MatmulOptions, MatmulPath, TensorCoreKernel};
 use super::tensor_core::{self, Operands};
 
 /// A `[rows, cols]` weight matrix (PyTorch `[out, in]`) on the GPU.
@@ -32,11 +32,12 @@ pub(super) enum Storage {
 }
 
 impl Weight {
-    /// Uploads bf16 bit patterns. With [`Precision::Auto`], where the adapter runs the tensor-core kernel `options`
-    /// names and `cols` is a multiple of its k step, a matrix whose values all have an exact f16 form under one
-    /// power-of-two scale (see [`f16_exponent`]) is stored in that form; otherwise it stays bf16 on the f32 path,
-    /// with a logged note saying how many values were inexact. With [`Precision::Fast`], on the same condition of
-    /// device and shape, the f16 image is stored whether exact or rounded (the note says how many values were).
+    /// Uploads bf16 bit patterns. With [`Precision::Auto`](super::Precision::Auto), where the adapter runs the
+    /// tensor-core kernel `options` names and `cols` is a multiple of its k step, a matrix whose values all have an
+    /// exact f16 form under one power-of-two scale (see [`f16_exponent`]) is stored in that form; otherwise it stays
+    /// bf16 on the f32 path, with a logged note saying how many values were inexact. With
+    /// [`Precision::Fast`](super::Precision::Fast), on the same condition of device and shape, the f16 image is stored
+    /// whether exact or rounded (the note says how many values were).
     pub fn upload(
         gpu: &Gpu,
         label: &str,
@@ -46,12 +47,7 @@ impl Weight {
         options: &MatmulOptions,
     ) -> Result<Self> {
         let kernel = options.tensor_core_kernel;
-        let operands = match options.precision {
-            Precision::F32 => None,
-            Precision::Auto => Some(Operands::Split),
-            Precision::Fast => Some(Operands::Rounded),
-        };
-        if let Some(operands) = operands
+        if let Some(operands) = options.operands()
             && tensor_core::supported(gpu, kernel, operands)
             && cols.is_multiple_of(tensor_core::K_STEP)
         {
