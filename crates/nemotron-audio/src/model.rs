@@ -52,8 +52,8 @@ pub fn load_source(source: &ModelSource, options: &EngineOptions, quiet: bool) -
 pub fn download(settings: &Settings, id: &str) -> Result<(), Failure> {
     let id: RepoId = id.parse().map_err(|e: HubError| Failure::Usage(e.to_string()))?;
     let mut bar = DownloadBar::new(settings.quiet);
-    let snapshot =
-        nemotron_engine::fetch(&id, &settings.engine.hub, &mut |file, done, total| bar.update(file, done, total));
+    let (hub, parts) = (&settings.engine.hub, settings.engine.model.parts);
+    let snapshot = nemotron_engine::fetch(&id, hub, parts, &mut |file, done, total| bar.update(file, done, total));
     bar.finish();
     println!("{}", snapshot?.display());
     Ok(())

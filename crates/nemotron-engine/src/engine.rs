@@ -170,7 +170,7 @@ impl Engine {
             #[cfg(feature = "hub")]
             ModelSource::Hub(id) => {
                 // `--model owner/name` named no folder either: the error says so.
-                let folder = fetch(id, &options.hub, download).map_err(|error| match error {
+                let folder = fetch(id, &options.hub, options.model.parts, download).map_err(|error| match error {
                     EngineError::Hub(source @ HubError::RepoNotFound { .. }) => {
                         EngineError::NoSuchRepository { text: id.to_string(), source }
                     }
@@ -275,18 +275,19 @@ impl Engine {
     }
 }
 
-/// Fetches (or finds in the cache) the audio part of Hub model `id`, telling `progress` of each file; the snapshot
-/// folder.
+/// Fetches (or finds in the cache) the files of Hub model `id` that a load of `parts` reads, telling `progress` of
+/// each file; the snapshot folder.
 #[cfg(feature = "hub")]
-pub fn fetch(id: &RepoId, options: &HubOptions, progress: DownloadProgress<'_>) -> Result<PathBuf, EngineError> {
-    // Which tensors the audio module reads decides the shards: the model's business, asked once the config and the
-    // index are there.
-    let audio_tensors = |snapshot: &Path, index: &str| -> nemotron_towers::Result<Vec<String>> {
-        let config = ModelConfig::from_file(&snapshot.join(nemotron_towers::checkpoint::CONFIG_FILE))?;
-        let checkpoint = nemotron_towers::Checkpoint::from_index(snapshot, index)?;
-        nemotron_towers::audio_tensors(&config, &checkpoint)
-    };
-    crate::hub::fetch_audio_model(id, options, audio_tensors, progress).map_err(|error| match error {
+pub fn fetch(
+    id: &RepoId,
+    options: &HubOptions,
+    parts: ModelParts,
+    progress: DownloadProgress<'_>,
+) -> Result<PathBuf, EngineError> {
+    // Which shards the model reads is the model's business, asked once the config and the index are there.
+    let weight_files =
+        |snapshot: &Path| nemotron_towers::weight_files(&CheckpointFiles::Folder(snapshot.to_path_buf()), parts);
+    crate::hub::fetch_audio_model(id, options, weight_files, progress).map_err(|error| match error {
         FetchError::Hub(error) => EngineError::Hub(error),
         FetchError::Model(error) => EngineError::Towers(error),
     })

@@ -173,7 +173,8 @@ pub use nemotron_towers::{
     error_sentence,
 };
 // The checkpoint folder's files, for a front end that fetches them one by one (the browser).
-pub use nemotron_towers::checkpoint::{CONFIG_FILE, INDEX_FILE, SINGLE_FILE, weight_files};
+pub use nemotron_towers::checkpoint::{CONFIG_FILE, INDEX_FILE, SINGLE_FILE};
+pub use nemotron_towers::{CheckpointFiles, weight_files};
 
 // The post-processing crate: segments, their rules and formats, live segment events and the word alignment.
 pub use nemotron_postprocess::alignment::{Alignment, WordChunk};

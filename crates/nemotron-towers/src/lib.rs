@@ -36,7 +36,7 @@
 //! - [`config`], [`checkpoint`]: `config.json` and safetensors (one file or sharded; a folder's files,
 //!   memory-mapped on native targets, or the same files handed over by name, read by one rule: [`CheckpointFiles`]),
 //!   in the release's NeMo names or the Transformers names;
-//!   [`audio_tensors`]: which tensors a config reads (what a Hub client fetches the shards of).
+//!   [`weight_files`]: which of a checkpoint's files a load reads (what a loader fetching them one by one fetches).
 //! - [`tower`], [`sortformer`]: one encoder tower, or the diarizer, on the GPU.
 //! - [`streaming`]: live sessions ([`DiarizerSession`]: audio in any pieces, each frame's logits as soon as it
 //!   is final).
@@ -101,7 +101,5 @@ pub use diarizer::{BatchLimits, Diarization, Diarizer, DiarizerBatch};
 pub use error::{Error, Result, SampleError, error_sentence};
 pub use frontend::Features;
 pub use gpu_core::{Capability, Gpu, GpuOptions};
-pub use model::{
-    AudioModel, AudioOutputs, COMPILING_KERNELS, Model, ModelOptions, ModelParts, Progress, audio_tensors,
-};
+pub use model::{AudioModel, AudioOutputs, COMPILING_KERNELS, Model, ModelOptions, ModelParts, Progress, weight_files};
 pub use streaming::{DiarizerSession, StreamOutput, StreamingMode};

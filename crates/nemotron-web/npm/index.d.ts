@@ -263,7 +263,8 @@ export class Diarizer {
   /** Loads a checkpoint from its files. Rejects with a `NemotronError`. */
   static load(files: CheckpointFile[], progress?: Progress | null): Promise<Diarizer>;
   /**
-   * Loads the checkpoint folder at `url` (`config.json`, then `model.safetensors.index.json` and its shards, or
+   * Loads the checkpoint folder at `url` (`config.json`, then `model.safetensors.index.json` and the shards holding
+   * the diarizer's tensors, of a Transcribe checkpoint's never its ASR tower's or its language model's, or
    * `model.safetensors`), through the model cache (`ModelCache`). Rejects with a `NemotronError` (a file the server
    * refuses names its URL and the HTTP status).
    */

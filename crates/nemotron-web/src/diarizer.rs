@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use nemotron_engine::{
-    Diarized, Engine, EngineError, EngineOptions, GpuOptions, Input, LiveSession, ModelOptions, ModelParts,
-    ModelSource, NamedFiles, Progress, Segment, SegmentEvent, SpeakerProfile, write_named_segments,
+    CheckpointFiles, Diarized, Engine, EngineError, EngineOptions, GpuOptions, Input, LiveSession, ModelOptions,
+    ModelParts, ModelSource, NamedFiles, Progress, Segment, SegmentEvent, SpeakerProfile, write_named_segments,
 };
 
 use crate::error::WebError;
@@ -37,6 +37,15 @@ pub type NamedFile = (String, Arc<[u8]>);
 pub async fn load(files: Vec<NamedFile>, progress: LoadProgress<'_>) -> Result<Engine, WebError> {
     let source = ModelSource::Files(NamedFiles::new(files).map_err(EngineError::from)?);
     Ok(Engine::load_async(&source, &engine_options(), progress).await?)
+}
+
+/// The weight files [`load`] reads of the checkpoint whose `config.json` and index (where it has one) are `files`,
+/// known before they are fetched: the shards holding its diarizer's tensors (a Transcribe checkpoint's ASR tower and
+/// language model are never downloaded), else `model.safetensors`. A config or an index the load would refuse is
+/// refused alike.
+pub fn weight_files(files: Vec<NamedFile>) -> Result<Vec<String>, WebError> {
+    let files = CheckpointFiles::Named(NamedFiles::new(files).map_err(EngineError::from)?);
+    Ok(nemotron_engine::weight_files(&files, engine_options().model.parts).map_err(EngineError::from)?)
 }
 
 /// The built-in demo model (random weights: its outputs are meaningless); `progress` as [`load`]'s.

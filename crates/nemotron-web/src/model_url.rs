@@ -1,5 +1,6 @@
 //! `Diarizer.fromUrl`: a checkpoint folder loaded by URL — `config.json`, then `model.safetensors.index.json` with
-//! the shards it names where the server has one, else `model.safetensors` — each file read from the model cache
+//! the shards holding the diarizer's tensors where the server has one (a Transcribe checkpoint's other shards are
+//! never downloaded), else `model.safetensors` — each file read from the model cache
 //! ([`crate::model_cache`]) or downloaded straight into wasm memory, and the downloaded files kept in the cache once
 //! the model has loaded (a checkpoint the engine refuses is not kept). `fetch` and `caches` are the global scope's:
 //! a window's or a worker's.
@@ -16,7 +17,7 @@ use crate::diarizer::{self, NamedFile};
 use crate::error::WebError;
 use crate::model_cache::{ModelStore, SIZE, absolute, describe, header, validators, warn};
 use crate::url_rules::{CacheMode, Validators, hub_revision, is_commit};
-use nemotron_engine::{CONFIG_FILE as CONFIG, INDEX_FILE as INDEX, SINGLE_FILE as SINGLE, weight_files};
+use nemotron_engine::{CONFIG_FILE as CONFIG, INDEX_FILE as INDEX, SINGLE_FILE as SINGLE};
 
 #[wasm_bindgen]
 extern "C" {
@@ -37,8 +38,7 @@ impl Diarizer {
         let progress = options.progress.as_ref();
         let folder = Folder::new(&url, options.mode).await?;
         let files = folder.checkpoint(progress).await?;
-        let named: Vec<NamedFile> = files.iter().map(|f| (f.name.clone(), f.bytes.clone())).collect();
-        let engine = diarizer::load(named, &mut stages(progress, 0.5)).await.map_err(rejected)?;
+        let engine = diarizer::load(named(&files), &mut stages(progress, 0.5)).await.map_err(rejected)?;
         folder.keep(&files).await;
         report(progress, 1.0, None);
         Ok(Diarizer::from(engine))
@@ -126,8 +126,9 @@ impl Folder {
         url.map(|u| u.href()).map_err(|e| rejected(download_error(&self.base, describe(&e))))
     }
 
-    /// The checkpoint's files: `config.json`, the index and its shards or the single file. Where the cache holds
-    /// the single file and no index, the server is not asked for an index.
+    /// The checkpoint's files that the load reads: `config.json`, the index and the shards holding the diarizer's
+    /// tensors, or the single file. Where the cache holds the single file and no index, the server is not asked for
+    /// an index.
     async fn checkpoint(&self, progress: Option<&Function>) -> Result<Vec<File>, JsValue> {
         let single_stored = self.stored(SINGLE).await && !self.stored(INDEX).await;
         let mut first: Vec<Opened> = self.open(CONFIG, false).await?.into_iter().collect();
@@ -135,13 +136,7 @@ impl Folder {
             first.extend(self.open(INDEX, true).await?);
         }
         let mut files = read_each(first, None).await?;
-        // The checkpoint's own rule: the index's shards, else the single file.
-        let index = files.get(1).map(|index| (std::str::from_utf8(&index.bytes), index.url.as_str()));
-        let weights = match index {
-            Some((Ok(text), url)) => weight_files(Some(text)).map_err(|e| rejected(download_error(url, e.to_string()))),
-            Some((Err(e), url)) => Err(rejected(download_error(url, e.to_string()))),
-            None => weight_files(None).map_err(|e| rejected(download_error(&self.base, e.to_string()))),
-        }?;
+        let weights = diarizer::weight_files(named(&files)).map_err(rejected)?;
         let mut opened = Vec::new();
         for name in weights {
             opened.extend(self.open(&name, false).await?);
@@ -213,6 +208,11 @@ impl Folder {
             }
         }
     }
+}
+
+/// The files as the engine takes them, by name (their bytes shared, not copied).
+fn named(files: &[File]) -> Vec<NamedFile> {
+    files.iter().map(|f| (f.name.clone(), f.bytes.clone())).collect()
 }
 
 fn download_error(url: &str, problem: impl Into<String>) -> WebError {

@@ -4,7 +4,9 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
+use std::collections::HashMap;
 use std::ops::ControlFlow;
+use std::path::Path;
 use std::sync::Arc;
 
 use nemotron_towers::Checkpoint;
@@ -117,6 +119,28 @@ fn known_speakers_match_the_native_run() {
     assert_eq!(ended.segments.text, metadata["stream_segments_rttm"]);
 }
 
+/// What a load by URL fetches after `config.json` and the index: of a Transcribe checkpoint's shards, only the one
+/// holding its diarizer's tensors (the package loads nothing else); without an index, the single file.
+#[test]
+fn a_load_by_url_fetches_only_the_shards_of_the_diarizer() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/reference/tiny-release-chunks");
+    let checkpoint = Checkpoint::open(&case.join("model.safetensors")).unwrap();
+    let diarizer = |name: &str| {
+        ["perception.encoder.diarization_model.", "perception.preprocessor."].iter().any(|p| name.starts_with(p))
+    };
+    let shard = |name: &str| if diarizer(name) { "diarizer.safetensors" } else { "other.safetensors" };
+    let weight_map: HashMap<&str, &str> = checkpoint.names().map(|name| (name, shard(name))).collect();
+    assert!(weight_map.values().any(|shard| *shard == "other.safetensors"), "the case has more than a diarizer");
+    let index = serde_json::json!({ "weight_map": weight_map }).to_string();
+    let config: Arc<[u8]> = std::fs::read(case.join("config.json")).unwrap().into();
+    let files = vec![
+        ("config.json".into(), config.clone()),
+        ("model.safetensors.index.json".into(), Arc::from(index.as_bytes())),
+    ];
+    assert_eq!(diarizer::weight_files(files).unwrap(), ["diarizer.safetensors"]);
+    assert_eq!(diarizer::weight_files(vec![("config.json".into(), config)]).unwrap(), ["model.safetensors"]);
+}
+
 #[test]
 fn refusals_are_the_clis_sentences() {
     let errors: serde_json::Value = serde_json::from_str(ERRORS).unwrap();
@@ -130,9 +154,11 @@ fn refusals_are_the_clis_sentences() {
     let config = errors["config_not_json"]["config"].as_str().unwrap();
     let not_json = diar_tiny_files(config.as_bytes(), DIAR_TINY_WEIGHTS);
     assert_eq!(
-        block_on(diarizer::load(not_json, &mut |_, _, _| {})).err().map(|e| e.sentence()),
+        block_on(diarizer::load(not_json.clone(), &mut |_, _, _| {})).err().map(|e| e.sentence()),
         Some(expected("config_not_json"))
     );
+    // A load by URL refuses it before fetching the weights, with the same sentence.
+    assert_eq!(diarizer::weight_files(not_json).err().map(|e| e.sentence()), Some(expected("config_not_json")));
     let demo = block_on(diarizer::demo(&mut |_, _, _| {})).unwrap();
     let refused = block_on(diarizer::speaker_activity(&demo, Vec::new(), None, &mut go_on)).err().map(|e| e.sentence());
     assert_eq!(refused, Some(expected("empty_audio")));

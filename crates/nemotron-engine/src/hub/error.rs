@@ -118,18 +118,6 @@ pub enum HubError {
         /// The revision asked for.
         revision: String,
     },
-    /// `model.safetensors.index.json` is not an index of shards, or names a shard outside the repository.
-    #[error("{repo}@{revision}: {file}: {message}")]
-    Index {
-        /// `owner/name`.
-        repo: String,
-        /// The revision asked for.
-        revision: String,
-        /// The index file.
-        file: String,
-        /// What is wrong with it.
-        message: String,
-    },
     /// Reading or writing the cache failed.
     #[error("Hub cache at {path}: {message}")]
     Cache {
@@ -140,14 +128,14 @@ pub enum HubError {
     },
 }
 
-/// Errors of [`fetch_audio_model`](super::fetch_audio_model): the Hub's, or the model's (`E`, from the caller's list of the tensors
-/// the model reads, e.g. a `config.json` it cannot use).
+/// Errors of [`fetch_audio_model`](super::fetch_audio_model): the Hub's, or the model's (`E`, from the caller's list of
+/// the weight files the model reads, e.g. a `config.json` or an index it cannot use).
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError<E> {
     /// The Hub or the cache failed.
     #[error(transparent)]
     Hub(#[from] HubError),
-    /// The caller could not say which tensors the model reads.
+    /// The caller could not say which weight files the model reads.
     #[error(transparent)]
     Model(E),
 }

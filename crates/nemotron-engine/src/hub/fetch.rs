@@ -1,6 +1,5 @@
 //! Fetching the audio part of a checkpoint into the Hugging Face cache with `hf-hub`'s synchronous client.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use hf_hub::api::sync::{Api, ApiBuilder, ApiError};
@@ -17,13 +16,12 @@ const ALIGNMENT_TOKENIZER_FILES: [&str; 2] = ["tokenizer.json", "tokenizer_confi
 type Result<T, E = HubError> = std::result::Result<T, E>;
 
 /// Fetches what the audio module of `id` needs into the cache (or finds it there) and returns the snapshot folder
-/// holding it, ready for the model's loader: `config.json`, then `model.safetensors.index.json` and the shards
-/// holding the tensors `audio_tensors` names, or `model.safetensors` when the checkpoint is one file; and the
-/// alignment tokenizer (`alignment_tokenizer/tokenizer.json` and its config) when the repository has one.
+/// holding it, ready for the model's loader: `config.json`, then `model.safetensors.index.json` and the weight files
+/// `weight_files` names, or `model.safetensors` when the checkpoint is one file; and the alignment tokenizer
+/// (`alignment_tokenizer/tokenizer.json` and its config) when the repository has one.
 ///
-/// `audio_tensors` is called once the index is there, with the snapshot folder (holding `config.json` and the
-/// index) and the index's text; it returns the names of the tensors the model reads (its error comes back as
-/// [`FetchError::Model`]).
+/// `weight_files` is called once the index is there, with the snapshot folder holding `config.json` and the index;
+/// it returns the shards the model reads (its error comes back as [`FetchError::Model`]).
 ///
 /// Online, `config.json` and the index are asked for every time (they are small, and say which commit the
 /// revision is at now); shards already in that commit's snapshot are not fetched again. When the Hub cannot be
@@ -32,21 +30,22 @@ type Result<T, E = HubError> = std::result::Result<T, E>;
 pub fn fetch_audio_model<E>(
     id: &RepoId,
     options: &HubOptions,
-    audio_tensors: impl FnOnce(&Path, &str) -> Result<Vec<String>, E>,
+    weight_files: impl FnOnce(&Path) -> Result<Vec<String>, E>,
     progress: DownloadProgress<'_>,
 ) -> Result<PathBuf, FetchError<E>> {
     let hub = Fetcher::new(id, options)?;
     let config_path = hub.file(CONFIG_FILE, None, progress)?;
     let snapshot = config_path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let changed = || HubError::Changed { repo: id.repo.clone(), revision: id.revision.clone() };
     let weights = match hub.file(INDEX_FILE, None, progress) {
+        // The shards are read beside the index and the config, so all three must be one commit's.
+        Ok(index) if index.parent() != Some(snapshot.as_path()) => return Err(changed().into()),
         Ok(index) => {
-            let text = std::fs::read_to_string(&index).map_err(|e| cache_error(&index, e))?;
-            let tensors = audio_tensors(&snapshot, &text).map_err(FetchError::Model)?;
             let mut shards = Vec::new();
-            for shard in hub.shards(&text, &tensors)? {
+            for shard in weight_files(&snapshot).map_err(FetchError::Model)? {
                 shards.push(hub.file(&shard, Some(&snapshot), progress)?);
             }
-            log::info!("{id}: {} of the checkpoint's shards hold audio tensors", shards.len());
+            log::info!("{id}: {} of the checkpoint's shards hold the tensors the model reads", shards.len());
             [vec![index], shards].concat()
         }
         // No index (or none cached while the Hub is out of reach): a checkpoint of one file.
@@ -56,7 +55,7 @@ pub fn fetch_audio_model<E>(
         Err(e) => return Err(e.into()),
     };
     if weights.iter().any(|path| path.parent() != Some(snapshot.as_path())) {
-        return Err(HubError::Changed { repo: id.repo.clone(), revision: id.revision.clone() }.into());
+        return Err(changed().into());
     }
     for file in ALIGNMENT_TOKENIZER_FILES {
         let file = format!("{TOKENIZER_DIR}/{file}");
@@ -105,29 +104,6 @@ impl<'a> Fetcher<'a> {
             ),
         };
         Ok(Self { id, options, api, repo_dir, unreachable: Default::default() })
-    }
-
-    /// The shard files (sorted, each once) that the index `text` places `tensors` in; tensors it does not name
-    /// are left to the model's loader to report.
-    fn shards(&self, text: &str, tensors: &[String]) -> Result<Vec<String>> {
-        #[derive(serde::Deserialize)]
-        struct Index {
-            weight_map: HashMap<String, String>,
-        }
-        let bad = |message: String| HubError::Index {
-            repo: self.id.repo.clone(),
-            revision: self.id.revision.clone(),
-            file: INDEX_FILE.to_owned(),
-            message,
-        };
-        let index: Index = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
-        let mut shards: Vec<String> = tensors.iter().filter_map(|name| index.weight_map.get(name).cloned()).collect();
-        if let Some(file) = shards.iter().find(|f| f.contains("..") || Path::new(f).is_absolute()) {
-            return Err(bad(format!("shard path `{file}` leaves the repository")));
-        }
-        shards.sort();
-        shards.dedup();
-        Ok(shards)
     }
 
     /// The cached path of `file`, fetching it first when online, unless `snapshot` already holds it.

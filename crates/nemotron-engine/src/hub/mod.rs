@@ -3,9 +3,9 @@
 //! cargo feature `hub`.
 //!
 //! Only what the audio module reads is fetched: `config.json`, then `model.safetensors.index.json` (or
-//! `model.safetensors` when the checkpoint is one file), then only the shards that the index places the audio
-//! tensors in. Which tensors those are is the model's business: the caller says, from `config.json` and the index
-//! ([`crate::fetch`] asks `nemotron_towers::audio_tensors`), so this module knows nothing of the model. A
+//! `model.safetensors` when the checkpoint is one file), then only the shards that hold the tensors the model reads.
+//! Which shards those are is the model's business: the caller says, from `config.json` and the index
+//! ([`crate::fetch`] asks `nemotron_towers::weight_files`), so this module knows nothing of the model. A
 //! Transcribe checkpoint's language-model shards — tens of gigabytes — are never requested.
 //!
 //! Settings are a typed [`HubOptions`]; this module reads no environment variable

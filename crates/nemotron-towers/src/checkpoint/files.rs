@@ -74,13 +74,8 @@ impl CheckpointFiles {
     /// The weights: the index and the shards it names when the index is there, else `model.safetensors`
     /// ([`CheckpointError::NoWeights`] when neither is).
     pub fn checkpoint(&self) -> Result<Checkpoint, CheckpointError> {
-        if self.contains(INDEX_FILE) {
-            let index = self.text(INDEX_FILE).map_err(|e| file_error(&self.path(INDEX_FILE), e.to_string()))?;
-            let source = match self {
-                CheckpointFiles::Folder(_) => ShardSource::Disk,
-                CheckpointFiles::Named(named) => ShardSource::Named(named.clone()),
-            };
-            return Checkpoint::indexed(self.label(), &index, |file| self.path(file), source);
+        if let Some(index) = self.index()? {
+            return Ok(index);
         }
         let single = self.path(SINGLE_FILE);
         let no_weights = || CheckpointError::NoWeights { dir: self.label().display().to_string() };
@@ -92,6 +87,20 @@ impl CheckpointFiles {
                 None => Err(no_weights()),
             },
         }
+    }
+
+    /// The sharded checkpoint of the index, when there is one: its shards are read on first use, so none is read
+    /// here, and those nobody reads need not be there.
+    pub(crate) fn index(&self) -> Result<Option<Checkpoint>, CheckpointError> {
+        if !self.contains(INDEX_FILE) {
+            return Ok(None);
+        }
+        let index = self.text(INDEX_FILE).map_err(|e| file_error(&self.path(INDEX_FILE), e.to_string()))?;
+        let source = match self {
+            CheckpointFiles::Folder(_) => ShardSource::Disk,
+            CheckpointFiles::Named(named) => ShardSource::Named(named.clone()),
+        };
+        Checkpoint::indexed(self.label(), &index, |file| self.path(file), source).map(Some)
     }
 
     /// What names the checkpoint in errors about the whole of it.

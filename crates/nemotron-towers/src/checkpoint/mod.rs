@@ -80,17 +80,6 @@ pub const INDEX_FILE: &str = "model.safetensors.index.json";
 /// The weights of a checkpoint in one file.
 pub const SINGLE_FILE: &str = "model.safetensors";
 
-/// The weight files of a checkpoint whose index has text `index` (`None`: the folder has no index): the shards the
-/// index names, each once and sorted, else [`SINGLE_FILE`]. What a loader that fetches files one by one (a browser)
-/// fetches after `config.json` ([`CONFIG_FILE`]); an index [`Checkpoint`] would refuse is refused the same way.
-pub fn weight_files(index: Option<&str>) -> Result<Vec<String>, CheckpointError> {
-    let Some(text) = index else { return Ok(vec![SINGLE_FILE.to_string()]) };
-    let mut files: Vec<String> = weight_map(Path::new(INDEX_FILE), text)?.into_values().collect();
-    files.sort();
-    files.dedup();
-    Ok(files)
-}
-
 /// The `weight_map` (tensor → shard file) of the index `text`, read from `index`; a shard path that leaves the
 /// checkpoint's folder is refused: `..`, a root (`/`, `\`), or a colon (a drive, or a URL's scheme where the files
 /// are fetched), on every target alike.
@@ -265,6 +254,16 @@ impl Checkpoint {
     /// The file holding `name` (a shard of a sharded checkpoint, which need not exist yet), or `None` when absent.
     pub fn shard_path(&self, name: &str) -> Option<&Path> {
         self.locations.get(name).map(|&i| self.shard_files[i].1.as_path())
+    }
+
+    /// The files holding the tensors `names` (as the index names them; sorted, each once), those it does not list
+    /// left out.
+    pub(crate) fn files_holding(&self, names: &[String]) -> Vec<String> {
+        let mut files: Vec<String> =
+            names.iter().filter_map(|name| self.locations.get(name)).map(|&i| self.shard_files[i].0.clone()).collect();
+        files.sort();
+        files.dedup();
+        files
     }
 
     /// Names of all tensors (from the index for sharded checkpoints).

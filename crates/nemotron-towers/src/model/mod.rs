@@ -343,19 +343,21 @@ fn expected_tensors(
     Ok(expected.0)
 }
 
-/// The names of the tensors the audio module of `config` reads from `checkpoint` (sorted, each once), the front
-/// end's window and filter bank and the word-timestamp head's included when the checkpoint names them. The checkpoint
-/// may be only an index ([`Checkpoint::from_index`]): nothing is read but its names. A Hub client fetches the shards
-/// these are in, and no other.
-pub fn audio_tensors(config: &ModelConfig, checkpoint: &Checkpoint) -> Result<Vec<String>> {
-    let names = ModelNames::detect(checkpoint)?;
-    let head = names.word_timestamp_names(checkpoint).ok();
-    let expected = expected_tensors(config, &names, head)?.into_iter().map(|(name, _)| name);
+/// The weight files a load of `parts` reads from the checkpoint `files`, known from `config.json` and the index alone
+/// (no shard is read, so `files` may hold only those two): the shards holding the tensors those parts read (sorted,
+/// each once; the front end's window and filter bank and the word-timestamp head's included where the index names
+/// them), else [`SINGLE_FILE`](crate::checkpoint::SINGLE_FILE) where there is no index. What a loader that fetches
+/// the files one by one after `config.json` fetches: the browser package, the Hub client (a Transcribe checkpoint's
+/// language-model shards, and with [`ModelParts::Diarizer`] its ASR tower's, are never fetched). A config or an index
+/// the load would refuse is refused alike, naming the same file.
+pub fn weight_files(files: &CheckpointFiles, parts: ModelParts) -> Result<Vec<String>> {
+    let config = parts.select(files.config()?);
+    let Some(index) = files.index()? else { return Ok(vec![crate::checkpoint::SINGLE_FILE.to_owned()]) };
+    let names = ModelNames::detect(&index)?;
+    let head = names.word_timestamp_names(&index).ok();
+    let expected = expected_tensors(&config, &names, head)?.into_iter().map(|(name, _)| name);
     let front_end = [&names.window, &names.filterbank].into_iter().flatten().cloned();
-    let mut tensors: Vec<String> = expected.chain(front_end).filter(|name| checkpoint.contains(name)).collect();
-    tensors.sort();
-    tensors.dedup();
-    Ok(tensors)
+    Ok(index.files_holding(&expected.chain(front_end).collect::<Vec<_>>()))
 }
 
 /// The checkpoint's bf16 window and filter bank when it has them, else computed ones.

@@ -3,7 +3,8 @@
 // server sees one HEAD request per file, and none at all with `cache: "force-cache"` — and diarizes as
 // `nemotron-audio diarize` does; a file changed on the server (a new ETag, or a new size where the server sends no
 // ETag) is downloaded again; the page lists what is kept and clears it. A file larger than the site's storage quota,
-// and a browser context without Cache Storage, still load, downloaded and not kept, with a warning. Run by
+// and a browser context without Cache Storage, still load, downloaded and not kept, with a warning. Of a sharded
+// Transcribe checkpoint, only the shard holding the diarizer's tensors is downloaded (and kept). Run by
 // scripts/web-page-test.sh beside page.test.mjs: the built site is NEMOTRON_WEB_SITE, the CLI binary NEMOTRON_AUDIO.
 // Each load runs in a page of its own: on SwiftShader a second model loaded in the same page waits for the first
 // one's kernels to compile, tens of seconds that test nothing here.
@@ -19,6 +20,7 @@ import {
   rmSync,
   statSync,
   utimesSync,
+  writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve, dirname } from "node:path";
@@ -32,10 +34,14 @@ const root = resolve(here, "../../../..");
 const site = process.env.NEMOTRON_WEB_SITE;
 const binary = process.env.NEMOTRON_AUDIO ?? join(root, "target/debug/nemotron-audio");
 const tiny = join(root, "testdata/reference/diar-tiny");
+// A Transcribe checkpoint (ASR tower, fusion, word-timestamp head beside the diarizer), sharded by the tests.
+const transcribe = join(root, "testdata/reference/tiny-release-chunks");
 const audio = join(tiny, "audio.wav");
 const work = mkdtempSync(join(tmpdir(), "nemotron-web-cache-"));
 // A copy of diar-tiny's checkpoint, changed by the tests, and its mount's options (validators turned off by one).
 const model = join(work, "tiny");
+// tiny-release-chunks' checkpoint in shards (`shardTranscribe`).
+const sharded = join(work, "transcribe");
 const served = {};
 const SLOW = { timeout: 300_000 };
 const PACKAGE = "/pkg/nemotron_web.js";
@@ -109,12 +115,66 @@ function entry(name) {
   return { url, size: stat.size, etag: etagOf(stat), lastModified: stat.mtime.toUTCString(), revision: null };
 }
 
+// The tensors of a safetensors file: name → { dtype, shape, bytes }.
+function readSafetensors(path) {
+  const file = readFileSync(path);
+  const length = Number(file.readBigUInt64LE(0));
+  const header = JSON.parse(file.toString("utf8", 8, 8 + length));
+  delete header.__metadata__;
+  const data = file.subarray(8 + length);
+  return Object.entries(header).map(([name, { dtype, shape, data_offsets: [start, end] }]) => [
+    name,
+    { dtype, shape, bytes: data.subarray(start, end) },
+  ]);
+}
+
+// A safetensors file of `tensors` ([name, { dtype, shape, bytes }] pairs), its header padded to 8 bytes.
+function writeSafetensors(path, tensors) {
+  const header = {};
+  let offset = 0;
+  for (const [name, { dtype, shape, bytes }] of tensors) {
+    header[name] = { dtype, shape, data_offsets: [offset, offset + bytes.length] };
+    offset += bytes.length;
+  }
+  const json = JSON.stringify(header);
+  const text = Buffer.from(json.padEnd(Math.ceil(json.length / 8) * 8, " "));
+  const length = Buffer.alloc(8);
+  length.writeBigUInt64LE(BigInt(text.length));
+  writeFileSync(path, Buffer.concat([length, text, ...tensors.map(([, { bytes }]) => bytes)]));
+}
+
+const DIARIZER_SHARD = "model-00001-of-00003.safetensors";
+const ASR_SHARD = "model-00002-of-00003.safetensors";
+const LM_SHARD = "model-00003-of-00003.safetensors";
+
+// tiny-release-chunks in the folder `sharded` as a release checkpoint is laid out: its index places the diarizer's
+// tensors (the front end's with them) in one shard, the ASR tower's, the fusion's and the word-timestamp head's in a
+// second, and a language model's in a third, which the server does not even have.
+function shardTranscribe() {
+  mkdirSync(sharded);
+  copyFileSync(join(transcribe, "config.json"), join(sharded, "config.json"));
+  const diarizer = ["perception.encoder.diarization_model.", "perception.preprocessor."];
+  const shards = { [DIARIZER_SHARD]: [], [ASR_SHARD]: [] };
+  for (const tensor of readSafetensors(join(transcribe, "model.safetensors"))) {
+    shards[diarizer.some((prefix) => tensor[0].startsWith(prefix)) ? DIARIZER_SHARD : ASR_SHARD].push(tensor);
+  }
+  const weightMap = { "language_model.lm_head.weight": LM_SHARD };
+  for (const [shard, tensors] of Object.entries(shards)) {
+    assert.ok(tensors.length > 0, `${shard} holds tensors`);
+    writeSafetensors(join(sharded, shard), tensors);
+    for (const [name] of tensors) weightMap[name] = shard;
+  }
+  writeFileSync(join(sharded, "model.safetensors.index.json"), JSON.stringify({ weight_map: weightMap }));
+}
+
 before(async () => {
   assert.ok(site, "NEMOTRON_WEB_SITE must name the built site (scripts/web-build.sh DIR)");
   mkdirSync(model);
   for (const file of ["config.json", "model.safetensors"]) copyFileSync(join(tiny, file), join(model, file));
+  shardTranscribe();
   server = await serve([
     ["/models/tiny/", model, served],
+    ["/models/transcribe/", sharded],
     ["/", resolve(site)],
   ]);
   context = await launchChromium(chromium, { profile: join(work, "profile"), webgpu: true, acceptDownloads: true });
@@ -263,5 +323,33 @@ test("without Cache Storage a model loads, downloaded and not kept, with a warni
   assert.match(warnings[0], none);
   assert.deepEqual(await listed(page), []);
   assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("of a sharded Transcribe checkpoint only the diarizer's shard is downloaded, and kept", SLOW, async () => {
+  const { page, errors, warnings } = await openPage();
+  const since = server.requests.length;
+  const stages = await page.evaluate(
+    async ([pkg, url]) => {
+      const { Diarizer } = await import(pkg);
+      const stages = new Set();
+      const diarizer = await Diarizer.fromUrl(url, { onProgress: (_, stage) => stage && stages.add(stage) });
+      diarizer.free();
+      return [...stages].filter((stage) => !stage.startsWith("compiling kernels"));
+    },
+    [PACKAGE, `${server.origin}/models/transcribe/`],
+  );
+  assert.deepEqual(requestsSince(since, "/models/transcribe/"), [
+    "GET config.json 200",
+    "GET model.safetensors.index.json 200",
+    `GET ${DIARIZER_SHARD} 200`,
+  ]);
+  assert.deepEqual(stages, [`downloading ${DIARIZER_SHARD}`]);
+  const folder = `${server.origin}/models/transcribe/`;
+  assert.deepEqual(
+    (await kept(page)).filter((f) => f.url.startsWith(folder)).map((f) => f.url.slice(folder.length)),
+    ["config.json", DIARIZER_SHARD, "model.safetensors.index.json"],
+  );
+  assert.deepEqual([...errors, ...warnings], []);
   await page.close();
 });
