@@ -42,6 +42,8 @@ mod error;
 #[cfg(target_arch = "wasm32")]
 pub mod model_cache;
 #[cfg(target_arch = "wasm32")]
+mod model_files;
+#[cfg(target_arch = "wasm32")]
 mod model_url;
 pub mod options;
 #[cfg(target_arch = "wasm32")]
