@@ -1,13 +1,13 @@
 // The package's public API, written by hand: wasm-bindgen's own declarations type every option, result and argument
-// it converts at run time as `any`. Kept in step with crates/nemotron-web/src/bindings.rs (the app in tests/web-app
-// type-checks against this file and runs against the built package).
+// it converts at run time as `any`. Kept in step with crates/nemotron-web/src/bindings.rs and the modules beside it
+// (the app in tests/web-app type-checks against this file and runs against the built package).
 
 /**
- * Every failure rejects the promise (or, for `Diarizer.stream`, `writeSegments` and `Speakers.fromBytes`, throws)
- * with a plain `Error` whose `message` is the sentence `nemotron-audio` prints after `error: ` for the same problem:
- * `"threshold: 1.5 is not in [0, 1)"`, `"options: unknown setting `treshold` …"`, a checkpoint's missing file, a
- * GPU limit, `"this stream has ended: start another with `stream()`"`. A diarization cancelled by its `signal`
- * rejects with the signal's reason instead ({@link DiarizeSteps}).
+ * Every failure rejects the promise (or, for `Diarizer.stream`, `Diarizer.weightFiles`, `writeSegments` and
+ * `Speakers.fromBytes`, throws) with a plain `Error` whose `message` is the sentence `nemotron-audio` prints after
+ * `error: ` for the same problem: `"threshold: 1.5 is not in [0, 1)"`, `"options: unknown setting `treshold` …"`, a
+ * checkpoint's missing file, a GPU limit, `"this stream has ended: start another with `stream()`"`. A diarization
+ * cancelled by its `signal` rejects with the signal's reason instead ({@link DiarizeSteps}).
  */
 export type NemotronError = Error;
 
@@ -16,8 +16,8 @@ export type Bytes = Uint8Array | ArrayBuffer;
 
 /**
  * One file of a checkpoint, by its name in the checkpoint folder: `config.json` with `model.safetensors`, or with
- * `model.safetensors.index.json` and the shards it names (the index wins; other files are left alone; a name given
- * twice is refused).
+ * `model.safetensors.index.json` and the shards holding the diarizer's tensors (`Diarizer.weightFiles`; the index
+ * wins; other files are left alone, their `bytes` never read; a file the load reads given twice is refused).
  */
 export interface CheckpointFile {
   name: string;
@@ -260,8 +260,19 @@ export class Speakers {
 /** A diarization model on the GPU. */
 export class Diarizer {
   private constructor();
-  /** Loads a checkpoint from its files. Rejects with a `NemotronError`. */
+  /**
+   * Loads a checkpoint from its files, of which only `config.json`, the index and the weight files they name
+   * (`weightFiles`) are copied in. Rejects with a `NemotronError`.
+   */
   static load(files: CheckpointFile[], progress?: Progress | null): Promise<Diarizer>;
+  /**
+   * The weight files `load` reads of the checkpoint whose `config.json` is `config` and whose
+   * `model.safetensors.index.json` is `index` (text or bytes; none where the checkpoint has no index): the shards
+   * holding the diarizer's tensors (sorted; of a Transcribe checkpoint never its ASR tower's or its language model's),
+   * else `["model.safetensors"]`, so that a caller reads only those. Throws a `NemotronError` (the load's sentence)
+   * for a config or an index the load would refuse.
+   */
+  static weightFiles(config: Bytes | string, index?: Bytes | string | null): string[];
   /**
    * Loads the checkpoint folder at `url` (`config.json`, then `model.safetensors.index.json` and the shards holding
    * the diarizer's tensors, of a Transcribe checkpoint's never its ASR tower's or its language model's, or

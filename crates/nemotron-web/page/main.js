@@ -15,6 +15,7 @@ const $ = (id) => document.getElementById(id);
 let createWorkerDiarizer; // the package's worker diarizer, once its module is initialised
 let Speakers; // the package's known speakers' profile class
 let writeSegments; // the package's segment writer (the CLI's RTTM, JSON and CSV)
+let weightFiles; // the package's choice of a checkpoint's weight files, from its config.json and index
 let cachedModels; // the list of the models the package keeps in this browser
 let diarizer = null; // the model loaded, in its worker
 let diarizing = null; // the AbortController of the file's diarization in progress
@@ -253,7 +254,7 @@ function download(name, data, type) {
 // The checkpoint among chosen files, read here, then moved to the worker (the page keeps none of their buffers) and
 // uploaded there (the bar again from 0).
 const fromFiles = (fileList) => async (worker, progress) => {
-  const files = await fromPicked(fileList, progress);
+  const files = await fromPicked(fileList, weightFiles, progress);
   progress(0);
   await worker.load(files, progress);
 };
@@ -312,6 +313,7 @@ async function start() {
     createWorkerDiarizer = pkg.createWorkerDiarizer;
     Speakers = pkg.Speakers;
     writeSegments = pkg.writeSegments;
+    weightFiles = (config, index) => pkg.Diarizer.weightFiles(config, index);
     cachedModels = new CachedModels(pkg.ModelCache, fail);
   } catch (error) {
     fail(new Error(`the diarizer's package did not start: ${error.message}`));

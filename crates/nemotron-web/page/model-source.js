@@ -1,24 +1,11 @@
 // The checkpoint files handed to `Diarizer.load`, as `{ name, bytes }`, picked from the files or folder the visitor
-// chose (a URL is the package's: `Diarizer.fromUrl`). Only what the model reads is read: `config.json` and
-// `model.safetensors`, or `model.safetensors.index.json` and the shards it names (a folder often holds more, e.g.
-// audio or references).
+// chose (a URL is the package's: `Diarizer.fromUrl`). Only what the model reads is read: `config.json`, then
+// `model.safetensors.index.json` where there is one, then the weight files the package names from those two
+// (`Diarizer.weightFiles`): the shards holding the diarizer's tensors, or `model.safetensors`. A folder often holds
+// more (audio, references, a Transcribe checkpoint's ASR and language-model shards: gigabytes), which is never read.
 
 const CONFIG = "config.json";
-const SINGLE = "model.safetensors";
 const INDEX = "model.safetensors.index.json";
-
-// The shard files an index names (its `weight_map` values), each once, in their first order.
-function shardNames(bytes) {
-  let index;
-  try {
-    index = JSON.parse(new TextDecoder().decode(bytes));
-  } catch (error) {
-    throw new Error(`${INDEX} is not JSON: ${error.message}`);
-  }
-  const map = index && index.weight_map;
-  if (!map || typeof map !== "object") throw new Error(`${INDEX} has no "weight_map" object`);
-  return [...new Set(Object.values(map))];
-}
 
 // The whole of `stream` in one buffer, `onBytes(read)` told as it arrives. `size` (when known) sizes the buffer once:
 // a checkpoint can be gigabytes, so it is not gathered in pieces and copied again.
@@ -59,8 +46,9 @@ async function readEach(names, open, progress) {
 }
 
 // The checkpoint among the chosen files (a plain selection, or a folder: then only its top level, where the
-// checkpoint's files lie, is searched).
-export async function fromPicked(fileList, progress) {
+// checkpoint's files lie, is searched). `weightFiles(config, index)` is the package's `Diarizer.weightFiles`; the
+// bar follows the weight files' bytes.
+export async function fromPicked(fileList, weightFiles, progress) {
   const byName = new Map();
   for (const file of fileList) {
     const depth = file.webkitRelativePath ? file.webkitRelativePath.split("/").length - 1 : 0;
@@ -71,11 +59,7 @@ export async function fromPicked(fileList, progress) {
     if (!file) throw new Error(`the chosen files have no ${name}`);
     return { stream: file.stream(), size: file.size };
   };
-  return fromNames(byName.has(INDEX), open, progress);
-}
-
-async function fromNames(sharded, open, progress) {
-  if (!sharded) return readEach([CONFIG, SINGLE], open, progress);
-  const [config, index] = await readEach([CONFIG, INDEX], open, progress);
-  return [config, index, ...(await readEach(shardNames(index.bytes), open, progress))];
+  const first = await readEach(byName.has(INDEX) ? [CONFIG, INDEX] : [CONFIG], open, (_, text) => progress(0, text));
+  const [config, index] = first;
+  return [...first, ...(await readEach(weightFiles(config.bytes, index?.bytes), open, progress))];
 }

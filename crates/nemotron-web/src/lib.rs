@@ -21,8 +21,10 @@
 //! The package is a binding of `nemotron-engine`, the front door every front end calls, and owns no model logic: a
 //! checkpoint is handed over as named files, read by the engine with the rule of a checkpoint folder (a standalone
 //! Nemotron 3 Diarization checkpoint or a Transcribe checkpoint, whose diarizer runs; one file or shards with their
-//! index), or fetched by URL (`Diarizer.fromUrl`) and kept in the browser's Cache Storage (`model_cache`, wasm32
-//! only, by the rules of [`url_rules`]); `Diarizer.demo()` loads the built-in tiny model with random weights.
+//! index; only the files the load reads are copied in, and `Diarizer.weightFiles` names them for a caller that reads
+//! files only when needed), or fetched by URL (`Diarizer.fromUrl`) and kept in the browser's Cache Storage
+//! (`model_cache`, wasm32 only, by the rules of [`url_rules`]); `Diarizer.demo()` loads the built-in tiny model with
+//! random weights.
 //! Options are the CLI's `diarize` flags in camelCase ([`options`]); segments are written by the CLI's writers. A
 //! refusal rejects the promise with a JS `Error` whose message is the CLI's sentence for the same problem
 //! ([`WebError::sentence`]).
@@ -41,6 +43,8 @@ pub mod diarizer;
 mod error;
 #[cfg(target_arch = "wasm32")]
 pub mod model_cache;
+#[cfg(target_arch = "wasm32")]
+mod model_files;
 #[cfg(target_arch = "wasm32")]
 mod model_url;
 pub mod options;

@@ -4,7 +4,8 @@
 //! objects the package writes back to the same text), a live session's events as `diarize --stream` prints them and
 //! its segments as `diarize --stream --segments` writes them, known speakers enrolled and named as
 //! `enroll` then `diarize --speakers` name them, each refusal with the CLI's sentence, and a diarization's progress and
-//! its cancellation by an `AbortSignal`.
+//! its cancellation by an `AbortSignal`; of a sharded Transcribe checkpoint, only the files holding the diarizer are
+//! named by `weightFiles` and read by `load`.
 
 #![cfg(target_arch = "wasm32")]
 
@@ -29,6 +30,10 @@ static KNOWN_SPEAKERS: &[u8] = include_bytes!("../../../testdata/web/known-speak
 static ERRORS: &str = include_str!("../../../testdata/web/errors.json");
 static DIAR_TINY_CONFIG: &str = include_str!("../../../testdata/reference/diar-tiny/config.json");
 static DIAR_TINY_WEIGHTS: &[u8] = include_bytes!("../../../testdata/reference/diar-tiny/model.safetensors");
+// The demo model's checkpoint: a Transcribe checkpoint (an ASR tower, fusion and word-timestamp head beside the
+// diarizer).
+static DEMO_CONFIG: &str = include_str!("../../../testdata/reference/tiny-release-chunks/config.json");
+static DEMO_WEIGHTS: &[u8] = include_bytes!("../../../testdata/reference/tiny-release-chunks/model.safetensors");
 
 fn get(object: &JsValue, key: &str) -> JsValue {
     Reflect::get(object, &key.into()).unwrap_or(JsValue::UNDEFINED)
@@ -154,6 +159,69 @@ async fn matches_the_native_run(diarizer: Diarizer, golden: &[u8]) {
 #[wasm_bindgen_test]
 async fn the_demo_model_matches_the_native_run() {
     let diarizer = Diarizer::demo(None).await.map_err(message).expect("the demo model loads");
+    matches_the_native_run(diarizer, DEMO).await;
+}
+
+const DIARIZER_SHARD: &str = "model-00001-of-00003.safetensors";
+const ASR_SHARD: &str = "model-00002-of-00003.safetensors";
+const LM_SHARD: &str = "model-00003-of-00003.safetensors";
+
+/// An index of the demo model's checkpoint laid out as a release's: its diarizer's and front end's tensors in
+/// `DIARIZER_SHARD`, the ASR tower's, fusion's and word-timestamp head's in `ASR_SHARD`, a language model's in
+/// `LM_SHARD`. The single file serves as `DIARIZER_SHARD` (a shard may hold tensors its index places elsewhere).
+fn transcribe_index() -> String {
+    let checkpoint = Checkpoint::from_bytes("demo", DEMO_WEIGHTS.to_vec()).expect("the demo checkpoint");
+    let diarizer = |name: &str| {
+        ["perception.encoder.diarization_model.", "perception.preprocessor."].iter().any(|p| name.starts_with(p))
+    };
+    let mut weight_map: serde_json::Map<String, serde_json::Value> = checkpoint
+        .names()
+        .map(|name| (name.to_owned(), (if diarizer(name) { DIARIZER_SHARD } else { ASR_SHARD }).into()))
+        .collect();
+    assert!(weight_map.values().any(|shard| shard == ASR_SHARD), "the demo model has more than a diarizer");
+    weight_map.insert("language_model.lm_head.weight".into(), LM_SHARD.into());
+    serde_json::json!({ "weight_map": weight_map }).to_string()
+}
+
+#[wasm_bindgen_test]
+fn weight_files_names_the_diarizers_shards_and_refuses_with_the_clis_sentence() {
+    let names = |files: Array| files.iter().map(|f| f.as_string().unwrap_or_default()).collect::<Vec<_>>();
+    let index = transcribe_index();
+    let found = Diarizer::weight_files(DEMO_CONFIG.into(), index.as_str().into()).map_err(message).expect("named");
+    assert_eq!(names(found), [DIARIZER_SHARD]);
+    // Bytes serve as well as text; without an index, the single file.
+    let config = Uint8Array::from(DEMO_CONFIG.as_bytes());
+    let found = Diarizer::weight_files(config.buffer().into(), JsValue::NULL).map_err(message).expect("named");
+    assert_eq!(names(found), ["model.safetensors"]);
+    let errors: serde_json::Value = serde_json::from_str(ERRORS).expect("errors.json is JSON");
+    let not_json = errors["config_not_json"]["config"].as_str().expect("a config");
+    let refused = Diarizer::weight_files(not_json.into(), index.as_str().into()).err().map(message);
+    assert_eq!(refused, Some(expected_error("config_not_json")));
+    let refused = Diarizer::weight_files(DEMO_CONFIG.into(), JsValue::from(7)).err().map(message);
+    assert_eq!(refused.as_deref(), Some("index: neither a string, a Uint8Array nor an ArrayBuffer"));
+}
+
+/// Of the files handed over, the load reads only those `weightFiles` names: a Transcribe checkpoint loads with its
+/// ASR shard's bytes unreadable (reading them throws), its language-model shard absent, and another file without
+/// bytes, and its diarizer is the demo model's.
+#[wasm_bindgen_test]
+async fn a_load_reads_only_the_diarizers_files() {
+    let unreadable = Object::new();
+    let _ = Reflect::set(&unreadable, &"name".into(), &ASR_SHARD.into());
+    let getter = Object::new();
+    let throws = js_sys::Function::new_no_args("throw new Error('the ASR shard was read')");
+    let _ = Reflect::set(&getter, &"get".into(), &throws);
+    Object::define_property(&unreadable, &"bytes".into(), &getter);
+    let other = Object::new();
+    let _ = Reflect::set(&other, &"name".into(), &"README.md".into());
+    let files = [
+        file("config.json", DEMO_CONFIG.as_bytes()),
+        file("model.safetensors.index.json", transcribe_index().as_bytes()),
+        file(DIARIZER_SHARD, DEMO_WEIGHTS),
+        unreadable.into(),
+        other.into(),
+    ];
+    let diarizer = Diarizer::load(files.iter().collect(), None).await.map_err(message).expect("the diarizer loads");
     matches_the_native_run(diarizer, DEMO).await;
 }
 

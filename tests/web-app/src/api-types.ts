@@ -41,6 +41,7 @@ export async function everyCall(samples: Float32Array, wasm: ArrayBuffer, profil
   const revisions = kept.map((f) => f.revision ?? "not a Hub URL");
   const speakers: Speakers = await diarizer.enroll([{ name: "alice", samples }]);
   const again = Speakers.fromBytes(speakers.toBytes());
+  const weights: string[] = Diarizer.weightFiles(new TextEncoder().encode("{}"), "{}");
   const names: string[] = [...again.names, ...Speakers.fromBytes(profile).names];
   const named = await diarizer.segments(samples, { speakers, maxSpeakers: 2, padOnset: 0.1 });
   const byBytes: string = await diarizer.diarize(samples, { speakers: profile, format: "csv" });
@@ -59,7 +60,7 @@ export async function everyCall(samples: Float32Array, wasm: ArrayBuffer, profil
   diarizer.free();
   const counts = [activity.frames, spans.length, removed].map(String);
   const texts = [ended.text, writeSegments(ended.segments), failure.message, cancelled];
-  return [...names, ...counts, ...stages, ...cached, ...revisions, ...texts];
+  return [...names, ...counts, ...stages, ...cached, ...revisions, ...texts, ...weights];
 }
 
 export async function inWorker(files: CheckpointFile[], samples: Float32Array, profile: Uint8Array): Promise<string> {
@@ -115,6 +116,10 @@ export function refused(diarizer: Diarizer, samples: Float32Array): void {
   void diarizer.speakerActivity(samples, { threshold: 0.5 });
   // @ts-expect-error: only the worker's calls copy or transfer
   void diarizer.diarize(samples, { copy: true });
+  // @ts-expect-error: the config's text or bytes, not the object it parses into
+  Diarizer.weightFiles({ sortformer: {} });
+  // @ts-expect-error: the weight files are named at once, not in a promise
+  void Diarizer.weightFiles("{}").then(() => {});
 }
 
 export async function refusedInWorker(diarizer: WorkerDiarizer, samples: Float32Array): Promise<void> {

@@ -20,13 +20,13 @@ import {
   rmSync,
   statSync,
   utimesSync,
-  writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { etagOf, serve } from "./static-server.mjs";
+import { DIARIZER_SHARD, shardTranscribe } from "./sharded.mjs";
 import { collectErrors, launchChromium } from "./support.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -115,63 +115,11 @@ function entry(name) {
   return { url, size: stat.size, etag: etagOf(stat), lastModified: stat.mtime.toUTCString(), revision: null };
 }
 
-// The tensors of a safetensors file: name → { dtype, shape, bytes }.
-function readSafetensors(path) {
-  const file = readFileSync(path);
-  const length = Number(file.readBigUInt64LE(0));
-  const header = JSON.parse(file.toString("utf8", 8, 8 + length));
-  delete header.__metadata__;
-  const data = file.subarray(8 + length);
-  return Object.entries(header).map(([name, { dtype, shape, data_offsets: [start, end] }]) => [
-    name,
-    { dtype, shape, bytes: data.subarray(start, end) },
-  ]);
-}
-
-// A safetensors file of `tensors` ([name, { dtype, shape, bytes }] pairs), its header padded to 8 bytes.
-function writeSafetensors(path, tensors) {
-  const header = {};
-  let offset = 0;
-  for (const [name, { dtype, shape, bytes }] of tensors) {
-    header[name] = { dtype, shape, data_offsets: [offset, offset + bytes.length] };
-    offset += bytes.length;
-  }
-  const json = JSON.stringify(header);
-  const text = Buffer.from(json.padEnd(Math.ceil(json.length / 8) * 8, " "));
-  const length = Buffer.alloc(8);
-  length.writeBigUInt64LE(BigInt(text.length));
-  writeFileSync(path, Buffer.concat([length, text, ...tensors.map(([, { bytes }]) => bytes)]));
-}
-
-const DIARIZER_SHARD = "model-00001-of-00003.safetensors";
-const ASR_SHARD = "model-00002-of-00003.safetensors";
-const LM_SHARD = "model-00003-of-00003.safetensors";
-
-// tiny-release-chunks in the folder `sharded` as a release checkpoint is laid out: its index places the diarizer's
-// tensors (the front end's with them) in one shard, the ASR tower's, the fusion's and the word-timestamp head's in a
-// second, and a language model's in a third, which the server does not even have.
-function shardTranscribe() {
-  mkdirSync(sharded);
-  copyFileSync(join(transcribe, "config.json"), join(sharded, "config.json"));
-  const diarizer = ["perception.encoder.diarization_model.", "perception.preprocessor."];
-  const shards = { [DIARIZER_SHARD]: [], [ASR_SHARD]: [] };
-  for (const tensor of readSafetensors(join(transcribe, "model.safetensors"))) {
-    shards[diarizer.some((prefix) => tensor[0].startsWith(prefix)) ? DIARIZER_SHARD : ASR_SHARD].push(tensor);
-  }
-  const weightMap = { "language_model.lm_head.weight": LM_SHARD };
-  for (const [shard, tensors] of Object.entries(shards)) {
-    assert.ok(tensors.length > 0, `${shard} holds tensors`);
-    writeSafetensors(join(sharded, shard), tensors);
-    for (const [name] of tensors) weightMap[name] = shard;
-  }
-  writeFileSync(join(sharded, "model.safetensors.index.json"), JSON.stringify({ weight_map: weightMap }));
-}
-
 before(async () => {
   assert.ok(site, "NEMOTRON_WEB_SITE must name the built site (scripts/web-build.sh DIR)");
   mkdirSync(model);
   for (const file of ["config.json", "model.safetensors"]) copyFileSync(join(tiny, file), join(model, file));
-  shardTranscribe();
+  shardTranscribe(transcribe, sharded);
   server = await serve([
     ["/models/tiny/", model, served],
     ["/models/transcribe/", sharded],

@@ -2,10 +2,10 @@
 // in Debian's headless Chromium, driven by playwright-core, on WebGPU's software adapter (SwiftShader). A model loaded
 // each way the page offers (the demo, a folder, files, a URL), a WAV diarized whole (also with known speakers, their
 // profile loaded or enrolled on the page) and a fake microphone diarized live must show, and download, what
-// `nemotron-audio diarize` writes for the same model and audio; a long file, diarized in the package's worker, must
-// leave the page's thread free (no task of 50 ms or more) and be cancellable; a broken checkpoint and a browser
-// without WebGPU must say what is wrong. Run by scripts/web-page-test.sh: the built site is
-// NEMOTRON_WEB_SITE, the CLI binary NEMOTRON_AUDIO.
+// `nemotron-audio diarize` writes for the same model and audio; of a sharded Transcribe folder, only the files the
+// diarizer needs may be read; a long file, diarized in the package's worker, must leave the page's thread free (no
+// task of 50 ms or more) and be cancellable; a broken checkpoint and a browser without WebGPU must say what is wrong.
+// Run by scripts/web-page-test.sh: the built site is NEMOTRON_WEB_SITE, the CLI binary NEMOTRON_AUDIO.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join, resolve, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { ASR_SHARD, DIARIZER_SHARD, shardTranscribe } from "./sharded.mjs";
 import { serve } from "./static-server.mjs";
 import { collectErrors, launchChromium, readWav, SAMPLE_RATE, writeWav } from "./support.mjs";
 
@@ -22,8 +23,12 @@ const root = resolve(here, "../../../..");
 const site = process.env.NEMOTRON_WEB_SITE;
 const binary = process.env.NEMOTRON_AUDIO ?? join(root, "target/debug/nemotron-audio");
 const tiny = join(root, "testdata/reference/diar-tiny");
+// A Transcribe checkpoint (an ASR tower, fusion and word-timestamp head beside the diarizer), sharded by the tests.
+const transcribe = join(root, "testdata/reference/tiny-release-chunks");
 const audio = join(tiny, "audio.wav");
 const work = mkdtempSync(join(tmpdir(), "nemotron-web-page-"));
+// tiny-release-chunks' checkpoint in shards (`shardTranscribe`: its language-model shard absent).
+const sharded = join(work, "transcribe");
 // SwiftShader runs WebGPU on the CPU: loading and diarizing take seconds, not milliseconds.
 const SLOW = { timeout: 300_000 };
 let server;
@@ -67,9 +72,10 @@ async function downloaded(page, button) {
   return readFileSync(await download.path(), "utf8");
 }
 
-// A new page, started, and the errors it raises (each test checks there are none).
-async function openPage() {
+// A new page (`setUp(page)` before it starts), started, and the errors it raises (each test checks there are none).
+async function openPage(setUp) {
   const page = await context.newPage();
+  await setUp?.(page);
   const errors = collectErrors(page);
   await page.goto(`${server.origin}/`);
   await page.waitForSelector("body[data-state=idle]", { timeout: 60_000 });
@@ -166,6 +172,7 @@ before(async () => {
   mkdirSync(broken);
   writeFileSync(join(broken, "config.json"), "{ not json");
   copyFileSync(join(tiny, "model.safetensors"), join(broken, "model.safetensors"));
+  shardTranscribe(transcribe, sharded);
   server = await serve([
     ["/models/diar-tiny/", tiny],
     ["/models/broken/", broken],
@@ -229,6 +236,38 @@ test("a checkpoint from chosen files, and from a URL, diarizes a WAV as diarize 
     await p.click("#model-url-load");
   });
   await diarizeMatchesCli(page, tiny);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+// Before the page's scripts run: `window.filesRead` lists the File objects read (by name, in order), and reading
+// `unreadable` throws, as a file the browser cannot read does.
+function watchFileReads(unreadable) {
+  window.filesRead = [];
+  const watch = (prototype, methods, fileOf) => {
+    for (const method of methods) {
+      const original = prototype[method];
+      prototype[method] = function (...args) {
+        const file = fileOf(this, args);
+        if (file instanceof File) {
+          window.filesRead.push(file.name);
+          if (file.name === unreadable) throw new DOMException(`${file.name} cannot be read`, "NotReadableError");
+        }
+        return original.apply(this, args);
+      };
+    }
+  };
+  watch(Blob.prototype, ["stream", "arrayBuffer", "text", "bytes", "slice"], (blob) => blob);
+  const reads = ["readAsArrayBuffer", "readAsBinaryString", "readAsDataURL", "readAsText"];
+  watch(FileReader.prototype, reads, (_, [blob]) => blob);
+}
+
+test("of a sharded Transcribe folder only config.json, the index and the diarizer's shard are read", SLOW, async () => {
+  const { page, errors } = await openPage((p) => p.addInitScript(watchFileReads, ASR_SHARD));
+  await loadModel(page, (p) => p.setInputFiles("#model-folder", sharded));
+  const read = await page.evaluate(() => window.filesRead);
+  assert.deepEqual(read, ["config.json", "model.safetensors.index.json", DIARIZER_SHARD]);
+  await diarizeMatchesCli(page, sharded);
   assert.deepEqual(errors, []);
   await page.close();
 });
