@@ -180,20 +180,8 @@ fn coop_loops(gpu: &Gpu) -> Fallible<()> {
     let operands = gpu.upload_bf16("coop stage loop operands", &[0x3800u16; 256])?;
     for (split, barrier) in [(true, false), (true, true), (false, false), (false, true)] {
         let constants = [("SPLIT", f64::from(u8::from(split))), ("BARRIER", f64::from(u8::from(barrier)))];
-        let kernel = gpu.kernel(&KernelSpec {
-            shader: &COOP_STAGE_LOOP,
-            entry: "coop_stage_loop",
-            constants: &constants,
-            bindings: &[Access::ReadWrite, Access::Read],
-            params: PARAMS,
-        })?;
-        let mut times = Vec::new();
-        for _ in 0..5 {
-            let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
-            rec.dispatch(&kernel, &[&out, &operands], &Params { iterations, mask: 1 }, [workgroups as u32, 1, 1])?;
-            times.push(rec.submit_profiled().block()?.total_ns());
-        }
-        let ns = median(times);
+        let loop_kernel = LoopKernel { shader: &COOP_STAGE_LOOP, entry: "coop_stage_loop", constants: &constants };
+        let ns = time_loop(gpu, loop_kernel, [&out, &operands], Params { iterations, mask: 1 }, workgroups)?;
         // The tile's products per step: 128 × 128 × 16, once or (X split) twice.
         let products = 2.0 * 128.0 * 128.0 * 16.0 * if split { 2.0 } else { 1.0 };
         let flops = products * iterations as f64 * workgroups as f64;
@@ -209,6 +197,33 @@ fn coop_loops(gpu: &Gpu) -> Fallible<()> {
     Ok(())
 }
 
+/// One of the loop shaders here, with its override constants.
+#[derive(Clone, Copy)]
+struct LoopKernel<'a> {
+    shader: &'static Shader,
+    entry: &'static str,
+    constants: &'a [(&'static str, f64)],
+}
+
+/// Median GPU time of one dispatch of `workgroups` of a loop kernel (output, operands) over 5 submissions.
+fn time_loop(
+    gpu: &Gpu,
+    LoopKernel { shader, entry, constants }: LoopKernel<'_>,
+    buffers: [&gpu_core::GpuBuffer; 2],
+    params: Params,
+    workgroups: usize,
+) -> Fallible<f64> {
+    let bindings = &[Access::ReadWrite, Access::Read];
+    let kernel = gpu.kernel(&KernelSpec { shader, entry, constants, bindings, params: PARAMS })?;
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
+        rec.dispatch(&kernel, &buffers, &params, [workgroups as u32, 1, 1])?;
+        times.push(rec.submit_profiled().block()?.total_ns());
+    }
+    Ok(median(times))
+}
+
 /// The f16 tensor-core rate of a register-only loop: 132 × 8 workgroups of 4 subgroups, 8 products per iteration.
 fn coop_loop(gpu: &Gpu) -> Fallible<()> {
     let (workgroups, iterations) = (132 * 8, 4096u32);
@@ -216,20 +231,8 @@ fn coop_loop(gpu: &Gpu) -> Fallible<()> {
     let out = gpu.zeros("coop loop out", subgroups * 256)?;
     // f16 0.5 and 0.25: the products stay exact and finite.
     let operands = gpu.upload_bf16("coop loop operands", &[[0x3800u16; 256], [0x3400u16; 256]].concat())?;
-    let kernel = gpu.kernel(&KernelSpec {
-        shader: &COOP_LOOP,
-        entry: "coop_loop",
-        constants: &[],
-        bindings: &[Access::ReadWrite, Access::Read],
-        params: PARAMS,
-    })?;
-    let mut times = Vec::new();
-    for _ in 0..5 {
-        let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
-        rec.dispatch(&kernel, &[&out, &operands], &Params { iterations, mask: 0 }, [workgroups as u32, 1, 1])?;
-        times.push(rec.submit_profiled().block()?.total_ns());
-    }
-    let ns = median(times);
+    let loop_kernel = LoopKernel { shader: &COOP_LOOP, entry: "coop_loop", constants: &[] };
+    let ns = time_loop(gpu, loop_kernel, [&out, &operands], Params { iterations, mask: 0 }, workgroups)?;
     let flops = 2.0 * 16.0 * 16.0 * 16.0 * 8.0 * iterations as f64 * subgroups as f64;
     println!(
         "coop-matrix loop (16x16x16 f16->f32, registers only): {:.3} ms, {:.1} TFLOP/s",
