@@ -31,12 +31,13 @@ fn shader(matrices: Matrices) -> &'static Shader {
 
 /// Tile configurations `Auto` chooses from: the first that fits the device with the weight's operands. On the H200
 /// the largest tiles were the fastest for every product shape of the towers once split-k fills the grid
-/// ([`auto_slices`](crate::gemm::auto_slices)); smaller tiles with the same grid ran 1.2–2× slower (`examples/ceilings.rs`,
-/// see docs/performance.md), so those are not candidates. Two 16-steps per stage halve the stages, each of which waits
-/// on its loads' latency: at the largest tiles they fit 48 KiB of workgroup memory with X rounded only, and there they
-/// made every product of the towers 1.3–1.8× faster. Eight staging subgroups beside the eight multiplying ones made
-/// every GEMM of the towers 8–24 % faster than the multiplying subgroups staging themselves (one kernel timed alone,
-/// docs/performance.md); the tiles without them are for devices that allow fewer than 512 invocations per workgroup.
+/// ([`auto_slices`](crate::gemm::auto_slices)); smaller tiles with the same grid ran 1.2–2× slower
+/// (`examples/ceilings.rs`, see docs/performance.md), so those are not candidates. Two 16-steps per stage halve the
+/// stages, each of which waits on its loads' latency: at the largest tiles they fit 48 KiB of workgroup memory with X
+/// rounded only, and there they made every product of the towers 1.3–1.8× faster. Eight staging subgroups beside the
+/// eight multiplying ones made every GEMM of the towers 8–24 % faster than the multiplying subgroups staging
+/// themselves (one kernel timed alone, docs/performance.md); the tiles without them are for devices that allow fewer
+/// than 512 invocations per workgroup.
 pub const TILE_CANDIDATES: [Tiles; 5] = [
     Tiles { subgroups_m: 4, subgroups_n: 2, stage_steps: 2, producers: 8 },
     Tiles { subgroups_m: 4, subgroups_n: 2, stage_steps: 1, producers: 8 },
