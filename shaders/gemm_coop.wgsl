@@ -64,6 +64,9 @@ override STAGE_K: u32 = 16u;
 override PRODUCERS: u32 = 8u;
 // X split into hi and lo halves (f32-accurate), or rounded to one f16 (see the precision note).
 override SPLIT: bool = true;
+// Stage buffers in workgroup memory: 2 (the next stage is stored while this one is multiplied), or 1 where two do
+// not fit (the next stage waits in the staging invocations' registers, stored between two barriers).
+override BUFFERS: u32 = 2u;
 
 const ROW_THREADS: u32 = 64u;
 var<workgroup> row_max: array<f32, ROW_THREADS>;
@@ -105,9 +108,9 @@ override TILE_N: u32 = SG_N * 4u * T;
 override STAGED_X: u32 = select(1u, 2u, SPLIT) * TILE_M;
 override STAGE_ROWS: u32 = STAGED_X + TILE_N;
 override ROW_ELEMS: u32 = STAGE_K + 8u;
-// Two stage buffers, as groups of four f16 (every row and operand starts on a group): a staged group is one 8-byte
+// BUFFERS stage buffers, as groups of four f16 (every row and operand starts on a group): a staged group is one 8-byte
 // store, and `coopLoad` reads through a pointer to the group, its stride counted in groups (ROW_ELEMS / 4).
-override TILES_LEN: u32 = 2u * STAGE_ROWS * ROW_ELEMS / 4u;
+override TILES_LEN: u32 = BUFFERS * STAGE_ROWS * ROW_ELEMS / 4u;
 var<workgroup> tiles: array<vec4<f16>, TILES_LEN>;
 // One T×T f32 epilogue tile per subgroup. (An array's length must name an override, not be an expression of one:
 // naga 30 panics on the nameless override it would make.)
@@ -292,33 +295,59 @@ fn gemm_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
             row_scale[i] = scales[min(wid.y * TILE_M + row, p.n - 1u)].x;
         }
         stage_load(stager, k0, k_end, wid, &loads);
-        stage_store(stager, 0u, &loads, &row_scale);
     }
-    workgroupBarrier();
-    for (var s = 0u; s < stages; s++) {
-        let cur = (s % 2u) * stage_elems;
-        let more = s + 1u < stages;
-        let next = k0 + (s + 1u) * STAGE_K;
-        // Three disjoint paths, not one path with the roles as conditions: written as `load if staging; multiply if
-        // multiplying; store if staging`, the driver kept the staging registers live across the products and the
-        // kernel ran 152 µs instead of 124 (fc1, H200).
-        if PRODUCERS == 0u {
-            if more {
+    if BUFFERS == 1u {
+        for (var s = 0u; s < stages; s++) {
+            if staging {
+                stage_store(stager, 0u, &loads, &row_scale);
+            }
+            workgroupBarrier();
+            let more = s + 1u < stages;
+            let next = k0 + (s + 1u) * STAGE_K;
+            // The next stage's loads are in flight while this one is multiplied, and stored once every subgroup
+            // has read it (the second barrier).
+            if PRODUCERS == 0u {
+                if more {
+                    stage_load(stager, next, k_end, wid, &loads);
+                }
+                multiply_stage(0u, hi, lo, wr, &a);
+            } else if multiplies {
+                multiply_stage(0u, hi, lo, wr, &a);
+            } else if more {
                 stage_load(stager, next, k_end, wid, &loads);
             }
-            multiply_stage(cur, hi, lo, wr, &a);
-            if more {
+            workgroupBarrier();
+        }
+    } else {
+        if staging {
+            stage_store(stager, 0u, &loads, &row_scale);
+        }
+        workgroupBarrier();
+        for (var s = 0u; s < stages; s++) {
+            let cur = (s % 2u) * stage_elems;
+            let more = s + 1u < stages;
+            let next = k0 + (s + 1u) * STAGE_K;
+            // Three disjoint paths, not one path with the roles as conditions: written as `load if staging;
+            // multiply if multiplying; store if staging`, the driver kept the staging registers live across the
+            // products and the kernel ran 152 µs instead of 124 (fc1, H200).
+            if PRODUCERS == 0u {
+                if more {
+                    stage_load(stager, next, k_end, wid, &loads);
+                }
+                multiply_stage(cur, hi, lo, wr, &a);
+                if more {
+                    stage_store(stager, stage_elems - cur, &loads, &row_scale);
+                }
+            } else if multiplies {
+                multiply_stage(cur, hi, lo, wr, &a);
+            } else if more {
+                stage_load(stager, next, k_end, wid, &loads);
                 stage_store(stager, stage_elems - cur, &loads, &row_scale);
             }
-        } else if multiplies {
-            multiply_stage(cur, hi, lo, wr, &a);
-        } else if more {
-            stage_load(stager, next, k_end, wid, &loads);
-            stage_store(stager, stage_elems - cur, &loads, &row_scale);
+            // Publishes the next stage's buffer, and keeps its stores (next iteration) off this stage's buffer
+            // until every subgroup has read it.
+            workgroupBarrier();
         }
-        // Publishes the next stage's buffer, and keeps its stores (next iteration) off this stage's buffer until
-        // every subgroup has read it.
-        workgroupBarrier();
     }
 
     // Staging subgroups take part in the epilogue's barriers only.

@@ -70,12 +70,14 @@ impl Operands {
     }
 }
 
-/// A tile configuration on a device, for X taken as `operands`.
+/// A tile configuration on a device, for X taken as `operands`, with `buffers` stage buffers in workgroup memory
+/// (two where they fit, else one).
 #[derive(Clone, Copy, Debug)]
 struct Tiling {
     tiles: Tiles,
     matrices: Matrices,
     operands: Operands,
+    buffers: usize,
 }
 
 impl Tiling {
@@ -107,11 +109,11 @@ impl Tiling {
         self.multipliers() + self.tiles.producers as usize * self.matrices.subgroup
     }
 
-    /// Workgroup memory: two stage buffers of (2·rows + cols) rows (rows + cols where X is rounded) of stage_k + 8
+    /// Workgroup memory: the stage buffers, each (2·rows + cols) rows (rows + cols where X is rounded) of stage_k + 8
     /// f16, and one T×T f32 epilogue tile per subgroup.
     fn workgroup_bytes(self) -> usize {
         let t = self.matrices.t;
-        2 * (self.operands.x_rows() * self.rows() + self.cols()) * (self.stage_k() + 8) * 2
+        self.buffers * (self.operands.x_rows() * self.rows() + self.cols()) * (self.stage_k() + 8) * 2
             + (self.tiles.subgroups_m * self.tiles.subgroups_n) as usize * t * t * 4
     }
 
@@ -152,6 +154,7 @@ impl Tiling {
             ("STAGE_K", self.stage_k() as f64),
             ("PRODUCERS", self.tiles.producers as f64),
             ("SPLIT", if self.operands == Operands::Split { 1.0 } else { 0.0 }),
+            ("BUFFERS", self.buffers as f64),
         ]);
         constants
     }
@@ -161,10 +164,12 @@ impl Tiling {
 /// kernel at all.
 fn tiling(profile: &DeviceProfile, (kernel, operands): (TensorCoreKernel, Operands)) -> Option<Tiling> {
     let matrices = Matrices::of(profile)?;
-    let on_device = |tiles| Tiling { tiles, matrices, operands };
+    let on_device = |tiles| {
+        [2, 1].into_iter().map(|buffers| Tiling { tiles, matrices, operands, buffers }).find(|t| t.fits(profile))
+    };
     match kernel {
-        TensorCoreKernel::Tiles(tiles) => Some(on_device(tiles)).filter(|t| t.fits(profile)),
-        TensorCoreKernel::Auto => TILE_CANDIDATES.into_iter().map(on_device).find(|t| t.fits(profile)),
+        TensorCoreKernel::Tiles(tiles) => on_device(tiles),
+        TensorCoreKernel::Auto => TILE_CANDIDATES.into_iter().find_map(on_device),
     }
 }
 
@@ -257,10 +262,12 @@ pub(super) fn variants() -> Vec<KernelVariant> {
     for matrices in Matrices::USUAL {
         let shader = shader(matrices);
         variants.push(KernelVariant::from(&spec(shader, "row_scales", &[])));
-        for (tiles, operands) in
-            TILE_CANDIDATES.into_iter().flat_map(|t| [(t, Operands::Split), (t, Operands::Rounded)])
+        for (tiles, operands, buffers) in TILE_CANDIDATES
+            .into_iter()
+            .flat_map(|t| [(t, Operands::Split), (t, Operands::Rounded)])
+            .flat_map(|(t, o)| [(t, o, 2), (t, o, 1)])
         {
-            let tiling = Tiling { tiles, matrices, operands };
+            let tiling = Tiling { tiles, matrices, operands, buffers };
             for epilogue in EpilogueKind::all() {
                 variants.push(KernelVariant::from(&spec(shader, "gemm_coop", &tiling.constants(epilogue, false))));
             }
@@ -372,12 +379,12 @@ mod tests {
     #[test]
     fn the_profile_sets_the_tiles_and_the_grid() {
         let tiles = |profile: &DeviceProfile, operands| {
-            tiling(profile, (TensorCoreKernel::Auto, operands)).map(|t| (t.tiles, t.matrices))
+            tiling(profile, (TensorCoreKernel::Auto, operands)).map(|t| (t.tiles, t.matrices, t.buffers))
         };
-        assert_eq!(tiles(&h200(), Operands::Split), Some((TILE_CANDIDATES[1], Matrices::USUAL[0])));
-        assert_eq!(tiles(&h200(), Operands::Rounded), Some((TILE_CANDIDATES[0], Matrices::USUAL[0])));
+        assert_eq!(tiles(&h200(), Operands::Split), Some((TILE_CANDIDATES[0], Matrices::USUAL[0], 1)));
+        assert_eq!(tiles(&h200(), Operands::Rounded), Some((TILE_CANDIDATES[0], Matrices::USUAL[0], 2)));
         for operands in [Operands::Split, Operands::Rounded] {
-            assert_eq!(tiles(&lavapipe(4), operands), Some((TILE_CANDIDATES[0], Matrices::USUAL[1])));
+            assert_eq!(tiles(&lavapipe(4), operands), Some((TILE_CANDIDATES[0], Matrices::USUAL[1], 2)));
         }
         assert_eq!(FULL_GRID.on(&h200()), 128);
         assert_eq!(FULL_GRID.on(&lavapipe(4)), 4);
@@ -409,10 +416,12 @@ mod tests {
             let mut validator =
                 naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
             let info = validator.validate(&module).expect("gemm_coop validates");
-            for (tiles, operands) in
-                TILE_CANDIDATES.into_iter().flat_map(|t| [(t, Operands::Split), (t, Operands::Rounded)])
+            for (tiles, operands, buffers) in TILE_CANDIDATES
+                .into_iter()
+                .flat_map(|t| [(t, Operands::Split), (t, Operands::Rounded)])
+                .flat_map(|(t, o)| [(t, o, 2), (t, o, 1)])
             {
-                let tiling = Tiling { tiles, matrices, operands };
+                let tiling = Tiling { tiles, matrices, operands, buffers };
                 let constants: naga::back::PipelineConstants = tiling
                     .constants(EpilogueKind::of(&Epilogue::default()), false)
                     .into_iter()
@@ -433,7 +442,8 @@ mod tests {
                     .map(|(_, var)| layouter[var.ty].size as usize)
                     .sum();
                 assert_eq!(bytes, tiling.workgroup_bytes(), "{tiling:?}");
-                let split_misses = operands == Operands::Split && tiles == TILE_CANDIDATES[0] && matrices.t == 16;
+                let split_misses =
+                    buffers == 2 && operands == Operands::Split && tiles == TILE_CANDIDATES[0] && matrices.t == 16;
                 assert_eq!(bytes <= 48 << 10, !split_misses, "{tiling:?}: {bytes} bytes");
             }
         }
