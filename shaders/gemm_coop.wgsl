@@ -29,8 +29,11 @@
 // the H200 (fc1, 600 × 5120 × 1280): a subgroup's instructions run in order and the driver does not keep those loads
 // ahead of the products, so staging and products add up (170 µs); eight staging subgroups beside the eight
 // multiplying ones overlap them (124 µs, 128 registers per invocation, one workgroup per multiprocessor).
-// Staging subgroups that also prefetched the stage after next into registers were slower (169 µs). The epilogue
-// stages one T×T accumulator per multiplying subgroup in workgroup memory at a time.
+// Staging subgroups that also prefetched the stage after next into registers were slower (169 µs). Where two stage
+// buffers do not fit (BUFFERS = 1: 32-deep stages with X split in 48 KiB), the next stage's loads are issued while
+// this one is multiplied and wait in registers until a second barrier frees the buffer: two barriers per stage, as
+// many per k as two 16-deep buffers, with twice the loads in flight. The epilogue stages one T×T accumulator per
+// multiplying subgroup in workgroup memory at a time.
 
 struct Params {
     n: u32,

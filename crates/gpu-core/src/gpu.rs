@@ -43,6 +43,9 @@ pub struct GpuOptions {
     /// Caps `max_storage_buffer_binding_size` below the adapter's (rounded down to whole words):
     /// the device then behaves like a smaller one, e.g. to check that work is split to fit.
     pub max_storage_binding_size: Option<u64>,
+    /// Caps `max_compute_workgroup_storage_size` below the adapter's: kernels that size their tiles by the workgroup
+    /// memory choose as on a device with less, e.g. to run a smaller device's variants on this one.
+    pub max_workgroup_storage_size: Option<u32>,
 }
 
 impl Default for GpuOptions {
@@ -56,6 +59,7 @@ impl Default for GpuOptions {
             label: "gpu-core".to_string(),
             masked_capabilities: Vec::new(),
             max_storage_binding_size: None,
+            max_workgroup_storage_size: None,
         }
     }
 }
@@ -108,6 +112,9 @@ impl Gpu {
         let mut limits = adapter.limits();
         if let Some(cap) = options.max_storage_binding_size {
             limits.max_storage_buffer_binding_size = limits.max_storage_buffer_binding_size.min(cap / 4 * 4);
+        }
+        if let Some(cap) = options.max_workgroup_storage_size {
+            limits.max_compute_workgroup_storage_size = limits.max_compute_workgroup_storage_size.min(cap);
         }
         let experimental = if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
             // SAFETY: the experimental feature is only used by kernels that are validated against

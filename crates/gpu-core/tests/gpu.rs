@@ -164,6 +164,14 @@ fn a_smaller_binding_limit_can_be_asked_for() {
 }
 
 #[test]
+fn a_smaller_workgroup_memory_limit_can_be_asked_for() {
+    let options = GpuOptions { max_workgroup_storage_size: Some(8 << 10), ..GpuOptions::default() };
+    let small = Gpu::with_options(&options).block().unwrap();
+    assert_eq!(small.limits().max_compute_workgroup_storage_size, 8 << 10);
+    assert_eq!(small.profile().limits.max_compute_workgroup_storage_size, 8 << 10, "launchers size tiles by it");
+}
+
+#[test]
 fn a_lost_device_gives_device_lost_errors_not_panics() {
     // Its own context: the loss is permanent.
     let gpu = Gpu::new().block().unwrap();

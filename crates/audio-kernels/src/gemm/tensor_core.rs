@@ -33,8 +33,10 @@ fn shader(matrices: Matrices) -> &'static Shader {
 /// the largest tiles were the fastest for every product shape of the towers once split-k fills the grid
 /// ([`auto_slices`](crate::gemm::auto_slices)); smaller tiles with the same grid ran 1.2–2× slower
 /// (`examples/ceilings.rs`, see docs/performance.md), so those are not candidates. Two 16-steps per stage halve the
-/// stages, each of which waits on its loads' latency: at the largest tiles they fit 48 KiB of workgroup memory with X
-/// rounded only, and there they made every product of the towers 1.3–1.8× faster. Eight staging subgroups beside the
+/// stages, each of which waits on its loads' latency: at the largest tiles two such stage buffers fit 48 KiB of
+/// workgroup memory with X rounded, and there they made every product of the towers 1.3–1.8× faster (H200). With X
+/// split only one fits: the next stage then waits in the staging invocations' registers, and the large products ran
+/// 1.1–1.3× faster than with two 16-deep buffers, the ASR chunk 4 % (H100). Eight staging subgroups beside the
 /// eight multiplying ones made every GEMM of the towers 8–24 % faster than the multiplying subgroups staging
 /// themselves (one kernel timed alone, docs/performance.md); the tiles without them are for devices that allow fewer
 /// than 512 invocations per workgroup.
@@ -373,9 +375,10 @@ mod tests {
         assert_eq!(fewest_waves(152, 1280, 2, lavapipe(4).compute_units.count), 1);
     }
 
-    /// The H200 keeps the measured choices: the largest tiles on 16×16 matrices, two steps per stage where they fit
-    /// (X rounded), 128 workgroups filling it, and the towers' products split as before; a CPU adapter (8×8
-    /// matrices: two steps per stage fit with X split too) and an unknown GPU, with far fewer units, split less.
+    /// The H200 keeps the measured choices: the largest tiles on 16×16 matrices with two steps per stage, double
+    /// buffered with X rounded and single with X split, 128 workgroups filling it, and the towers' products split as
+    /// before; a CPU adapter (8×8 matrices: two buffers fit with X split too) and an unknown GPU, with far fewer
+    /// units, split less.
     #[test]
     fn the_profile_sets_the_tiles_and_the_grid() {
         let tiles = |profile: &DeviceProfile, operands| {
@@ -386,6 +389,16 @@ mod tests {
         for operands in [Operands::Split, Operands::Rounded] {
             assert_eq!(tiles(&lavapipe(4), operands), Some((TILE_CANDIDATES[0], Matrices::USUAL[1], 2)));
         }
+        // Less workgroup memory (8×8 matrices): one stage buffer where two do not fit, then smaller tiles.
+        let capped = |bytes: u32| {
+            let mut profile = lavapipe(4);
+            profile.limits.max_compute_workgroup_storage_size = bytes;
+            profile
+        };
+        assert_eq!(tiles(&capped(16 << 10), Operands::Split), Some((TILE_CANDIDATES[0], Matrices::USUAL[1], 1)));
+        assert_eq!(tiles(&capped(16 << 10), Operands::Rounded), Some((TILE_CANDIDATES[0], Matrices::USUAL[1], 2)));
+        assert_eq!(tiles(&capped(8 << 10), Operands::Split), Some((TILE_CANDIDATES[1], Matrices::USUAL[1], 1)));
+        assert_eq!(tiles(&capped(8 << 10), Operands::Rounded), Some((TILE_CANDIDATES[0], Matrices::USUAL[1], 1)));
         assert_eq!(FULL_GRID.on(&h200()), 128);
         assert_eq!(FULL_GRID.on(&lavapipe(4)), 4);
         assert_eq!(FULL_GRID.on(&unknown()), 16);
