@@ -26,7 +26,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
-use nemotron_engine::{Channel, EngineOptions, Gpu, Precision};
+use nemotron_engine::{Channel, EngineOptions, Gpu, ModelParts, Precision};
 
 use crate::failure::Failure;
 
@@ -277,16 +277,18 @@ fn run(cli: &Cli) -> Result<(), Failure> {
                 format: segments.batch_format(),
                 speakers: speakers.as_deref(),
             };
-            batch::run(&settings, input, batch, job)
+            batch::run(&settings.diarizer_only(), input, batch, job)
         }
         Command::Diarize { input, out, plot, segments, speakers, stream, .. } => {
             let outputs = encode::DiarizeOutputs { out: out.as_deref(), plot: plot.as_deref() };
             match stream.stream {
-                true => stream::diarize(&settings, input, &outputs, segments, stream, speakers.as_deref()),
-                false => encode::diarize(&settings, input, &outputs, segments, speakers.as_deref()),
+                true => {
+                    stream::diarize(&settings.diarizer_only(), input, &outputs, segments, stream, speakers.as_deref())
+                }
+                false => encode::diarize(&settings.diarizer_only(), input, &outputs, segments, speakers.as_deref()),
             }
         }
-        Command::Enroll(args) => enroll::enroll(&settings, args),
+        Command::Enroll(args) => enroll::enroll(&settings.diarizer_only(), args),
         Command::Score(args) => score::run(args),
         Command::Serve(args) => serve::serve(&settings, args),
         Command::Download { id } => model::download(&settings, id),
@@ -320,6 +322,15 @@ impl Settings {
 
     fn gpu(&self) -> Result<Gpu, Failure> {
         Ok(nemotron_engine::open_gpu(&self.engine.gpu)?)
+    }
+
+    /// These settings for a command that runs the diarizer alone (`diarize`, `enroll`): a Transcribe checkpoint then
+    /// loads only its diarizer's tensors (no ASR tower, head or projector on the GPU), and a Hub id fetches only the
+    /// shards that hold them.
+    fn diarizer_only(&self) -> Self {
+        let mut engine = self.engine.clone();
+        engine.model.parts = ModelParts::Diarizer;
+        Self { engine, quiet: self.quiet }
     }
 }
 
