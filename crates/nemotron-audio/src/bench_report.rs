@@ -125,6 +125,14 @@ fn line(event: &BenchEvent<'_>) -> String {
         BenchEvent::PeakMemory { bytes } => {
             format!("peak GPU memory (buffers of this process): {:.2} GiB", *bytes as f64 / GIB)
         }
+        BenchEvent::BatchedAgainstAlone { recordings, relative, identical } => format!(
+            "corpus: a recording side by side with {} other(s) against alone: speaker logits {}",
+            recordings - 1,
+            match identical {
+                true => "bit-identical".to_string(),
+                false => format!("differ by {relative:.2e} (relative Frobenius)"),
+            }
+        ),
     }
 }
 

@@ -95,6 +95,16 @@ pub enum BenchEvent<'a> {
         /// Largest number of bytes of GPU buffers this process held.
         bytes: u64,
     },
+    /// A recording of the corpus diarized side by side with others against alone: where the split of the narrow
+    /// products along k and the attention's key split follow the batch's rows, its sums run in another order.
+    BatchedAgainstAlone {
+        /// Recordings side by side.
+        recordings: usize,
+        /// Relative Frobenius difference of the speaker logits, batched against alone.
+        relative: f64,
+        /// Whether the logits are the same bits.
+        identical: bool,
+    },
 }
 
 /// One measured case.
@@ -435,7 +445,7 @@ const CORPUS_REPEATS: usize = 3;
 /// The corpus case: the features of `corpus.files` recordings (one synthetic recording's, copied: the GPU's work does
 /// not depend on the values), diarized with `corpus.batch` recordings side by side, then the whole module over each
 /// recording in turn (no batching across recordings there yet). Wall time from features to outputs, median of
-/// [`CORPUS_REPEATS`] runs after one warm-up.
+/// [`CORPUS_REPEATS`] runs after one warm-up; then the first recording's logits side by side against alone.
 fn corpus_case(
     model: &AudioModel,
     corpus: Corpus,
@@ -469,6 +479,31 @@ fn corpus_case(
         }
         Ok(())
     })?;
+    let first_logits = |recordings: usize| -> Result<Vec<f32>> {
+        let mut batch = diarizer.batch(&BatchLimits { max_recordings: recordings, max_rows: None });
+        for _ in 0..recordings {
+            batch.add(features.clone());
+        }
+        let mut first = Vec::new();
+        while !batch.is_empty() {
+            for (number, output) in batch.step(&mut |_, _, _| {}).block() {
+                let output = output?;
+                if number == 0 {
+                    first = output.speaker_logits;
+                }
+            }
+        }
+        Ok(first)
+    };
+    let recordings = limits.max_recordings.min(corpus.files);
+    let (batched, alone) = (first_logits(recordings)?, first_logits(1)?);
+    let squares = |values: &mut dyn Iterator<Item = f64>| values.map(|v| v * v).sum::<f64>().sqrt();
+    let difference = squares(&mut batched.iter().zip(&alone).map(|(&a, &b)| f64::from(a) - f64::from(b)));
+    report(BenchEvent::BatchedAgainstAlone {
+        recordings,
+        relative: difference / squares(&mut alone.iter().map(|&v| f64::from(v))).max(f64::MIN_POSITIVE),
+        identical: batched.iter().map(|v| v.to_bits()).eq(alone.iter().map(|v| v.to_bits())),
+    });
     let audio_seconds = Some(corpus.files as f64 * f64::from(corpus.seconds));
     let measured = |case: String, wall_ms: f64| Measurement {
         name: case,
