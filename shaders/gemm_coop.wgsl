@@ -1,8 +1,9 @@
 // Linear layer on cooperative matrices (tensor cores), f32-accurate: Y = act(X · Wᵀ + bias), or += with ACCUMULATE,
 // or, with PARTIALS, the raw product of one slice of k into partials[z] (split-k: the slices are summed, in order, by
-// whoever consumes them, so the result is deterministic). Same layout and epilogue as gemm.wgsl, except W: on this
-// path it is stored as f16, the exact image W·2^s of the bf16 weights (checked on the host at upload), with its rows
-// padded to a multiple of 128 by zeros. k is a multiple of T.
+// whoever consumes them, so the result is deterministic; with STREAM the slices hold stream-k's pieces instead).
+// Same layout and epilogue as gemm.wgsl, except W: on this path it is stored as f16, the exact image W·2^s of the
+// bf16 weights (checked on the host at upload), with its rows padded to a multiple of 128 by zeros. k is a multiple
+// of T.
 //
 // Written for T×T×T f16→f32 cooperative matrices of either size the file that includes this one chooses
 // (`gemm_coop16.wgsl`: T = 16, e.g. NVIDIA and AMD; `gemm_coop8.wgsl`: T = 8, e.g. Mesa's lavapipe): that file
@@ -43,6 +44,8 @@ struct Params {
     k_split: u32,
     // 2^-s for the weight's scale 2^s.
     w_unscale: f32,
+    // With STREAM: the slices of the partial products (the most pieces a tile is cut into).
+    slots: u32,
 }
 
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
@@ -58,6 +61,8 @@ override ACTIVATION: u32 = 0u;  // read by `activate` (gemm_epilogue.wgsl)
 override ACCUMULATE: bool = false;
 // Write the raw product of this workgroup's k slice to y[z·n·m + …] (no bias, activation or accumulation).
 override PARTIALS: bool = false;
+// With PARTIALS: stream-k (see `gemm_coop`) instead of one workgroup per tile and slice of k.
+override STREAM: bool = false;
 // Lanes per subgroup: the launcher uses this path only where the subgroup size is fixed.
 override SUBGROUP: u32 = 32u;
 override SG_M: u32 = 4u;
@@ -265,7 +270,54 @@ fn multiply_stage(cur: u32, hi: vec2<u32>, lo: vec2<u32>, wr: vec4<u32>, a: ptr<
 }
 
 @compute @workgroup_size((SG_M * SG_N + PRODUCERS) * SUBGROUP)
-fn gemm_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+fn gemm_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+             @builtin(local_invocation_index) t: u32) {
+    if !STREAM {
+        let k0 = wid.z * p.k_split;
+        tile_product(wid, k0, min(k0 + p.k_split, p.k), t);
+        return;
+    }
+    // Stream-k: the tiles' stages laid end to end, row-major over the tiles, and cut into one even share per
+    // workgroup. A share covers the end of one tile, whole tiles and the start of another; each piece of a tile
+    // goes to the slot numbered by the cuts before it within the tile, and the workgroup that finishes a tile zeroes
+    // the slots past its piece, so the consumer adds `slots` slices as it adds split-k's.
+    let tiles_x = (p.m + TILE_N - 1u) / TILE_N;
+    let per_tile = (p.k + STAGE_K - 1u) / STAGE_K;
+    let total = tiles_x * ((p.n + TILE_M - 1u) / TILE_M) * per_tile;
+    let units = groups.x;
+    let end = (wid.x + 1u) * total / units;
+    for (var g = wid.x * total / units; g < end;) {
+        let tile = g / per_tile;
+        let s0 = g % per_tile;
+        let s1 = min(per_tile, s0 + end - g);
+        // The workgroup whose share holds the tile's first stage (the largest u with u·total/units ≤ that stage).
+        let first = ((tile * per_tile + 1u) * units - 1u) / total;
+        let slot = wid.x - first;
+        tile_product(vec3(tile % tiles_x, tile / tiles_x, slot), s0 * STAGE_K, min(s1 * STAGE_K, p.k), t);
+        if s1 == per_tile {
+            zero_slots(vec2(tile % tiles_x, tile / tiles_x), slot + 1u, t);
+        }
+        g += s1 - s0;
+    }
+}
+
+// Zeros slots `first`, … of the partial products at a tile (stream-k: the tile had fewer pieces).
+fn zero_slots(tile: vec2<u32>, first: u32, t: u32) {
+    let threads = (SG_M * SG_N + PRODUCERS) * SUBGROUP;
+    for (var z = first; z < p.slots; z++) {
+        for (var e = t; e < TILE_M * TILE_N; e += threads) {
+            let r = tile.y * TILE_M + e / TILE_N;
+            let c = tile.x * TILE_N + e % TILE_N;
+            if r < p.n && c < p.m {
+                y[(z * p.n + r) * p.m + c] = 0.0;
+            }
+        }
+    }
+}
+
+// The product of X's rows and W's rows of tile `wid.xy` over k in [k0, k_end), written to slice `wid.z` (with
+// PARTIALS) or through the epilogue.
+fn tile_product(wid: vec3<u32>, k0: u32, k_end: u32, t: u32) {
     let multipliers = SG_M * SG_N * SUBGROUP;
     let multiplies = t < multipliers;
     var stager = Stager(t, multipliers);
@@ -279,8 +331,6 @@ fn gemm_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     let sn = sg % SG_N;
     let row0 = wid.y * TILE_M + sm * 2u * T;
     let col0 = wid.x * TILE_N + sn * 4u * T;
-    let k0 = wid.z * p.k_split;
-    let k_end = min(k0 + p.k_split, p.k);
     // This subgroup's operand rows within a stage buffer, in f16.
     let hi = vec2(sm * 2u * T, sm * 2u * T + T) * ROW_ELEMS;
     let lo = hi + vec2(TILE_M * ROW_ELEMS);

@@ -8,8 +8,8 @@
 //! - attention on the towers' shapes: the f32 kernel with its keys split among 1 or 2 workgroups per query block,
 //!   the tensor-core kernel with 2 or 4 subgroups per workgroup and its keys split among 1 to 4 workgroups.
 //!
-//! - the split-k products and their consumer: each shape on the tensor cores in 1 to 8 slices of k, and the residual
-//!   LayerNorm that adds them, against what `auto_slices` and `wave_slices` pick.
+//! - the split-k products and their consumer: each shape on the tensor cores in 1 to 8 slices of k and cut by
+//!   stream-k, and the residual LayerNorm that adds them, against what `auto_slices` and `wave_slices` pick.
 //!
 //! `cargo run --release -p audio-kernels --example ceilings [coop|gemm|attention|slices]` (one sweep only; environment:
 //! `WGPU_ADAPTER_NAME`, `WGPU_BACKEND`, as the tests read them). On an adapter without f16 16×16×16 cooperative
@@ -17,7 +17,7 @@
 
 use audio_kernels::attention::tensor_core;
 use audio_kernels::attention::{KeySplits, attention_split};
-use audio_kernels::gemm::{auto_slices, gemm_partials, tensor_cores_available, wave_slices};
+use audio_kernels::gemm::{KSplit, auto_slices, gemm_partials, tensor_cores_available, wave_slices};
 use audio_kernels::random::Rng;
 use audio_kernels::{
     AttentionShape, Epilogue, GemmShape, LAYER_NORM_EPS, LayerNormParams, MatmulOptions, Precision, Residual,
@@ -329,13 +329,13 @@ fn gemm_sweep(gpu: &Gpu) -> Fallible<()> {
         };
         let f32_weight =
             Weight::upload(gpu, "w", &bits, m, k, &MatmulOptions { precision: Precision::F32, ..Default::default() })?;
-        report("f32".into(), time_gemm(gpu, &x, &f32_weight, &y, GemmShape { n, m, k }, 1)?);
+        report("f32".into(), time_gemm(gpu, &x, &f32_weight, &y, GemmShape { n, m, k }, None)?);
         let mut kernels = vec![TensorCoreKernel::Auto];
         kernels.extend(TILES.iter().map(|&(subgroups_m, subgroups_n, stage_steps, producers)| {
             TensorCoreKernel::Tiles(Tiles { subgroups_m, subgroups_n, stage_steps, producers })
         }));
         for (kernel, precision) in kernels.into_iter().flat_map(|k| [(k, Precision::Auto), (k, Precision::Fast)]) {
-            let options = MatmulOptions { precision, tensor_core_kernel: kernel };
+            let options = MatmulOptions { precision, tensor_core_kernel: kernel, k_split: KSplit::Slices };
             let weight = Weight::upload(gpu, "w", &bits, m, k, &options)?;
             if !weight.path().on_tensor_cores() {
                 continue;
@@ -345,12 +345,12 @@ fn gemm_sweep(gpu: &Gpu) -> Fallible<()> {
                 TensorCoreKernel::Tiles(t) => t.to_string(),
             };
             let label = format!("{} {tiles}", if precision == Precision::Fast { "fast" } else { "tc" });
-            report(label.clone(), time_gemm(gpu, &x, &weight, &y, GemmShape { n, m, k }, 1)?);
+            report(label.clone(), time_gemm(gpu, &x, &weight, &y, GemmShape { n, m, k }, None)?);
             for slices in [2, 4, 8] {
                 if k / slices >= 256 {
                     report(
                         format!("{label} /{slices}"),
-                        time_gemm(gpu, &x, &weight, &y, GemmShape { n, m, k }, slices)?,
+                        time_gemm(gpu, &x, &weight, &y, GemmShape { n, m, k }, Some(slices))?,
                     );
                 }
             }
@@ -359,23 +359,39 @@ fn gemm_sweep(gpu: &Gpu) -> Fallible<()> {
     Ok(())
 }
 
-/// Each shape on the tensor cores (the device's tiles) in 1 to 8 slices of k (each at least 256 deep), then the
-/// residual LayerNorm adding 1 to 8 slices of an ASR chunk's `[600, 1280]`.
+/// Each shape on the tensor cores (the device's tiles) in 1 to 8 slices of k (each at least 256 deep) and cut by
+/// stream-k, each precision, then the residual LayerNorm adding 1 to 8 slices of an ASR chunk's `[600, 1280]`.
 fn slice_sweep(gpu: &Gpu) -> Fallible<()> {
-    let options = MatmulOptions { precision: Precision::Auto, tensor_core_kernel: TensorCoreKernel::Auto };
+    let options = MatmulOptions { precision: Precision::Auto, k_split: KSplit::Slices, ..Default::default() };
     if !tensor_cores_available(gpu, options) {
         return Ok(());
     }
     let mut rng = Rng::new(13);
     println!("{:<10} {:>5} {:>5} {:>5}  {:>6} {:>9}  picks", "product", "n", "m", "k", "slices", "ms");
     for &(case, n, m, k) in SHAPES {
+        let shape = GemmShape { n, m, k };
         let x = gpu.upload_f32("x", &rng.f32s(n * k, 1.0))?;
-        let weight = Weight::upload(gpu, "w", &rng.bf16s(m * k, 0.05), m, k, &options)?;
-        let y = gpu.zeros("y", 8 * n * m)?;
-        let picks = format!("auto {} wave {}", auto_slices(gpu, &weight, n), wave_slices(gpu, &weight, n, 8));
-        for slices in (1..=8).filter(|&s| s == 1 || k / s >= 256) {
-            let ms = time_gemm(gpu, &x, &weight, &y, GemmShape { n, m, k }, slices)? / 1e6;
-            println!("{case:<10} {n:>5} {m:>5} {k:>5}  {slices:>6} {ms:>9.4}  {picks}");
+        let bits = rng.bf16s(m * k, 0.05);
+        for precision in [Precision::Auto, Precision::Fast] {
+            let options = MatmulOptions { precision, ..options };
+            let weight = Weight::upload(gpu, "w", &bits, m, k, &options)?;
+            let stream = Weight::upload(gpu, "w", &bits, m, k, &MatmulOptions { k_split: KSplit::Stream, ..options })?;
+            let slots = auto_slices(gpu, &stream, n);
+            let y = gpu.zeros("y", slots.max(8) * n * m)?;
+            let default = Weight::upload(gpu, "w", &bits, m, k, &MatmulOptions { k_split: KSplit::Auto, ..options })?;
+            let picks = format!(
+                "auto {} wave {} (default split: {})",
+                auto_slices(gpu, &weight, n),
+                wave_slices(gpu, &weight, n, 8),
+                auto_slices(gpu, &default, n)
+            );
+            let p = if precision == Precision::Fast { "fast" } else { "auto" };
+            for slices in (1..=8).filter(|&s| s == 1 || k / s >= 256) {
+                let ms = time_gemm(gpu, &x, &weight, &y, shape, (slices > 1).then_some(slices))? / 1e6;
+                println!("{case:<10} {n:>5} {m:>5} {k:>5}  {p} {slices:>6} {ms:>9.4}  {picks}");
+            }
+            let ms = time_gemm(gpu, &x, &stream, &y, shape, Some(1))? / 1e6;
+            println!("{case:<10} {n:>5} {m:>5} {k:>5}  {p} stream {slots} {ms:>9.4}");
         }
     }
     let (rows, width) = (600, 1280);
@@ -402,23 +418,23 @@ fn slice_sweep(gpu: &Gpu) -> Fallible<()> {
     Ok(())
 }
 
-/// Median GPU time of one product (`slices` > 1: split into partial products), over submissions of [`REPEATS`].
+/// Median GPU time of one product (with `slices`: split into partial products, as the weight cuts them), over
+/// submissions of [`REPEATS`].
 fn time_gemm(
     gpu: &Gpu,
     x: &gpu_core::GpuBuffer,
     w: &Weight,
     y: &gpu_core::GpuBuffer,
     shape: GemmShape,
-    slices: usize,
+    slices: Option<usize>,
 ) -> Fallible<f64> {
     let mut times = Vec::new();
     for round in 0..4 {
         let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
         for _ in 0..REPEATS {
-            if slices > 1 {
-                gemm_partials(&mut rec, x, w, y, shape, slices)?;
-            } else {
-                gemm(&mut rec, x, w, y, shape, &Epilogue::default())?;
+            match slices {
+                Some(slices) => _ = gemm_partials(&mut rec, x, w, y, shape, slices)?,
+                None => gemm(&mut rec, x, w, y, shape, &Epilogue::default())?,
             }
         }
         let ns = rec.submit_profiled().block()?.total_ns() / REPEATS as f64;

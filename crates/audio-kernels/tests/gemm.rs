@@ -2,7 +2,7 @@
 //! above the 128×64 tile, with odd k (W words straddle rows: the general path) and even k (the word-aligned path);
 //! GELU's accuracy on its own; and the buffer-size errors.
 
-use audio_kernels::gemm::{TILE_CANDIDATES, gemm_partials, tensor_cores_available};
+use audio_kernels::gemm::{KSplit, TILE_CANDIDATES, auto_slices, gemm_partials, tensor_cores_available};
 use audio_kernels::reference;
 use audio_kernels::{
     Activation, Epilogue, GemmShape, LAYER_NORM_EPS, LayerNormParams, MatmulOptions, MatmulPath, Precision,
@@ -224,7 +224,11 @@ fn every_tile_candidate_matches_the_reference() {
     let gpu = test_gpu();
     let seed = fresh_seed();
     let case = Case { bias: true, activation: Activation::Gelu, accumulate: true };
-    let split = |tensor_core_kernel| MatmulOptions { precision: Precision::Auto, tensor_core_kernel };
+    let split = |tensor_core_kernel| MatmulOptions {
+        precision: Precision::Auto,
+        tensor_core_kernel,
+        ..MatmulOptions::default()
+    };
     let available = TILE_CANDIDATES
         .iter()
         .filter(|&&tiles| tensor_cores_available(gpu, split(TensorCoreKernel::Tiles(tiles))))
@@ -233,7 +237,11 @@ fn every_tile_candidate_matches_the_reference() {
     let names: Vec<String> = available.iter().map(|tiles| tiles.to_string()).collect();
     println!("tensor-core tiles on this device: {}", names.join(", "));
     for &&tiles in &available {
-        let options = MatmulOptions { precision: Precision::Auto, tensor_core_kernel: TensorCoreKernel::Tiles(tiles) };
+        let options = MatmulOptions {
+            precision: Precision::Auto,
+            tensor_core_kernel: TensorCoreKernel::Tiles(tiles),
+            ..MatmulOptions::default()
+        };
         for (i, &(n, m, k)) in [(33, 65, 128), (130, 200, 48), (257, 136, 1040)].iter().enumerate() {
             check_on(gpu, &options, case, n, m, k, seed + i as u64);
         }
@@ -253,7 +261,11 @@ fn tilings_with_one_stage_buffer_match_the_reference() {
         let options = GpuOptions { max_workgroup_storage_size: Some(cap), ..nemotron_testkit::test_gpu_options() };
         let small = Gpu::with_options(&options).block().unwrap();
         for (tiles, precision) in TILE_CANDIDATES.iter().flat_map(|&t| [(t, Precision::Auto), (t, Precision::Fast)]) {
-            let options = MatmulOptions { precision, tensor_core_kernel: TensorCoreKernel::Tiles(tiles) };
+            let options = MatmulOptions {
+                precision,
+                tensor_core_kernel: TensorCoreKernel::Tiles(tiles),
+                ..MatmulOptions::default()
+            };
             if !tensor_cores_available(&small, options) {
                 continue;
             }
@@ -280,7 +292,8 @@ fn fast_precision_is_within_f16_rounding() {
         TILE_CANDIDATES.iter().map(|&tiles| TensorCoreKernel::Tiles(tiles)).collect();
     kernels.push(TensorCoreKernel::Auto);
     for kernel in kernels {
-        let options = MatmulOptions { precision: Precision::Fast, tensor_core_kernel: kernel };
+        let options =
+            MatmulOptions { precision: Precision::Fast, tensor_core_kernel: kernel, ..MatmulOptions::default() };
         let path = Weight::upload(gpu, "probe", &[0; 64 * 64], 64, 64, &options).unwrap().path();
         if !tensor_cores_available(gpu, options) {
             assert_eq!(path, MatmulPath::F32, "{kernel:?}: no tensor cores, the f32 path");
@@ -330,6 +343,36 @@ fn partial_products_sum_to_the_product() {
             wb.path(),
             seed + i as u64
         );
+        assert_close_to_scale(&what, &sum, &want, frobenius(&want), TOLERANCE);
+    }
+}
+
+/// Stream-k (`KSplit::Stream`): the slices `gemm_partials` reports (as many as `auto_slices` announced) sum to the
+/// product, for one tile cut among every workgroup, tiles cut mid-way between shares, shares of several whole tiles,
+/// and a product too shallow to cut; slices a tile has no piece in must be zeros (the output starts poisoned).
+#[test]
+fn stream_k_pieces_sum_to_the_product() {
+    let gpu = test_gpu();
+    let seed = fresh_seed();
+    let options = MatmulOptions { k_split: KSplit::Stream, ..test_matmul() };
+    for (i, &(n, m, k)) in
+        [(37, 64, 1280), (130, 200, 528), (257, 136, 80), (600, 384, 1280), (5, 3, 16)].iter().enumerate()
+    {
+        let mut rng = Rng::new(seed + i as u64);
+        let x = rng.f32s(n * k, 1.0);
+        let w = rng.bf16s(m * k, 3.0 / (k as f64).sqrt());
+        let want = reference::linear(&f32_to_f64(&x), &bf16_to_f64(&w), None, n, m, k);
+        let wb = Weight::upload(gpu, "w", &w, m, k, &options).unwrap();
+        let announced = auto_slices(gpu, &wb, n);
+        let xb = gpu.upload_f32("x", &x).unwrap();
+        let partials = poisoned(gpu, "partials", announced * n * m);
+        let mut rec = Recorder::new(gpu);
+        let slices = gemm_partials(&mut rec, &xb, &wb, &partials, GemmShape { n, m, k }, 1).unwrap();
+        rec.submit().unwrap();
+        assert_eq!(slices, announced, "n={n} m={m} k={k}: slices written against announced");
+        let got = gpu.read_f32(&partials).block().unwrap();
+        let sum: Vec<f32> = (0..n * m).map(|e| (0..slices).map(|s| got[s * n * m + e]).sum()).collect();
+        let what = format!("stream-k ({}) n={n} m={m} k={k} in {slices} slices seed={}", wb.path(), seed + i as u64);
         assert_close_to_scale(&what, &sum, &want, frobenius(&want), TOLERANCE);
     }
 }

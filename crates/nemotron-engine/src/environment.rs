@@ -51,8 +51,9 @@ pub(crate) fn gpu_options() -> GpuOptions {
     }
 }
 
-/// [`MatmulOptions::default`], overridden by `NEMOTRON_PRECISION` (`auto` or `f32`) and `NEMOTRON_COOP_KERNEL`
-/// (`auto`, or a fixed tile configuration `MxNxS` or `MxNxSpP`, see [`audio_kernels::gemm::Tiles`]), in either case.
+/// [`MatmulOptions::default`], overridden by `NEMOTRON_PRECISION` (`auto`, `f32` or `fast`), `NEMOTRON_COOP_KERNEL`
+/// (`auto`, or a fixed tile configuration `MxNxS` or `MxNxSpP`, see [`audio_kernels::gemm::Tiles`]) and
+/// `NEMOTRON_K_SPLIT` (`slices` or `stream`, see [`audio_kernels::gemm::KSplit`]), in any case.
 pub(crate) fn matmul_options() -> Result<MatmulOptions, UnknownSetting> {
     let mut options = MatmulOptions::default();
     let value = |name| variable(name).map(|v| v.trim().to_ascii_lowercase());
@@ -62,6 +63,9 @@ pub(crate) fn matmul_options() -> Result<MatmulOptions, UnknownSetting> {
     }
     if let Some(text) = value("NEMOTRON_COOP_KERNEL") {
         options.tensor_core_kernel = text.parse().map_err(unknown("NEMOTRON_COOP_KERNEL"))?;
+    }
+    if let Some(text) = value("NEMOTRON_K_SPLIT") {
+        options.k_split = text.parse().map_err(unknown("NEMOTRON_K_SPLIT"))?;
     }
     Ok(options)
 }

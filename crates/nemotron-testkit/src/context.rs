@@ -3,6 +3,7 @@
 use gpu_core::blocking::Block;
 use std::sync::OnceLock;
 
+use audio_kernels::gemm::KSplit;
 use audio_kernels::{MatmulOptions, Precision};
 use gpu_core::wgpu::Backends;
 use gpu_core::{Gpu, GpuOptions};
@@ -47,13 +48,22 @@ pub fn test_gpu() -> &'static Gpu {
 }
 
 /// The matrix settings tests run with: the defaults, with the precision of `NEMOTRON_PRECISION` as the programs read
-/// it (`f32` tests the f32 path on an adapter with tensor cores).
+/// it (`f32` tests the f32 path on an adapter with tensor cores), and the k split of `NEMOTRON_K_SPLIT` (`stream`
+/// runs the split products by stream-k).
 pub fn test_matmul() -> MatmulOptions {
     let precision = variable("NEMOTRON_PRECISION").map(|text| {
         let text = text.trim().to_ascii_lowercase();
         text.parse::<Precision>().unwrap_or_else(|e| panic!("NEMOTRON_PRECISION={e}"))
     });
-    MatmulOptions { precision: precision.unwrap_or_default(), ..MatmulOptions::default() }
+    let k_split = variable("NEMOTRON_K_SPLIT").map(|text| {
+        let text = text.trim().to_ascii_lowercase();
+        text.parse::<KSplit>().unwrap_or_else(|e| panic!("NEMOTRON_K_SPLIT={e}"))
+    });
+    MatmulOptions {
+        precision: precision.unwrap_or_default(),
+        k_split: k_split.unwrap_or_default(),
+        ..MatmulOptions::default()
+    }
 }
 
 /// A buffer of `len` NaNs, so any element a kernel fails to write fails the comparison.

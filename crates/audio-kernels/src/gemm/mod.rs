@@ -13,7 +13,7 @@ mod weight;
 
 use epilogue::EpilogueKind;
 pub use epilogue::{Activation, Epilogue};
-pub use options::{MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Tiles, UnknownValue};
+pub use options::{KSplit, MatmulOptions, MatmulPath, Precision, TensorCoreKernel, Tiles, UnknownValue};
 pub use tensor_core::TILE_CANDIDATES;
 pub use weight::{Weight, f16_exponent};
 
@@ -21,6 +21,7 @@ use gpu_core::{GpuBuffer, GpuError, KernelVariant, Recorder, Result};
 
 use crate::launch::{bf16_words, require};
 use crate::shapes::GemmShape;
+use tensor_core::Output;
 use weight::Storage;
 
 /// Whether weights uploaded with `options` on `gpu` take the tensor-core kernel: the precision is not
@@ -44,26 +45,34 @@ pub fn gemm_kernels(
     epilogue: &Epilogue<'_>,
     scales_given: bool,
 ) -> Vec<KernelVariant> {
-    kernels(gpu, w, (EpilogueKind::of(epilogue), false), scales_given)
+    kernels(gpu, w, (EpilogueKind::of(epilogue), Output::Product), scales_given)
 }
 
 /// The pipelines [`gemm_partials_scaled`] (and [`gemm_partials`], without `scales_given`) records on `gpu` for
-/// products with `w`, whatever the slices.
-pub fn gemm_partials_kernels(gpu: &gpu_core::Gpu, w: &Weight, scales_given: bool) -> Vec<KernelVariant> {
-    kernels(gpu, w, (EpilogueKind::of(&Epilogue::default()), true), scales_given)
+/// products with `w` of at most `rows` rows, whatever the slices: the equal slices' and, where some of those
+/// products are cut by stream-k ([`KSplit`]), stream-k's.
+pub fn gemm_partials_kernels(gpu: &gpu_core::Gpu, w: &Weight, scales_given: bool, rows: usize) -> Vec<KernelVariant> {
+    let outputs = match w.storage() {
+        Storage::F16Image { kernel, operands, k_split, .. } => {
+            tensor_core::partial_outputs(gpu.profile(), (kernel, operands), (w.rows, w.cols), rows, k_split)
+        }
+        Storage::Bf16 => vec![Output::Slices],
+    };
+    let plain = EpilogueKind::of(&Epilogue::default());
+    outputs.into_iter().flat_map(|output| kernels(gpu, w, (plain, output), scales_given)).collect()
 }
 
 fn kernels(
     gpu: &gpu_core::Gpu,
     w: &Weight,
-    (epilogue, partials): (EpilogueKind, bool),
+    (epilogue, output): (EpilogueKind, Output),
     scales_given: bool,
 ) -> Vec<KernelVariant> {
     match w.storage() {
         // The f32 path's partial products are the whole product, plain (see `gemm_partials_scaled`).
         Storage::Bf16 => vec![register_tiled::kernel(w.cols, epilogue)],
         Storage::F16Image { kernel, operands, .. } => {
-            tensor_core::kernels(gpu.profile(), (kernel, operands), (epilogue, partials), scales_given)
+            tensor_core::kernels(gpu.profile(), (kernel, operands), (epilogue, output), scales_given)
         }
     }
 }
@@ -116,7 +125,7 @@ fn record(
     }
     match w.storage() {
         Storage::Bf16 => register_tiled::record(rec, x, &w.buffer, y, shape, epilogue),
-        Storage::F16Image { exponent, kernel, operands } => {
+        Storage::F16Image { exponent, kernel, operands, .. } => {
             let weight = tensor_core::F16Weight { buffer: &w.buffer, exponent, kernel, operands };
             tensor_core::record(rec, (x, scales), &weight, y, shape, epilogue)
         }
@@ -124,20 +133,31 @@ fn record(
 }
 
 /// The slices of k [`gemm_partials`] should split an `n`-row product with `w` into so that it fills the GPU (1 on
-/// the f32 path, and where the product's tiles already fill it).
+/// the f32 path, and where the product's tiles already fill it); for a weight cut by stream-k ([`KSplit::Stream`]),
+/// the slices that cut writes, which [`gemm_partials`] then takes whatever it is asked.
 pub fn auto_slices(gpu: &gpu_core::Gpu, w: &Weight, n: usize) -> usize {
+    let shape = GemmShape { n, m: w.rows, k: w.cols };
     match w.storage() {
         Storage::Bf16 => 1,
-        Storage::F16Image { kernel, operands, .. } => {
-            tensor_core::auto_slices(gpu, (kernel, operands), GemmShape { n, m: w.rows, k: w.cols })
-        }
+        Storage::F16Image { kernel, operands, k_split, .. } => stream_slots(gpu, (kernel, operands, k_split), shape)
+            .unwrap_or_else(|| tensor_core::auto_slices(gpu, (kernel, operands), shape)),
     }
+}
+
+/// The slices a weight's products write where they are cut by stream-k (none where they are cut in equal slices).
+fn stream_slots(
+    gpu: &gpu_core::Gpu,
+    (kernel, operands, k_split): (TensorCoreKernel, tensor_core::Operands, KSplit),
+    shape: GemmShape,
+) -> Option<usize> {
+    tensor_core::stream_cut(gpu.profile(), (kernel, operands), shape, k_split).map(|cut| cut.slots)
 }
 
 /// `x · wᵀ` split along k into at most `splits` slices whose raw products land in `partials[s·n·m..(s+1)·n·m]`,
 /// for a consumer that adds them in order (deterministic, unlike atomics) together with whatever else it adds, so
 /// that a narrow product still fills the GPU. Returns the number of slices written: `splits` on the tensor-core
-/// path, 1 (the whole product) on the f32 path.
+/// path, 1 (the whole product) on the f32 path, and for a stream-k weight the slices of its cut ([`auto_slices`]
+/// says how many beforehand).
 pub fn gemm_partials(
     rec: &mut Recorder<'_>,
     x: &GpuBuffer,
@@ -158,9 +178,17 @@ pub fn gemm_partials_scaled(
     shape: GemmShape,
     splits: usize,
 ) -> Result<usize> {
-    let splits = match w.storage() {
-        Storage::Bf16 => 1,
-        Storage::F16Image { .. } => splits.max(1),
+    let stream = match w.storage() {
+        Storage::F16Image { kernel, operands, k_split, .. } => {
+            tensor_core::stream_cut(rec.gpu().profile(), (kernel, operands), shape, k_split)
+        }
+        Storage::Bf16 => None,
+    };
+
+    let splits = match (w.storage(), stream) {
+        (Storage::Bf16, _) => 1,
+        (_, Some(cut)) => cut.slots,
+        (Storage::F16Image { .. }, None) => splits.max(1),
     };
     check(x, w, partials, shape, splits)?;
     if let Some(scales) = scales {
@@ -171,9 +199,12 @@ pub fn gemm_partials_scaled(
     }
     match w.storage() {
         Storage::Bf16 => register_tiled::record(rec, x, &w.buffer, partials, shape, &Epilogue::default())?,
-        Storage::F16Image { exponent, kernel, operands } => {
+        Storage::F16Image { exponent, kernel, operands, .. } => {
             let weight = tensor_core::F16Weight { buffer: &w.buffer, exponent, kernel, operands };
-            tensor_core::record_partials(rec, (x, scales), &weight, partials, shape, splits)?
+            match stream {
+                Some(cut) => tensor_core::record_stream(rec, (x, scales), &weight, partials, shape, cut)?,
+                None => tensor_core::record_partials(rec, (x, scales), &weight, partials, shape, splits)?,
+            }
         }
     }
     Ok(splits)
@@ -183,11 +214,11 @@ pub fn gemm_partials_scaled(
 /// runs fastest in by whole waves of workgroups, for a consumer that can add them (1 on the f32 path): where the
 /// tiles fill most of a wave and then a sliver of the next, slices of less k each fill the waves better.
 pub fn wave_slices(gpu: &gpu_core::Gpu, w: &Weight, n: usize, max: usize) -> usize {
+    let shape = GemmShape { n, m: w.rows, k: w.cols };
     match w.storage() {
         Storage::Bf16 => 1,
-        Storage::F16Image { kernel, operands, .. } => {
-            tensor_core::wave_slices(gpu, (kernel, operands), GemmShape { n, m: w.rows, k: w.cols }, max)
-        }
+        Storage::F16Image { kernel, operands, k_split, .. } => stream_slots(gpu, (kernel, operands, k_split), shape)
+            .unwrap_or_else(|| tensor_core::wave_slices(gpu, (kernel, operands), shape, max)),
     }
 }
 

@@ -57,6 +57,22 @@ impl fmt::Display for Tiles {
     }
 }
 
+/// How the tensor-core kernel splits a product along k for a consumer that adds the partial products
+/// ([`crate::gemm::gemm_partials`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum KSplit {
+    /// Stream-k where it pays (a product whose tiles fill less than two waves of workgroups, each workgroup's share
+    /// at least 1024 deep in k), equal slices elsewhere.
+    #[default]
+    Auto,
+    /// Each tile in the same number of equal slices of k (the number the caller asks for).
+    Slices,
+    /// Stream-k for every split product (measurements and tests): one workgroup per compute unit, each an even share
+    /// of all the tiles' stages, a tile cut between two shares leaving its pieces in successive slices, so no wave
+    /// runs part-full.
+    Stream,
+}
+
 /// The matrix-product settings of a model or of one weight.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct MatmulOptions {
@@ -64,6 +80,8 @@ pub struct MatmulOptions {
     pub precision: Precision,
     /// The tensor-core kernel, where that path runs.
     pub tensor_core_kernel: TensorCoreKernel,
+    /// How split products are cut along k, where the tensor-core path runs.
+    pub k_split: KSplit,
 }
 
 impl MatmulOptions {
@@ -95,6 +113,18 @@ impl std::str::FromStr for Precision {
             "f32" => Ok(Precision::F32),
             "fast" => Ok(Precision::Fast),
             _ => Err(UnknownValue { value: text.into(), expected: "auto, f32, fast" }),
+        }
+    }
+}
+
+impl std::str::FromStr for KSplit {
+    type Err = UnknownValue;
+    fn from_str(text: &str) -> Result<Self, UnknownValue> {
+        match text {
+            "auto" => Ok(KSplit::Auto),
+            "slices" => Ok(KSplit::Slices),
+            "stream" => Ok(KSplit::Stream),
+            _ => Err(UnknownValue { value: text.into(), expected: "auto, slices, stream" }),
         }
     }
 }

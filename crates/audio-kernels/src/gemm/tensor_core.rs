@@ -11,7 +11,7 @@ use gpu_core::{
 };
 
 use super::epilogue::{Epilogue, EpilogueKind};
-use super::options::{TensorCoreKernel, Tiles};
+use super::options::{KSplit, TensorCoreKernel, Tiles};
 use crate::coop::Matrices;
 use crate::launch::{MeasuredGrid, grid};
 use crate::shaders::{GEMM_COOP8, GEMM_COOP16};
@@ -51,6 +51,15 @@ pub const TILE_CANDIDATES: [Tiles; 5] = [
 /// About one workgroup per compute unit: products whose tiles give fewer are split along k. Measured on the H200 as
 /// 128 for its 132 multiprocessors.
 const FULL_GRID: MeasuredGrid = MeasuredGrid { workgroups: 128, compute_units: 132 };
+
+/// What the product writes: Y through its epilogue, or raw partial products of k for a consumer that adds them, cut
+/// into equal slices or by stream-k ([`stream_cut`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Output {
+    Product,
+    Slices,
+    Stream,
+}
 
 /// How X's rows enter the products (a weight's choice, made at upload from its precision).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -137,19 +146,21 @@ impl Tiling {
     }
 
     /// The pipelines of a product: `row_scales` (not run where X's scales are given), then the product with
-    /// `epilogue` or, with `partials`, its partial sums.
-    fn kernels(self, epilogue: EpilogueKind, partials: bool) -> [KernelVariant; 2] {
+    /// `epilogue` or its partial sums, as `output` says.
+    fn kernels(self, epilogue: EpilogueKind, output: Output) -> [KernelVariant; 2] {
         let shader = shader(self.matrices);
         [
             KernelVariant::from(&spec(shader, "row_scales", &[])),
-            KernelVariant::from(&spec(shader, "gemm_coop", &self.constants(epilogue, partials))),
+            KernelVariant::from(&spec(shader, "gemm_coop", &self.constants(epilogue, output))),
         ]
     }
 
-    fn constants(self, epilogue: EpilogueKind, partials: bool) -> Vec<(&'static str, f64)> {
+    fn constants(self, epilogue: EpilogueKind, output: Output) -> Vec<(&'static str, f64)> {
+        let flag = |on: bool| if on { 1.0 } else { 0.0 };
         let mut constants = epilogue.constants().to_vec();
         constants.extend([
-            ("PARTIALS", if partials { 1.0 } else { 0.0 }),
+            ("PARTIALS", flag(output != Output::Product)),
+            ("STREAM", flag(output == Output::Stream)),
             ("SUBGROUP", self.matrices.subgroup as f64),
             ("SG_M", self.tiles.subgroups_m as f64),
             ("SG_N", self.tiles.subgroups_n as f64),
@@ -213,6 +224,85 @@ fn fewest_waves(grid: usize, k: usize, max: usize, wave: usize) -> usize {
     candidates.min_by(|&a, &b| work(a).total_cmp(&work(b))).unwrap_or(1)
 }
 
+/// A stream-k cut of a product: `units` workgroups, each an even share of every tile's stages, and the most pieces
+/// (`slots`) a tile is cut into — the slices its consumer adds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct StreamCut {
+    pub units: usize,
+    pub slots: usize,
+}
+
+/// The stream-k cut of an `n × m × k` product on the device of `profile` as `k_split` asks: one workgroup per compute
+/// unit, fewer where a share would be shallower than [`MIN_SLICE_K`]. With [`KSplit::Auto`] only where it pays:
+/// measured on the H100 (`ceilings slices`, 2026-12-06), stream-k made the ASR chunk 4.6 % faster (its q/k/v, 150
+/// tiles, and fc2, 50 tiles 5120 deep) but was slower than equal slices where each workgroup's share was shallow
+/// (the Sortformer's products, 10 to 14 stages a share against about 7 stages' worth of prologue and epilogue per
+/// piece) and where the tiles fill many waves (8 ASR chunks' q/k/v, 1,140 tiles: 0.609 against 0.558 ms whole,
+/// the concurrent shares far apart in the matrix). None where the device cannot run the tiles, where the shader's
+/// 32-bit share arithmetic (stages × workgroups) would overflow, or for [`KSplit::Slices`].
+pub(super) fn stream_cut(
+    profile: &DeviceProfile,
+    kernel: (TensorCoreKernel, Operands),
+    GemmShape { n, m, k }: GemmShape,
+    k_split: KSplit,
+) -> Option<StreamCut> {
+    let tiling = tiling(profile, kernel)?;
+    let per_tile = k.div_ceil(tiling.stage_k()).max(1);
+    let tiles = n.div_ceil(tiling.rows()) * m.div_ceil(tiling.cols());
+    let total = tiles * per_tile;
+    let units = profile.compute_units.count.max(1);
+    let pays = tiles < 2 * units && total * tiling.stage_k() >= MIN_STREAM_SHARE_K * units;
+    let min_stages = (MIN_SLICE_K / tiling.stage_k()).max(1);
+    let units = units.min(total / min_stages).max(1);
+    let overflows = (total as u64 + 1) * units as u64 > u32::MAX as u64;
+    match k_split {
+        KSplit::Slices => None,
+        KSplit::Auto if !pays => None,
+        _ if overflows => None,
+        KSplit::Auto | KSplit::Stream => Some(StreamCut { units, slots: stream_slots(tiles, per_tile, units) }),
+    }
+}
+
+/// The outputs split products of `m × k` with up to `max_rows` rows take as `k_split` cuts them: equal slices, stream-k
+/// or both, each as some number of rows has it ([`stream_cut`] depends on the rows through the tiles alone).
+pub(super) fn partial_outputs(
+    profile: &DeviceProfile,
+    kernel: (TensorCoreKernel, Operands),
+    (m, k): (usize, usize),
+    max_rows: usize,
+    k_split: KSplit,
+) -> Vec<Output> {
+    let Some(tiling) = tiling(profile, kernel) else { return Vec::new() };
+    let (mut slices, mut stream) = (false, false);
+    for row_tiles in 1..=max_rows.div_ceil(tiling.rows()).max(1) {
+        let n = (row_tiles * tiling.rows()).min(max_rows.max(1));
+        match stream_cut(profile, kernel, GemmShape { n, m, k }, k_split) {
+            Some(_) => stream = true,
+            None => slices = true,
+        }
+        if slices && stream {
+            break;
+        }
+    }
+    [(slices, Output::Slices), (stream, Output::Stream)]
+        .into_iter()
+        .filter_map(|(taken, o)| taken.then_some(o))
+        .collect()
+}
+
+/// Depth of k each workgroup's share must reach for [`KSplit::Auto`] to cut a product by stream-k (see
+/// [`stream_cut`]).
+const MIN_STREAM_SHARE_K: usize = 1024;
+
+/// The most pieces a tile of `per_tile` stages is cut into when `tiles` such tiles are shared evenly among `units`
+/// workgroups, share u starting at stage ⌊u·total/units⌋ (as the shader cuts them).
+fn stream_slots(tiles: usize, per_tile: usize, units: usize) -> usize {
+    let total = tiles * per_tile;
+    // The share holding stage g: the largest u with ⌊u·total/units⌋ ≤ g.
+    let share = |g: usize| ((g + 1) * units - 1) / total;
+    (0..tiles).map(|t| share(t * per_tile + per_tile - 1) - share(t * per_tile) + 1).max().unwrap_or(1)
+}
+
 /// Shallowest slice of k worth a workgroup of its own.
 const MIN_SLICE_K: usize = 256;
 /// Most slices a product is split into.
@@ -224,11 +314,11 @@ const MAX_SLICES: usize = 8;
 pub(super) fn kernels(
     profile: &DeviceProfile,
     kernel: (TensorCoreKernel, Operands),
-    (epilogue, partials): (EpilogueKind, bool),
+    (epilogue, output): (EpilogueKind, Output),
     scales_given: bool,
 ) -> Vec<KernelVariant> {
     let Some(tiling) = tiling(profile, kernel) else { return Vec::new() };
-    let [row_scales, product] = tiling.kernels(epilogue, partials);
+    let [row_scales, product] = tiling.kernels(epilogue, output);
     if scales_given { vec![product] } else { vec![row_scales, product] }
 }
 
@@ -247,9 +337,10 @@ struct Params {
     k: u32,
     k_split: u32,
     w_unscale: f32,
+    slots: u32,
 }
 
-const PARAMS: &ParamsLayout = &params_layout!(Params { n, m, k, k_split, w_unscale });
+const PARAMS: &ParamsLayout = &params_layout!(Params { n, m, k, k_split, w_unscale, slots });
 
 const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite, Access::ReadWrite];
 
@@ -258,7 +349,7 @@ fn spec<'a>(shader: &'static Shader, entry: &'static str, constants: &'a [(&'sta
 }
 
 /// Every pipeline this launcher can build: both matrix sizes (at their usual subgroup sizes), every candidate tiling,
-/// both ways of taking X, every epilogue, and the partial-sum output.
+/// both ways of taking X, every epilogue, and the partial-sum outputs.
 pub(super) fn variants() -> Vec<KernelVariant> {
     let mut variants = Vec::new();
     for matrices in Matrices::USUAL {
@@ -271,10 +362,13 @@ pub(super) fn variants() -> Vec<KernelVariant> {
         {
             let tiling = Tiling { tiles, matrices, operands, buffers };
             for epilogue in EpilogueKind::all() {
-                variants.push(KernelVariant::from(&spec(shader, "gemm_coop", &tiling.constants(epilogue, false))));
+                let constants = tiling.constants(epilogue, Output::Product);
+                variants.push(KernelVariant::from(&spec(shader, "gemm_coop", &constants)));
             }
             let plain = EpilogueKind::of(&Epilogue::default());
-            variants.push(KernelVariant::from(&spec(shader, "gemm_coop", &tiling.constants(plain, true))));
+            for output in [Output::Slices, Output::Stream] {
+                variants.push(KernelVariant::from(&spec(shader, "gemm_coop", &tiling.constants(plain, output))));
+            }
         }
     }
     variants
@@ -298,7 +392,15 @@ pub(super) fn record(
     shape: GemmShape,
     epilogue: &Epilogue<'_>,
 ) -> Result<()> {
-    launch(rec, (x, scales), w, y, shape, (epilogue, false), 1)
+    launch(rec, (x, scales), w, y, shape, (epilogue, Cut::Whole))
+}
+
+/// How a launch cuts the product along k.
+#[derive(Clone, Copy)]
+enum Cut {
+    Whole,
+    Slices(usize),
+    Stream(StreamCut),
 }
 
 /// Records the product split into `splits` slices of k, each slice's raw product (no bias, activation or
@@ -311,7 +413,20 @@ pub(super) fn record_partials(
     shape: GemmShape,
     splits: usize,
 ) -> Result<()> {
-    launch(rec, (x, scales), w, partials, shape, (&Epilogue::default(), true), splits)
+    launch(rec, (x, scales), w, partials, shape, (&Epilogue::default(), Cut::Slices(splits.max(1))))
+}
+
+/// Records the product cut by stream-k as `cut` ([`stream_cut`]) into `cut.slots` slices of raw partial products in
+/// `partials[s·n·m..]`, which the consumer sums in order as it sums [`record_partials`]'.
+pub(super) fn record_stream(
+    rec: &mut Recorder<'_>,
+    (x, scales): (&GpuBuffer, Option<&GpuBuffer>),
+    w: &F16Weight<'_>,
+    partials: &GpuBuffer,
+    shape: GemmShape,
+    cut: StreamCut,
+) -> Result<()> {
+    launch(rec, (x, scales), w, partials, shape, (&Epilogue::default(), Cut::Stream(cut)))
 }
 
 /// Runs `row_scales` first unless `scales` holds X's row scales already (written by the LayerNorm that wrote X).
@@ -321,8 +436,7 @@ fn launch(
     w: &F16Weight<'_>,
     y: &GpuBuffer,
     GemmShape { n, m, k }: GemmShape,
-    (epilogue, partials): (&Epilogue<'_>, bool),
-    splits: usize,
+    (epilogue, cut): (&Epilogue<'_>, Cut),
 ) -> Result<()> {
     let gpu = rec.gpu();
     gpu.profile().require("gemm_coop", &Matrices::NEEDS)?;
@@ -332,23 +446,36 @@ fn launch(
             w.buffer.label()
         )));
     };
-    let stage_k = tiling.stage_k();
-    let k_split = k.div_ceil(splits.max(1)).next_multiple_of(stage_k);
-    let params =
-        Params { n: n as u32, m: m as u32, k: k as u32, k_split: k_split as u32, w_unscale: 2f32.powi(-w.exponent) };
+    let (output, splits, slots) = match cut {
+        Cut::Whole => (Output::Product, 1, 1),
+        Cut::Slices(splits) => (Output::Slices, splits, splits),
+        Cut::Stream(StreamCut { slots, .. }) => (Output::Stream, 1, slots),
+    };
+    let k_split = k.div_ceil(splits).next_multiple_of(tiling.stage_k());
+    let params = Params {
+        n: n as u32,
+        m: m as u32,
+        k: k as u32,
+        k_split: k_split as u32,
+        w_unscale: 2f32.powi(-w.exponent),
+        slots: slots as u32,
+    };
     let bias = epilogue.bias.unwrap_or(x);
     let scales = match given_scales {
         Some(scales) => scales.clone(),
         None => gpu.scratch("gemm row scales", 2 * n)?,
     };
     let buffers = [x, w.buffer, bias, y, &scales];
-    let [row_scales, product] = tiling.kernels(EpilogueKind::of(epilogue), partials);
+    let [row_scales, product] = tiling.kernels(EpilogueKind::of(epilogue), output);
     if given_scales.is_none() {
         let row_scales = gpu.kernel(&row_scales.spec())?;
         rec.dispatch(&row_scales, &buffers, &params, grid(rec, n))?;
     }
     let pipeline = rec.gpu().kernel(&product.spec())?;
-    let workgroups = [m.div_ceil(tiling.cols()) as u32, n.div_ceil(tiling.rows()) as u32, splits.max(1) as u32];
+    let workgroups = match cut {
+        Cut::Stream(StreamCut { units, .. }) => [units as u32, 1, 1],
+        _ => [m.div_ceil(tiling.cols()) as u32, n.div_ceil(tiling.rows()) as u32, splits as u32],
+    };
     rec.dispatch(&pipeline, &buffers, &params, workgroups)
 }
 
@@ -418,6 +545,63 @@ mod tests {
         assert_eq!(slices_to_fill(5, 5120, FULL_GRID.on(&unknown())), 3);
     }
 
+    /// The shader's stream-k loop, run here: every stage of every tile lands in exactly one piece, each tile's pieces
+    /// in slots 0, 1, … in order of k, and no tile needs more slots than `stream_slots` says (some tile needs that
+    /// many).
+    #[test]
+    fn stream_k_shares_cover_every_stage_once_in_the_announced_slots() {
+        for (tiles, per_tile, units) in [(1, 80, 4), (12, 33, 4), (15, 5, 4), (150, 40, 132), (84, 16, 132), (3, 1, 1)]
+        {
+            let total = tiles * per_tile;
+            let slots = stream_slots(tiles, per_tile, units);
+            // (tile, slot) → the stages it covers, in the order the workgroups write them.
+            let mut pieces: Vec<Vec<(usize, usize)>> = vec![Vec::new(); tiles];
+            for u in 0..units {
+                let end = (u + 1) * total / units;
+                let mut g = u * total / units;
+                while g < end {
+                    let (tile, s0) = (g / per_tile, g % per_tile);
+                    let s1 = per_tile.min(s0 + end - g);
+                    let first = ((tile * per_tile + 1) * units - 1) / total;
+                    assert_eq!(u - first, pieces[tile].len(), "tile {tile}'s pieces come in slot order");
+                    pieces[tile].push((s0, s1));
+                    g += s1 - s0;
+                }
+            }
+            for (tile, pieces) in pieces.iter().enumerate() {
+                let covered: Vec<usize> = pieces.iter().flat_map(|&(s0, s1)| s0..s1).collect();
+                assert_eq!(covered, (0..per_tile).collect::<Vec<_>>(), "tile {tile} of {tiles}×{per_tile} on {units}");
+            }
+            assert_eq!(pieces.iter().map(Vec::len).max(), Some(slots), "{tiles}×{per_tile} on {units}");
+        }
+        // The ASR q/k/v on the H200 (150 tiles of 40 stages): 45.5 stages a workgroup, at most 2 pieces a tile.
+        let cut = |(n, m, k), k_split| {
+            stream_cut(&h200(), (TensorCoreKernel::Auto, Operands::Split), GemmShape { n, m, k }, k_split)
+        };
+        assert_eq!(cut((600, 3840, 1280), KSplit::Auto), Some(StreamCut { units: 132, slots: 2 }));
+        assert_eq!(cut((600, 3840, 1280), KSplit::Slices), None);
+        // Where it does not pay: 8 chunks' q/k/v (many waves), the Sortformer's out-projection (shallow shares).
+        assert_eq!(cut((4800, 3840, 1280), KSplit::Auto), None);
+        for sortformer in [(828, 1536, 512), (828, 512, 512), (828, 512, 2048)] {
+            assert_eq!(cut(sortformer, KSplit::Auto), None, "{sortformer:?}");
+        }
+        // What a model compiles: the ASR q/k/v takes stream-k at some rows (600) and slices at others (4800, or
+        // under 129); the Sortformer's q/k/v and out-projection never take stream-k (k = 512: under two waves of
+        // tiles a share stays under 1024 deep), its fc2 (k = 2048) does from 2,176 rows (17 row tiles) to 8,320.
+        let outputs = |(m, k), max_rows| {
+            partial_outputs(&h200(), (TensorCoreKernel::Auto, Operands::Split), (m, k), max_rows, KSplit::Auto)
+        };
+        assert_eq!(outputs((3840, 1280), 4800), [Output::Slices, Output::Stream]);
+        assert_eq!(outputs((3840, 1280), 128), [Output::Slices]);
+        for sortformer in [(1536, 512), (512, 512)] {
+            assert_eq!(outputs(sortformer, 100_000), [Output::Slices], "{sortformer:?}");
+        }
+        assert_eq!(outputs((512, 2048), 2048), [Output::Slices]);
+        assert_eq!(outputs((512, 2048), 2176), [Output::Slices, Output::Stream]);
+        // Forced: 28 tiles of 16 stages in shares at least 8 deep (256 of k): 56 shares, each half a tile.
+        assert_eq!(cut((828, 512, 512), KSplit::Stream), Some(StreamCut { units: 56, slots: 2 }));
+    }
+
     /// `fits` is only honest if each configuration's footprint is the shader's, with its override constants applied;
     /// and each candidate fits the 48 KiB most devices give, with X rounded at least (two steps per stage at the
     /// largest 16×16 tiles do not with X split).
@@ -436,7 +620,7 @@ mod tests {
             {
                 let tiling = Tiling { tiles, matrices, operands, buffers };
                 let constants: naga::back::PipelineConstants = tiling
-                    .constants(EpilogueKind::of(&Epilogue::default()), false)
+                    .constants(EpilogueKind::of(&Epilogue::default()), Output::Product)
                     .into_iter()
                     .map(|(name, value)| (name.to_string(), value))
                     .collect();

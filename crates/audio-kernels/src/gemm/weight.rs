@@ -4,7 +4,7 @@
 
 use gpu_core::{Gpu, GpuBuffer, Result};
 
-use super::options::{MatmulOptions, MatmulPath, TensorCoreKernel};
+use super::options::{KSplit, MatmulOptions, MatmulPath, TensorCoreKernel};
 use super::tensor_core::{self, Operands};
 
 /// A `[rows, cols]` weight matrix (PyTorch `[out, in]`) on the GPU.
@@ -23,11 +23,13 @@ pub struct Weight {
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Storage {
     Bf16,
-    /// The f16 image under the scale 2^exponent, for `kernel` taking X as `operands`.
+    /// The f16 image under the scale 2^exponent, for `kernel` taking X as `operands`, split products cut as
+    /// `k_split` says.
     F16Image {
         exponent: i32,
         kernel: TensorCoreKernel,
         operands: Operands,
+        k_split: KSplit,
     },
 }
 
@@ -69,7 +71,12 @@ impl Weight {
             if let Some(exponent) = exponent {
                 let padded = rows.next_multiple_of(tensor_core::TILE_COLS) * cols;
                 let buffer = gpu.upload_bf16(label, &f16_image(bits, exponent, padded))?;
-                return Ok(Self { buffer, rows, cols, storage: Storage::F16Image { exponent, kernel, operands } });
+                return Ok(Self {
+                    buffer,
+                    rows,
+                    cols,
+                    storage: Storage::F16Image { exponent, kernel, operands, k_split: options.k_split },
+                });
             }
         }
         Ok(Self { buffer: gpu.upload_bf16(label, bits)?, rows, cols, storage: Storage::Bf16 })

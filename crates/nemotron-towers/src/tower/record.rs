@@ -164,6 +164,7 @@ impl Tower {
         let (c, w, gpu) = (&self.config, &self.weights, &self.gpu);
         let plain = Epilogue::default();
         let on_tensor_cores = |w: &Weight| w.path().on_tensor_cores();
+        let max_rows = self.max_rows();
         let mut kernels = Vec::new();
         if let Some(projection) = &w.input_projection {
             kernels.extend(gemm_kernels(gpu, projection, &plain, false));
@@ -178,30 +179,25 @@ impl Tower {
             let attention = match attentions.iter().find(|(k, _)| *k == key) {
                 Some((_, attention)) => attention.clone(),
                 None => {
-                    let range = AttentionRange {
-                        heads: c.heads,
-                        head_dim: c.head_dim,
-                        has_norm: key.0,
-                        longest,
-                        max_rows: self.max_rows(),
-                    };
+                    let range =
+                        AttentionRange { heads: c.heads, head_dim: c.head_dim, has_norm: key.0, longest, max_rows };
                     let attention = rotary_attention_kernels(gpu, range, key.1);
                     attentions.push((key, attention.clone()));
                     attention
                 }
             };
             if attention.tensor_cores {
-                kernels.extend(gemm_partials_kernels(gpu, &layer.qkv, scaled));
+                kernels.extend(gemm_partials_kernels(gpu, &layer.qkv, scaled, max_rows));
             }
             if attention.f32 {
                 kernels.extend(gemm_kernels(gpu, &layer.qkv, &plain, scaled));
             }
             kernels.extend(attention.kernels);
-            kernels.extend(gemm_partials_kernels(gpu, &layer.out.weight, false));
+            kernels.extend(gemm_partials_kernels(gpu, &layer.out.weight, false, max_rows));
             kernels.push(layer_norm::kernel(true, on_tensor_cores(&layer.fc1.weight)));
             let gelu = Epilogue { bias: layer.fc1.bias.as_ref(), activation: Activation::Gelu, accumulate: false };
             kernels.extend(gemm_kernels(gpu, &layer.fc1.weight, &gelu, on_tensor_cores(&layer.fc1.weight)));
-            kernels.extend(gemm_partials_kernels(gpu, &layer.fc2.weight, false));
+            kernels.extend(gemm_partials_kernels(gpu, &layer.fc2.weight, false, max_rows));
             let next_scaled = w.layers.get(l + 1).is_some_and(|next| on_tensor_cores(&next.qkv));
             kernels.push(layer_norm::kernel(true, next_scaled));
         }
