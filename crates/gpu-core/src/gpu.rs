@@ -13,6 +13,9 @@ use crate::pipeline::PipelineStore;
 use crate::profile::{Capability, DeviceProfile};
 use crate::transfer::Staging;
 
+/// Held while a device is created (see [`Gpu::with_options`]).
+static CREATION: async_lock::Mutex<()> = async_lock::Mutex::new(());
+
 /// Features used when the adapter has them; none is required.
 const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP
     .union(wgpu::Features::SHADER_F16)
@@ -99,6 +102,10 @@ impl Gpu {
         // Native backends unless asked: probing GL as well logs driver errors (EGL) on machines
         // without a GL stack, even though it would never be chosen over Vulkan.
         let backends = options.backends;
+        // Devices are made one at a time: on the NVIDIA driver (580, an H100) the GPU tests' threads creating
+        // devices at once deadlocked every device of the process now and then (4 of 50 runs of gpu-core's tests on 4
+        // threads, none on 1), as wgpu reports of concurrent device creation on NVIDIA (gfx-rs/wgpu 152, 10234).
+        let _one_at_a_time = CREATION.lock().await;
         let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
         descriptor.backends = backends;
         let instance = wgpu::Instance::new(descriptor);
