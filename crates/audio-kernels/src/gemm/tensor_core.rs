@@ -355,12 +355,7 @@ pub(super) fn variants() -> Vec<KernelVariant> {
     for matrices in Matrices::USUAL {
         let shader = shader(matrices);
         variants.push(KernelVariant::from(&spec(shader, "row_scales", &[])));
-        for (tiles, operands, buffers) in TILE_CANDIDATES
-            .into_iter()
-            .flat_map(|t| [(t, Operands::Split), (t, Operands::Rounded)])
-            .flat_map(|(t, o)| [(t, o, 2), (t, o, 1)])
-        {
-            let tiling = Tiling { tiles, matrices, operands, buffers };
+        for tiling in every_tiling(matrices) {
             for epilogue in EpilogueKind::all() {
                 let constants = tiling.constants(epilogue, Output::Product);
                 variants.push(KernelVariant::from(&spec(shader, "gemm_coop", &constants)));
@@ -372,6 +367,14 @@ pub(super) fn variants() -> Vec<KernelVariant> {
         }
     }
     variants
+}
+
+/// Every tiling the launcher can take on `matrices`: each candidate, X split or rounded, two stage buffers or one.
+fn every_tiling(matrices: Matrices) -> impl Iterator<Item = Tiling> {
+    TILE_CANDIDATES
+        .into_iter()
+        .flat_map(|tiles| [(tiles, Operands::Split), (tiles, Operands::Rounded)])
+        .flat_map(move |(tiles, operands)| [2, 1].map(|buffers| Tiling { tiles, matrices, operands, buffers }))
 }
 
 /// The product's weight: the f16 image in `buffer` (`[m, k]`, rows padded to [`TILE_COLS`], values scaled by
@@ -613,12 +616,8 @@ mod tests {
             let mut validator =
                 naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
             let info = validator.validate(&module).expect("gemm_coop validates");
-            for (tiles, operands, buffers) in TILE_CANDIDATES
-                .into_iter()
-                .flat_map(|t| [(t, Operands::Split), (t, Operands::Rounded)])
-                .flat_map(|(t, o)| [(t, o, 2), (t, o, 1)])
-            {
-                let tiling = Tiling { tiles, matrices, operands, buffers };
+            for tiling in every_tiling(matrices) {
+                let Tiling { tiles, operands, buffers, .. } = tiling;
                 let constants: naga::back::PipelineConstants = tiling
                     .constants(EpilogueKind::of(&Epilogue::default()), Output::Product)
                     .into_iter()
