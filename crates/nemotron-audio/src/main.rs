@@ -306,6 +306,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
 }
 
 /// What the environment and the global flags decide, read once.
+#[derive(Clone)]
 struct Settings {
     engine: EngineOptions,
     quiet: bool,

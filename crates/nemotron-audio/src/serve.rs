@@ -68,6 +68,10 @@ pub struct ServeArgs {
     /// and used by its name (`speakers=NAME`); `PUT`/`DELETE /v1/speakers/NAME` enroll and remove profiles there.
     #[arg(long, value_name = "DIR")]
     speakers: Option<PathBuf>,
+    /// Load only the diarizer of a Transcribe checkpoint, as `diarize` does (no ASR tower, head or projector on the
+    /// GPU; a Hub id fetches only the shards that hold it): `/v1/features` and `/v1/align` then answer 422.
+    #[arg(long)]
+    diarizer_only: bool,
     /// Print the server's OpenAPI 3.1 document (what `GET /openapi.json` answers) and exit, loading no model: for
     /// client generators and validators.
     #[arg(long, conflicts_with_all = ["model", "demo"])]
@@ -100,7 +104,8 @@ pub fn serve(settings: &Settings, args: &ServeArgs) -> Result<(), Failure> {
         shutdown_grace: Duration::from_secs_f64(args.shutdown_grace),
         speakers: args.speakers.clone(),
     };
-    let (engine, quiet) = (settings.engine.clone(), settings.quiet);
+    let settings = if args.diarizer_only { settings.diarizer_only() } else { settings.clone() };
+    let (engine, quiet) = (settings.engine, settings.quiet);
     nemotron_server::serve_until_signal(options, move || model::load_source(&source, &engine, quiet).map(Arc::new))
         .map_err(|e| Failure::Runtime(Box::new(e)))
 }

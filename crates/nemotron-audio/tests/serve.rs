@@ -23,8 +23,14 @@ struct Served {
 
 impl Served {
     fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// `serve --demo` with `flags` besides.
+    fn start_with(flags: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_nemotron-audio"))
             .args(["serve", "--demo", "--listen", "127.0.0.1:0"])
+            .args(flags)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -176,6 +182,26 @@ fn every_http_route_answers_the_bytes_of_the_clis_file() {
         ok(&[&args[..], flag.as_slice()].concat());
         let fields = [("word_timestamps", value)];
         assert!(served.post("/v1/audio/features", "m.wav", &audio, &fields) == read(Path::new(&file)), "{flag:?}");
+    }
+}
+
+/// `serve --diarizer-only` loads the diarizer alone, as `diarize` does: it diarizes to the CLI's bytes, and the routes
+/// that need the whole Transcribe model answer 422 saying so.
+#[test]
+fn a_diarizer_only_server_diarizes_and_refuses_features_and_alignments() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wav, _) = recording(dir.path(), "meeting.wav", 3.0, 6.0);
+    let (wav, audio) = (path_str(&wav), read(&wav));
+    let rttm = dir.path().join("meeting.rttm");
+    ok(&["diarize", "--demo", "--quiet", "--audio", wav, "--rttm", path_str(&rttm), "--uri", "audio"]);
+    let served = Served::start_with(&["--diarizer-only"]);
+    let (status, body) = served.request("POST /v1/audio/diarizations?response_format=rttm", "audio/wav", &audio);
+    assert_eq!((status, body), (200, read(&rttm)));
+    for route in ["/v1/audio/features", "/v1/audio/alignments?transcript=hello"] {
+        let (status, body) = served.request(&format!("POST {route}"), "audio/wav", &audio);
+        let body = String::from_utf8_lossy(&body);
+        assert_eq!(status, 422, "{route}: {body}");
+        assert!(body.contains("diarizer alone"), "{route}: {body}");
     }
 }
 

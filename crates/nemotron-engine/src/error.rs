@@ -68,8 +68,9 @@ pub enum EngineError {
         /// The Hub's answer.
         source: crate::hub::HubError,
     },
-    /// The task needs the Transcribe model and the checkpoint is a diarizer alone.
-    #[error("this checkpoint is a diarizer alone; `{task}` needs a Transcribe checkpoint{needs}")]
+    /// The task needs the Transcribe model and the model loaded is a diarizer alone (a diarization checkpoint, or a
+    /// Transcribe checkpoint loaded for its diarizer).
+    #[error("the model loaded is a diarizer alone; `{task}` needs a whole Transcribe checkpoint{needs}")]
     NeedsTranscribe {
         /// `encode` or `align`.
         task: &'static str,

@@ -5,8 +5,8 @@ use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use nemotron_engine::{
-    AlignRequest, BatchLimits, Engine, EngineError, EngineOptions, Input, ModelSource, Precision, SegmentRule,
-    SegmentSettings, SpeakerProfile, StreamingMode, batch_limits,
+    AlignRequest, BatchLimits, Engine, EngineError, EngineOptions, Input, ModelParts, ModelSource, Precision,
+    SegmentRule, SegmentSettings, SpeakerProfile, StreamingMode, batch_limits,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -121,12 +121,16 @@ impl Model {
         Ok(Self { engine })
     }
 
-    /// The environment's settings (as the CLI reads them) with `precision` over them.
-    fn options(precision: Option<&str>) -> PyResult<EngineOptions> {
+    /// The environment's settings (as the CLI reads them) with `precision` over them; with `diarizer_only`, a
+    /// Transcribe checkpoint loads only its diarizer (as the CLI's `diarize` loads it).
+    fn options(precision: Option<&str>, diarizer_only: bool) -> PyResult<EngineOptions> {
         let mut options = EngineOptions::from_env().map_err(|e| to_python(&e))?;
         if let Some(text) = precision {
             options.model.matmul.precision =
                 text.parse::<Precision>().map_err(|e| bad_argument("precision", e.to_string()))?;
+        }
+        if diarizer_only {
+            options.model.parts = ModelParts::Diarizer;
         }
         Ok(options)
     }
@@ -135,9 +139,11 @@ impl Model {
 #[pymethods]
 impl Model {
     /// A checkpoint folder, or a Hugging Face Hub id `owner/name` (only the audio tensors are fetched, into the
-    /// cache `huggingface_hub` uses); a folder that exists wins over a Hub id.
+    /// cache `huggingface_hub` uses); a folder that exists wins over a Hub id. With `diarizer_only`, a Transcribe
+    /// checkpoint loads (and a Hub id fetches) only its diarizer: `diarize` and `stream` run, `encode` and `align`
+    /// raise `ValueError`.
     #[staticmethod]
-    #[pyo3(signature = (id_or_path, *, revision=None, precision=None, cache_dir=None, offline=false))]
+    #[pyo3(signature = (id_or_path, *, revision=None, precision=None, cache_dir=None, offline=false, diarizer_only=false))]
     fn from_pretrained(
         py: Python<'_>,
         id_or_path: &Bound<'_, PyAny>,
@@ -145,8 +151,9 @@ impl Model {
         precision: Option<String>,
         cache_dir: Option<PathBuf>,
         offline: bool,
+        diarizer_only: bool,
     ) -> PyResult<Self> {
-        let mut options = Self::options(precision.as_deref())?;
+        let mut options = Self::options(precision.as_deref(), diarizer_only)?;
         options.hub.offline |= offline;
         if let Some(dir) = cache_dir {
             options.hub.cache_dir = dir;
@@ -172,9 +179,9 @@ impl Model {
     /// The built-in demo model: a tiny checkpoint with random weights, compiled in. Its outputs are meaningless; it
     /// shows that everything runs.
     #[staticmethod]
-    #[pyo3(signature = (*, precision=None))]
-    fn demo(py: Python<'_>, precision: Option<String>) -> PyResult<Self> {
-        Self::load(py, ModelSource::Demo, Self::options(precision.as_deref())?)
+    #[pyo3(signature = (*, precision=None, diarizer_only=false))]
+    fn demo(py: Python<'_>, precision: Option<String>, diarizer_only: bool) -> PyResult<Self> {
+        Self::load(py, ModelSource::Demo, Self::options(precision.as_deref(), diarizer_only)?)
     }
 
     /// The demo model on a device it loses, as a driver reset would, at its first step of at least `steps`
@@ -182,7 +189,7 @@ impl Model {
     #[staticmethod]
     #[pyo3(name = "_demo_losing_device_at_step_of")]
     fn demo_losing_device_at_step_of(py: Python<'_>, steps: usize) -> PyResult<Self> {
-        let mut options = Self::options(None)?;
+        let mut options = Self::options(None, false)?;
         options.model.lose_device_at_step_of = Some(steps);
         Self::load(py, ModelSource::Demo, options)
     }

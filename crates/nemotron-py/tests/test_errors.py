@@ -66,6 +66,15 @@ def test_models_that_cannot_do_a_task():
     assert len(diarizer.diarize(SHORT).probabilities) > 0
 
 
+def test_a_transcribe_checkpoint_loaded_for_its_diarizer_diarizes_alike(demo):
+    # `diarizer_only` loads what the CLI's `diarize` loads: the same diarization, and no ASR tower to encode with.
+    alone = nemotron_audio.Model.demo(diarizer_only=True)
+    assert bits(alone.diarize(SPEECH).probabilities) == bits(demo.diarize(SPEECH).probabilities)
+    for call in (lambda m: m.encode(SPEECH), lambda m: m.align(SPEECH, "hello there")):
+        with pytest.raises(ValueError, match="diarizer alone"):
+            call(alone)
+
+
 def test_a_device_lost_in_a_shared_step_raises_gpu_error():
     # Recordings side by side share each step: the device lost in one is the GPU's failure, not their audio's.
     model = nemotron_audio.Model._demo_losing_device_at_step_of(2)

@@ -179,9 +179,12 @@ class Model:
         precision: Optional[Literal["auto", "f32", "fast"]] = None,
         cache_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
         offline: bool = False,
+        diarizer_only: bool = False,
     ) -> "Model": ...
     @staticmethod
-    def demo(*, precision: Optional[Literal["auto", "f32", "fast"]] = None) -> "Model": ...
+    def demo(
+        *, precision: Optional[Literal["auto", "f32", "fast"]] = None, diarizer_only: bool = False
+    ) -> "Model": ...
     @property
     def description(self) -> str: ...
     @property
