@@ -69,7 +69,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DIR")]
     speakers: Option<PathBuf>,
     /// Load only the diarizer of a Transcribe checkpoint, as `diarize` does (no ASR tower, head or projector on the
-    /// GPU; a Hub id fetches only the shards that hold it): `/v1/features` and `/v1/align` then answer 422.
+    /// GPU; a Hub id fetches only the shards that hold it): `/v1/audio/features` and `/v1/audio/alignments` then
+    /// answer 422.
     #[arg(long)]
     diarizer_only: bool,
     /// Print the server's OpenAPI 3.1 document (what `GET /openapi.json` answers) and exit, loading no model: for
