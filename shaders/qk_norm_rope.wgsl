@@ -11,9 +11,10 @@
 // dims ≥ rot keep their (normalized) value. The table is computed on the host because angles reach
 // ~830 rad, where device sin/cos lose the precision the reference has.
 //
-// Tiling: one workgroup per (row, block ∈ {q, k}, head); thread i owns dim i (head_dim ≤ WG). The head
-// is staged in workgroup memory so each thread can read its rotation partner after a barrier; every
-// global read happens before the barrier and every write after it, so working in place is safe.
+// Tiling: one workgroup per UNITS consecutive (row, block ∈ {q, k}, head) units; thread i owns dim i of each
+// (head_dim ≤ WG). The heads are staged in workgroup memory so each thread can read its rotation partners after a
+// barrier; every global read happens before the barrier and every write after it, so working in place is safe.
+// UNITS heads a workgroup (set by the launcher, at most MAX_UNITS) keep that many loads in flight per thread.
 
 override HAS_NORM: bool = false;
 
@@ -36,8 +37,10 @@ struct Params {
 @group(1) @binding(0) var<uniform> p: Params;
 
 const WG: u32 = 128u;
+override UNITS: u32 = 8u;
+const MAX_UNITS: u32 = 8u;
 var<workgroup> partial: array<f32, WG>;
-var<workgroup> head: array<f32, WG>;
+var<workgroup> heads: array<f32, WG * UNITS>;
 
 // #include "row_sum.wgsl"
 
@@ -56,40 +59,56 @@ fn head_norm(x: f32, lid: u32, in_head: bool, is_k: bool) -> f32 {
     return d * inv_std * q_weight[lid] + q_bias[lid];
 }
 
+// Where unit `index` (row, then q or k, then head) starts in `qkv`.
+fn unit_base(index: u32) -> u32 {
+    let row = index / (2u * p.heads);
+    let is_k = (index / p.heads) % 2u == 1u;
+    let d = p.heads * p.head_dim;
+    return row * 3u * d + select(0u, d, is_k) + (index % p.heads) * p.head_dim;
+}
+
 @compute @workgroup_size(WG)
 fn qk_norm_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
-    let index = wid.y * groups.x + wid.x;
-    let row = index / (2u * p.heads);
+    let first = (wid.y * groups.x + wid.x) * UNITS;
+    let units = p.rows * 2u * p.heads;
     // Uniform across the workgroup, so the barriers below stay in uniform control flow.
-    if row >= p.rows {
+    if first >= units {
         return;
     }
-    let is_k = (index / p.heads) % 2u == 1u;
-    let d = p.heads * p.head_dim;
-    let base = row * 3u * d + select(0u, d, is_k) + (index % p.heads) * p.head_dim;
     let in_head = lid < p.head_dim;
 
-    var x = 0.0;
-    if in_head {
-        x = qkv[base + lid];
-    }
-    if HAS_NORM {
-        x = head_norm(x, lid, in_head, is_k);
-    }
-    head[lid] = x;
-    workgroupBarrier();
-
-    if in_head && lid < p.rot {
-        let half_rot = p.rot / 2u;
-        let angle = rope[(row % p.seq_len) * half_rot + lid % half_rot];
-        if lid < half_rot {
-            x = x * angle.x - head[lid + half_rot] * angle.y;
-        } else {
-            x = x * angle.x + head[lid - half_rot] * angle.y;
+    var x: array<f32, MAX_UNITS>;
+    for (var u = 0u; u < UNITS; u++) {
+        x[u] = 0.0;
+        if in_head && first + u < units {
+            x[u] = qkv[unit_base(first + u) + lid];
         }
     }
-    if in_head {
-        qkv[base + lid] = x;
+    for (var u = 0u; u < UNITS; u++) {
+        if HAS_NORM {
+            x[u] = head_norm(x[u], lid, in_head, ((first + u) / p.heads) % 2u == 1u);
+        }
+        heads[u * WG + lid] = x[u];
+    }
+    workgroupBarrier();
+
+    for (var u = 0u; u < UNITS; u++) {
+        let index = first + u;
+        if !in_head || index >= units {
+            continue;
+        }
+        var value = x[u];
+        if lid < p.rot {
+            let half_rot = p.rot / 2u;
+            let angle = rope[((index / (2u * p.heads)) % p.seq_len) * half_rot + lid % half_rot];
+            let at = u * WG;
+            if lid < half_rot {
+                value = value * angle.x - heads[at + lid + half_rot] * angle.y;
+            } else {
+                value = value * angle.x + heads[at + lid - half_rot] * angle.y;
+            }
+        }
+        qkv[unit_base(index) + lid] = value;
     }
 }
