@@ -59,12 +59,19 @@ fn head_norm(x: f32, lid: u32, in_head: bool, is_k: bool) -> f32 {
     return d * inv_std * q_weight[lid] + q_bias[lid];
 }
 
-// Where unit `index` (row, then q or k, then head) starts in `qkv`.
+// Units go by row, then q or k, then head.
+fn unit_row(index: u32) -> u32 {
+    return index / (2u * p.heads);
+}
+
+fn unit_is_k(index: u32) -> bool {
+    return (index / p.heads) % 2u == 1u;
+}
+
+// Where unit `index` starts in `qkv`.
 fn unit_base(index: u32) -> u32 {
-    let row = index / (2u * p.heads);
-    let is_k = (index / p.heads) % 2u == 1u;
     let d = p.heads * p.head_dim;
-    return row * 3u * d + select(0u, d, is_k) + (index % p.heads) * p.head_dim;
+    return unit_row(index) * 3u * d + select(0u, d, unit_is_k(index)) + (index % p.heads) * p.head_dim;
 }
 
 @compute @workgroup_size(WG)
@@ -87,7 +94,7 @@ fn qk_norm_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     }
     for (var u = 0u; u < UNITS; u++) {
         if HAS_NORM {
-            x[u] = head_norm(x[u], lid, in_head, ((first + u) / p.heads) % 2u == 1u);
+            x[u] = head_norm(x[u], lid, in_head, unit_is_k(first + u));
         }
         heads[u * WG + lid] = x[u];
     }
@@ -101,7 +108,7 @@ fn qk_norm_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         var value = x[u];
         if lid < p.rot {
             let half_rot = p.rot / 2u;
-            let angle = rope[((index / (2u * p.heads)) % p.seq_len) * half_rot + lid % half_rot];
+            let angle = rope[(unit_row(index) % p.seq_len) * half_rot + lid % half_rot];
             let at = u * WG;
             if lid < half_rot {
                 value = value * angle.x - heads[at + lid + half_rot] * angle.y;

@@ -112,8 +112,8 @@ impl Tiling {
     }
 
     /// Bytes of `var<workgroup>` the shader declares: the Q tile (block_queries rows of head_dim + 4 floats), the
-    /// K/V tile (32 such rows), the probabilities (block_queries rows of 40 floats) and the key tile's mask (32 words); with
-    /// [`Exchange::WorkgroupMemory`], 4 floats per invocation (2 invocations per query) besides.
+    /// K/V tile (32 such rows), the probabilities (block_queries rows of 40 floats) and the key tile's mask (32
+    /// words); with [`Exchange::WorkgroupMemory`], 4 floats per invocation (2 invocations per query) besides.
     fn workgroup_bytes(self) -> u64 {
         let exchange = match self.exchange {
             Exchange::Subgroups => 0,
