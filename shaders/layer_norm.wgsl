@@ -30,8 +30,8 @@ struct Params {
 @group(1) @binding(0) var<uniform> p: Params;
 
 override WRITE_SCALES: bool = false;
-
-const WG: u32 = 256u;
+// Invocations per row: 128 for rows of up to 512 values, 256 above (`layer_norm.rs` says why).
+override WG: u32 = 256u;
 var<workgroup> partial: array<f32, WG>;
 
 // #include "row_sum.wgsl"

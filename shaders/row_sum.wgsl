@@ -1,17 +1,29 @@
-// The sum (or the largest) of one f32 per invocation over the workgroup, a tree reduction through workgroup memory.
+// The sum (or the largest) of one f32 per invocation over the workgroup, in two levels through workgroup memory:
+// WG / FAN invocations each combine FAN values (strided, so consecutive invocations read consecutive words), then
+// every invocation combines those WG / FAN. Three barriers, where a tree takes log2(WG) + 2: the reductions of the
+// LayerNorms and of `qk_norm_rope` run one after another, and their barriers were most of a row's time.
 // Included by `layer_norm.wgsl`, `qk_norm_rope.wgsl` and `log_softmax_gather.wgsl`, which declare `const WG: u32`
-// (their workgroup size, a power of two) and `var<workgroup> partial: array<f32, WG>`. Every invocation of the
-// workgroup must call it (it has barriers); the last barrier lets the next call reuse `partial`.
+// or `override WG: u32` (their workgroup size, a multiple of FAN) and `var<workgroup> partial: array<f32, WG>`. Every invocation of the
+// workgroup must call it (it has barriers); the last barrier lets the next call reuse `partial`. The order of the
+// additions is fixed, so the result does not depend on scheduling.
+const FAN: u32 = 16u;
+
 fn workgroup_sum(value: f32, lid: u32) -> f32 {
     partial[lid] = value;
     workgroupBarrier();
-    for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-        if lid < stride {
-            partial[lid] += partial[lid + stride];
+    let groups = WG / FAN;
+    if lid < groups {
+        var group = partial[lid];
+        for (var i = 1u; i < FAN; i++) {
+            group += partial[i * groups + lid];
         }
-        workgroupBarrier();
+        partial[lid] = group;
     }
-    let total = partial[0];
+    workgroupBarrier();
+    var total = partial[0];
+    for (var g = 1u; g < groups; g++) {
+        total += partial[g];
+    }
     workgroupBarrier();
     return total;
 }
@@ -19,13 +31,19 @@ fn workgroup_sum(value: f32, lid: u32) -> f32 {
 fn workgroup_max(value: f32, lid: u32) -> f32 {
     partial[lid] = value;
     workgroupBarrier();
-    for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-        if lid < stride {
-            partial[lid] = max(partial[lid], partial[lid + stride]);
+    let groups = WG / FAN;
+    if lid < groups {
+        var group = partial[lid];
+        for (var i = 1u; i < FAN; i++) {
+            group = max(group, partial[i * groups + lid]);
         }
-        workgroupBarrier();
+        partial[lid] = group;
     }
-    let largest = partial[0];
+    workgroupBarrier();
+    var largest = partial[0];
+    for (var g = 1u; g < groups; g++) {
+        largest = max(largest, partial[g]);
+    }
     workgroupBarrier();
     return largest;
 }

@@ -1,5 +1,6 @@
 //! `layer_norm` on the GPU against the f64 reference: widths below, at, and above the
-//! workgroup size, odd widths, one row, and a row with a large mean.
+//! workgroup sizes (128 invocations a row up to 512 values, 256 above), odd widths, one row, and a row with a large
+//! mean.
 
 use audio_kernels::reference;
 use audio_kernels::{LAYER_NORM_EPS, LayerNormParams, Residual, layer_norm, residual_layer_norm};
@@ -34,7 +35,9 @@ fn check(rows: usize, width: usize, offset: f64, seed: u64) {
 fn matches_reference_on_odd_and_tile_sizes() {
     let seed = fresh_seed();
     for (i, &(rows, width)) in
-        [(1, 1), (1, 8), (3, 7), (17, 255), (5, 256), (9, 257), (33, 1280), (2, 3001)].iter().enumerate()
+        [(1, 1), (1, 8), (3, 7), (6, 128), (17, 255), (5, 256), (9, 257), (4, 513), (33, 1280), (2, 3001)]
+            .iter()
+            .enumerate()
     {
         check(rows, width, 0.0, seed + i as u64);
     }
@@ -86,7 +89,7 @@ fn check_residual(rows: usize, width: usize, slices: usize, offset: f64, seed: u
 fn residual_matches_reference_on_odd_and_tile_sizes() {
     let seed = fresh_seed();
     for (i, &(rows, width, slices)) in
-        [(1, 1, 1), (3, 7, 2), (17, 255, 3), (9, 257, 4), (33, 1280, 1), (2, 3001, 5)].iter().enumerate()
+        [(1, 1, 1), (3, 7, 2), (17, 255, 3), (9, 257, 4), (4, 513, 2), (33, 1280, 1), (2, 3001, 5)].iter().enumerate()
     {
         check_residual(rows, width, slices, 0.0, seed + i as u64);
     }

@@ -101,7 +101,7 @@ impl Fusion {
     pub(crate) fn kernels(&self) -> Vec<KernelVariant> {
         let w = &self.weights;
         let projector = Epilogue { bias: w.projector.bias.as_ref(), ..Epilogue::default() };
-        let mut kernels = vec![layer_norm::kernel(false, false)];
+        let mut kernels = vec![layer_norm::kernel(false, false, self.hidden)];
         kernels.extend(audio_kernels::speaker_fusion::variants());
         kernels.extend(gemm_kernels(&self.gpu, &w.projector.weight, &projector, false));
         kernels

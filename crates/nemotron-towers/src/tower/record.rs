@@ -169,8 +169,9 @@ impl Tower {
         if let Some(projection) = &w.input_projection {
             kernels.extend(gemm_kernels(gpu, projection, &plain, false));
         }
-        kernels.push(layer_norm::kernel(false, false));
-        kernels.push(layer_norm::kernel(false, w.layers.first().is_some_and(|first| on_tensor_cores(&first.qkv))));
+        kernels.push(layer_norm::kernel(false, false, c.hidden));
+        let first_scaled = w.layers.first().is_some_and(|first| on_tensor_cores(&first.qkv));
+        kernels.push(layer_norm::kernel(false, first_scaled, c.hidden));
         // Every layer has the same shapes: the attention's batches differ only by the q/k norm and the precision.
         let mut attentions: Vec<((bool, Precision), AttentionKernels)> = Vec::new();
         for (l, layer) in w.layers.iter().enumerate() {
@@ -194,12 +195,12 @@ impl Tower {
             }
             kernels.extend(attention.kernels);
             kernels.extend(gemm_partials_kernels(gpu, &layer.out.weight, false, max_rows));
-            kernels.push(layer_norm::kernel(true, on_tensor_cores(&layer.fc1.weight)));
+            kernels.push(layer_norm::kernel(true, on_tensor_cores(&layer.fc1.weight), c.hidden));
             let gelu = Epilogue { bias: layer.fc1.bias.as_ref(), activation: Activation::Gelu, accumulate: false };
             kernels.extend(gemm_kernels(gpu, &layer.fc1.weight, &gelu, on_tensor_cores(&layer.fc1.weight)));
             kernels.extend(gemm_partials_kernels(gpu, &layer.fc2.weight, false, max_rows));
             let next_scaled = w.layers.get(l + 1).is_some_and(|next| on_tensor_cores(&next.qkv));
-            kernels.push(layer_norm::kernel(true, next_scaled));
+            kernels.push(layer_norm::kernel(true, next_scaled, c.hidden));
         }
         kernels
     }
