@@ -72,7 +72,7 @@ fn kernels(
         // The f32 path's partial products are the whole product, plain (see `gemm_partials_scaled`).
         Storage::Bf16 => vec![register_tiled::kernel(w.cols, epilogue)],
         Storage::F16Image { kernel, operands, .. } => {
-            tensor_core::kernels(gpu.profile(), (kernel, operands), (epilogue, output), scales_given, w.cols)
+            tensor_core::kernels(gpu.profile(), (kernel, operands), (epilogue, output), scales_given)
         }
     }
 }

@@ -36,8 +36,7 @@ fn shader(matrices: Matrices) -> &'static Shader {
 /// stages, each of which waits on its loads' latency: at the largest tiles two such stage buffers fit 48 KiB of
 /// workgroup memory with X rounded, and there they made every product of the towers 1.3–1.8× faster (H200). With X
 /// split only one fits: the next stage then waits in the staging invocations' registers, and the large products ran
-/// 1.1–1.3× faster than with two 16-deep buffers, the ASR chunk 4 % (H100); products a workgroup walks at most
-/// `SHALLOW_K` (512) deep keep the two 16-deep buffers (`tiling_for`). Eight staging subgroups beside the
+/// 1.1–1.3× faster than with two 16-deep buffers, the ASR chunk 4 % (H100). Eight staging subgroups beside the
 /// eight multiplying ones made every GEMM of the towers 8–24 % faster than the multiplying subgroups staging
 /// themselves (one kernel timed alone, docs/performance.md); the tiles without them are for devices that allow fewer
 /// than 512 invocations per workgroup.
@@ -84,7 +83,7 @@ impl Operands {
 
 /// A tile configuration on a device, for X taken as `operands`, with `buffers` stage buffers in workgroup memory
 /// (two where they fit, else one).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug)]
 struct Tiling {
     tiles: Tiles,
     matrices: Matrices,
@@ -185,24 +184,6 @@ fn tiling(profile: &DeviceProfile, (kernel, operands): (TensorCoreKernel, Operan
         TensorCoreKernel::Tiles(tiles) => on_device(tiles),
         TensorCoreKernel::Auto => TILE_CANDIDATES.into_iter().find_map(on_device),
     }
-}
-
-/// Where a workgroup walks k at most this deep, `Auto` takes single-step stages in two buffers over the two-step
-/// stages of one buffer (X split at the largest 16×16 tiles): measured on the H100 (`ceilings gemm`, 2026-12-06),
-/// the Sortformer's products ran 6–8 % faster so (q/k/v and fc1 whole at k = 512, 0.0335 → 0.0316 and 0.0340 →
-/// 0.0320 ms; fc2 in 4 slices of 512, 0.0358 → 0.0329), whose every stage counts: a workgroup walks 8 to 16 of them
-/// and waits on the first one's loads alone. From 640 deep on the ASR's products went either way (out-projection
-/// in 2 slices 0.045 → 0.062 ms, fc1 whole 0.126 → 0.134, q/k/v whole 0.126 → 0.118).
-const SHALLOW_K: usize = 512;
-
-/// [`tiling`] for a product that each workgroup walks `depth` deep in k: with [`TensorCoreKernel::Auto`], the same
-/// tiles in two buffers of single steps where the device gives one buffer of two steps and the walk is shallow
-/// ([`SHALLOW_K`]). Same rows and columns as [`tiling`]'s, so the grid and the slices do not depend on it.
-fn tiling_for(profile: &DeviceProfile, kernel: (TensorCoreKernel, Operands), depth: usize) -> Option<Tiling> {
-    let deep = tiling(profile, kernel)?;
-    let shallow = Tiling { tiles: Tiles { stage_steps: 1, ..deep.tiles }, buffers: 2, ..deep };
-    let takes_shallow = kernel.0 == TensorCoreKernel::Auto && depth <= SHALLOW_K && deep.buffers == 1;
-    Some(if takes_shallow && shallow.fits(profile) { shallow } else { deep })
 }
 
 /// Slices of k that let an `n × m × k` product fill the GPU without passing [`FULL_GRID`] workgroups (the fewest
@@ -327,39 +308,18 @@ const MIN_SLICE_K: usize = 256;
 /// Most slices a product is split into.
 const MAX_SLICES: usize = 8;
 
-/// The pipelines [`record`] (`partials`: [`record_partials`]) takes for products `k` deep with `epilogue` on the
-/// device of `profile` for `kernel`'s tiles: `row_scales` unless X's scales are given, and the product (for equal
-/// slices, the tilings of one slice and of slices as shallow as a caller may ask: [`tiling_for`]); none where the
-/// device cannot run the tiles (the launch is refused).
+/// The pipelines [`record`] (`partials`: [`record_partials`]) takes for products with `epilogue` on the device of
+/// `profile` for `kernel`'s tiles: `row_scales` unless X's scales are given, and the product; none where the device
+/// cannot run the tiles (the launch is refused).
 pub(super) fn kernels(
     profile: &DeviceProfile,
     kernel: (TensorCoreKernel, Operands),
     (epilogue, output): (EpilogueKind, Output),
     scales_given: bool,
-    k: usize,
 ) -> Vec<KernelVariant> {
-    let depths: &[usize] = match output {
-        Output::Product => &[k],
-        Output::Slices => &[k, SHALLOW_K],
-        Output::Stream => &[usize::MAX],
-    };
-    let mut tilings: Vec<Tiling> = Vec::new();
-    for &depth in depths {
-        let Some(tiling) = tiling_for(profile, kernel, depth) else { return Vec::new() };
-        if !tilings.contains(&tiling) {
-            tilings.push(tiling);
-        }
-    }
-    let mut variants = Vec::new();
-    for (i, tiling) in tilings.iter().enumerate() {
-        let [row_scales, product] = tiling.kernels(epilogue, output);
-        // `row_scales` is one pipeline per shader, whatever the tiling.
-        if i == 0 && !scales_given {
-            variants.push(row_scales);
-        }
-        variants.push(product);
-    }
-    variants
+    let Some(tiling) = tiling(profile, kernel) else { return Vec::new() };
+    let [row_scales, product] = tiling.kernels(epilogue, output);
+    if scales_given { vec![product] } else { vec![row_scales, product] }
 }
 
 /// Whether this device runs `kernel` with X taken as `operands` (weights uploaded for it are then stored as f16). The
@@ -483,18 +443,16 @@ fn launch(
 ) -> Result<()> {
     let gpu = rec.gpu();
     gpu.profile().require("gemm_coop", &Matrices::NEEDS)?;
-    let (output, splits, slots) = match cut {
-        Cut::Whole => (Output::Product, 1, 1),
-        Cut::Slices(splits) => (Output::Slices, splits, splits),
-        Cut::Stream(StreamCut { slots, .. }) => (Output::Stream, 1, slots),
-    };
-    // Stream-k's shares were cut to the deep stages of `stream_cut`'s tiling (and are at least 1024 deep).
-    let depth = if output == Output::Stream { usize::MAX } else { k.div_ceil(splits) };
-    let Some(tiling) = tiling_for(gpu.profile(), (w.kernel, w.operands), depth) else {
+    let Some(tiling) = tiling(gpu.profile(), (w.kernel, w.operands)) else {
         return Err(GpuError::Validation(format!(
             "gemm weight `{}` was stored for tensor-core tiles this device cannot run",
             w.buffer.label()
         )));
+    };
+    let (output, splits, slots) = match cut {
+        Cut::Whole => (Output::Product, 1, 1),
+        Cut::Slices(splits) => (Output::Slices, splits, splits),
+        Cut::Stream(StreamCut { slots, .. }) => (Output::Stream, 1, slots),
     };
     let k_split = k.div_ceil(splits).next_multiple_of(tiling.stage_k());
     let params = Params {
@@ -588,37 +546,6 @@ mod tests {
         }
         assert_eq!(slices_to_fill(10, 5120, FULL_GRID.on(&lavapipe(4))), 1);
         assert_eq!(slices_to_fill(5, 5120, FULL_GRID.on(&unknown())), 3);
-    }
-
-    /// A workgroup's walk of k at most [`SHALLOW_K`] deep takes the same tiles in two buffers of single steps where the
-    /// device fits one buffer of two (the H200 with X split); deeper walks, X rounded, explicit tiles and devices
-    /// that fit two buffers of two steps keep [`tiling`]'s. The pipelines listed ahead of the first call cover both.
-    #[test]
-    fn shallow_products_take_single_steps_in_two_buffers() {
-        let auto = |operands| (TensorCoreKernel::Auto, operands);
-        let at = |profile: &DeviceProfile, kernel, depth| {
-            tiling_for(profile, kernel, depth).map(|t| (t.tiles.stage_steps, t.buffers, t.rows(), t.cols()))
-        };
-        assert_eq!(at(&h200(), auto(Operands::Split), 512), Some((1, 2, 128, 128)));
-        assert_eq!(at(&h200(), auto(Operands::Split), 513), Some((2, 1, 128, 128)));
-        assert_eq!(at(&h200(), auto(Operands::Rounded), 256), Some((2, 2, 128, 128)));
-        assert_eq!(at(&lavapipe(4), auto(Operands::Split), 256), Some((2, 2, 64, 64)));
-        let explicit = (TensorCoreKernel::Tiles(TILE_CANDIDATES[0]), Operands::Split);
-        assert_eq!(at(&h200(), explicit, 256), Some((2, 1, 128, 128)));
-
-        let stage_k = |variant: &KernelVariant| {
-            variant.constants.iter().find(|(name, _)| *name == "STAGE_K").map(|&(_, value)| value as usize)
-        };
-        let listed = |output, scales_given, k| {
-            let plain = EpilogueKind::of(&Epilogue::default());
-            let variants = kernels(&h200(), auto(Operands::Split), (plain, output), scales_given, k);
-            variants.iter().map(stage_k).collect::<Vec<_>>()
-        };
-        assert_eq!(listed(Output::Product, false, 512), [None, Some(16)], "row_scales, then the product");
-        assert_eq!(listed(Output::Product, true, 1280), [Some(32)]);
-        assert_eq!(listed(Output::Slices, true, 2048), [Some(32), Some(16)]);
-        assert_eq!(listed(Output::Slices, true, 512), [Some(16)]);
-        assert_eq!(listed(Output::Stream, true, 5120), [Some(32)]);
     }
 
     /// The shader's stream-k loop, run here: every stage of every tile lands in exactly one piece, each tile's pieces
