@@ -32,6 +32,11 @@
 // `splits` > 1 each slice writes its unnormalised output, maximum and sum as attention.wgsl's slices do, and its
 // `merge` combines them in order (deterministic).
 //
+// Rounded operands (EXACT false, the fast precision): each product once, on the hi halves alone (q, k, v and the
+// probabilities each rounded to f16 under its row's power of two, as the fast GEMMs round X), accumulated on the
+// tensor cores. Pass 2's scores are then pass 1's, so its maxima are exact and it never runs twice; only hi rows are
+// staged, in half the workgroup memory.
+//
 // The cooperative matrices a subgroup keeps (its q halves, its output tiles) are named values, not arrays: the
 // NVIDIA driver (580) put an array of them in local memory.
 
@@ -79,6 +84,10 @@ const MAX_LAG: f32 = 8.0;
 // Staged key tiles: past the sequence's end (weigh nothing), masked (score MASKED).
 const OUTSIDE: f32 = -1.0;
 const IS_MASKED: f32 = 0.0;
+// Three products per step over hi + lo halves (f32-accurate), or one over the hi halves (see the header).
+override EXACT: bool = true;
+// Halves staged per row of k, v and the probabilities.
+override HALVES: u32 = select(1u, 2u, EXACT);
 
 override WG: u32 = SG_Q * SUBGROUP;
 override D: u32 = D_TILES * T;
@@ -90,13 +99,13 @@ override LANE_GROUPS: u32 = BK / LANES_PER_ROW / 4u;
 // of probabilities (f16, hi rows then lo rows) BK + 8: rows start on 16 bytes, and the rows one instruction touches
 // fall in different banks.
 override KV_ROW4: u32 = D4 + 2u;
-override KV_LEN: u32 = 2u * BK * KV_ROW4;
+override KV_LEN: u32 = HALVES * BK * KV_ROW4;
 var<workgroup> kv: array<vec4<f16>, KV_LEN>;
 const S_ROW4: u32 = BK / 4u + 1u;
 const P_ROW4: u32 = BK / 4u + 2u;
 override S_LEN: u32 = SG_Q * T * S_ROW4;
 var<workgroup> scores: array<vec4<f32>, S_LEN>;
-override P_LEN: u32 = SG_Q * 2u * T * P_ROW4;
+override P_LEN: u32 = SG_Q * HALVES * T * P_ROW4;
 var<workgroup> probs: array<vec4<f16>, P_LEN>;
 // Per key of the staged block: (its k unscale, OUTSIDE or IS_MASKED; its v unscale).
 var<workgroup> key_info: array<vec2<f32>, BK>;
@@ -245,7 +254,7 @@ fn attention_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     // maxima where a cheap one lay too far from its row's exact maximum, either way (see the header).
     var o: Output;
     var row_sum = 0.0;
-    let p_hi = sg * 2u * T * P_ROW4;
+    let p_hi = sg * HALVES * T * P_ROW4;
     let p_row = p_hi + row * P_ROW4 + my_key / 4u;
     for (var attempt = 0u; attempt < 2u; attempt++) {
         o = Output();
@@ -253,10 +262,14 @@ fn attention_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
         var exact_max = MASKED;
         for (var b = block0; b < block_end; b++) {
             let key0 = b * BK;
-            stage(k_plane, key0, t, true);
+            stage(k_plane, key0, t, EXACT);
             stage_key_info(key0, seq_row0, k_unscale0, v_unscale0, t);
             workgroupBarrier();
-            score_block(&q, s_at);
+            if EXACT {
+                score_block(&q, s_at);
+            } else {
+                cheap_block(&q, s_at);
+            }
             workgroupBarrier();
             for (var g = 0u; g < LANE_GROUPS; g++) {
                 let s = scores4(scores[s_row + g], my_key + 4u * g, uq);
@@ -267,10 +280,12 @@ fn attention_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
                 // Split as attention_operands.wgsl splits q, k and v.
                 let hi = split_hi(prob);
                 probs[p_row + g] = vec4<f16>(hi);
-                probs[p_row + T * P_ROW4 + g] = vec4<f16>(prob - hi);
+                if EXACT {
+                    probs[p_row + T * P_ROW4 + g] = vec4<f16>(prob - hi);
+                }
             }
             // v over k: every subgroup is done with k.
-            stage(v_plane, key0, t, true);
+            stage(v_plane, key0, t, EXACT);
             workgroupBarrier();
             value_block(&o, p_hi);
             workgroupBarrier();

@@ -124,40 +124,45 @@ fn cheap_block(q: ptr<function, Queries>, s_at: u32) {
     }
 }
 
-// p̃·ṽ for T keys of staged tile `jt` and T dims whose hi row starts at group `at` of `kv`.
-fn value_step(ph: MatA, pl: MatA, at: u32) -> MatC {
+// o + p̃·ṽ for T keys of staged tile `jt` and T dims whose hi row starts at group `at` of `kv`: three products from
+// zero added to o, or with rounded operands one product onto o.
+fn value_step(o: MatC, ph: MatA, pl: MatA, at: u32) -> MatC {
     let vh = coopLoadT<MatB>(&kv[at], KV_ROW4);
+    if !EXACT {
+        return coopMultiplyAdd(ph, vh, o);
+    }
     let vl = coopLoadT<MatB>(&kv[at + BK * KV_ROW4], KV_ROW4);
-    return coopMultiplyAdd(pl, vh, coopMultiplyAdd(ph, vl, coopMultiplyAdd(ph, vh, MatC())));
+    return o + coopMultiplyAdd(pl, vh, coopMultiplyAdd(ph, vl, coopMultiplyAdd(ph, vh, MatC())));
 }
 
 // o += p̃·ṽ for this subgroup's probabilities (hi rows at group `p_hi` of `probs`, lo rows T further) and the staged v.
 fn value_block(o: ptr<function, Output>, p_hi: u32) {
     for (var jt = 0u; jt < KEY_TILES; jt++) {
         let ph = coopLoadT<MatA>(&probs[p_hi + jt * T / 4u], P_ROW4);
-        let pl = coopLoadT<MatA>(&probs[p_hi + T * P_ROW4 + jt * T / 4u], P_ROW4);
+        // Rounded operands have no lo rows: pl is then ph again, and unused.
+        let pl = coopLoadT<MatA>(&probs[p_hi + HALVES / 2u * T * P_ROW4 + jt * T / 4u], P_ROW4);
         let at = jt * T * KV_ROW4;
-        (*o).c0 = (*o).c0 + value_step(ph, pl, at);
+        (*o).c0 = value_step((*o).c0, ph, pl, at);
         if D_TILES > 1u {
-            (*o).c1 = (*o).c1 + value_step(ph, pl, at + T / 4u);
+            (*o).c1 = value_step((*o).c1, ph, pl, at + T / 4u);
         }
         if D_TILES > 2u {
-            (*o).c2 = (*o).c2 + value_step(ph, pl, at + 2u * T / 4u);
+            (*o).c2 = value_step((*o).c2, ph, pl, at + 2u * T / 4u);
         }
         if D_TILES > 3u {
-            (*o).c3 = (*o).c3 + value_step(ph, pl, at + 3u * T / 4u);
+            (*o).c3 = value_step((*o).c3, ph, pl, at + 3u * T / 4u);
         }
         if D_TILES > 4u {
-            (*o).c4 = (*o).c4 + value_step(ph, pl, at + 4u * T / 4u);
+            (*o).c4 = value_step((*o).c4, ph, pl, at + 4u * T / 4u);
         }
         if D_TILES > 5u {
-            (*o).c5 = (*o).c5 + value_step(ph, pl, at + 5u * T / 4u);
+            (*o).c5 = value_step((*o).c5, ph, pl, at + 5u * T / 4u);
         }
         if D_TILES > 6u {
-            (*o).c6 = (*o).c6 + value_step(ph, pl, at + 6u * T / 4u);
+            (*o).c6 = value_step((*o).c6, ph, pl, at + 6u * T / 4u);
         }
         if D_TILES > 7u {
-            (*o).c7 = (*o).c7 + value_step(ph, pl, at + 7u * T / 4u);
+            (*o).c7 = value_step((*o).c7, ph, pl, at + 7u * T / 4u);
         }
     }
 }

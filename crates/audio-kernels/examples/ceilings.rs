@@ -6,7 +6,8 @@
 //! - the GEMM on the towers' exact shapes, on the f32 path and on the tensor cores with every tile configuration
 //!   and with the product split along k into partial products;
 //! - attention on the towers' shapes: the f32 kernel with its keys split among 1 or 2 workgroups per query block,
-//!   the tensor-core kernel with 2 or 4 subgroups per workgroup and its keys split among 1 to 4 workgroups.
+//!   the tensor-core kernel with 2 or 4 subgroups per workgroup and its keys split among 1 to 4 workgroups, with its
+//!   products split (f32-accurate) or over rounded operands (the fast precision).
 //!
 //! - the split-k products and their consumer: each shape on the tensor cores in 1 to 8 slices of k and cut by
 //!   stream-k, and the residual LayerNorm that adds them, against what `auto_slices` and `wave_slices` pick.
@@ -15,7 +16,7 @@
 //! `WGPU_ADAPTER_NAME`, `WGPU_BACKEND`, as the tests read them). On an adapter without f16 16×16×16 cooperative
 //! matrices only the rows that apply run.
 
-use audio_kernels::attention::tensor_core;
+use audio_kernels::attention::tensor_core::{self, Products};
 use audio_kernels::attention::{KeySplits, attention_split};
 use audio_kernels::gemm::{KSplit, auto_slices, gemm_partials, tensor_cores_available, wave_slices};
 use audio_kernels::random::Rng;
@@ -451,21 +452,26 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 /// Attention shapes of the towers: (case, sequences, rows, heads, head_dim).
-const ATTENTION_SHAPES: &[(&str, usize, usize, usize, usize)] =
-    &[("asr", 1, 600, 10, 128), ("asr8", 8, 600, 10, 128), ("diar", 1, 828, 8, 64), ("wts", 1, 1100, 16, 80)];
+const ATTENTION_SHAPES: &[(&str, usize, usize, usize, usize)] = &[
+    ("asr", 1, 600, 10, 128),
+    ("asr8", 8, 600, 10, 128),
+    ("diar", 1, 828, 8, 64),
+    ("diar128", 128, 465, 8, 64),
+    ("wts", 1, 1100, 16, 80),
+];
 
 /// An attention kernel of the sweep: the f32 one with its key splits, the tensor-core one with its subgroups per
-/// workgroup and key splits.
+/// workgroup, key splits and products.
 #[derive(Clone, Copy)]
 enum Kernel {
     F32(KeySplits),
-    TensorCores(usize, KeySplits),
+    TensorCores(usize, KeySplits, Products),
 }
 
 fn attention_sweep(gpu: &Gpu) -> Fallible<()> {
     let mut rng = Rng::new(12);
     println!(
-        "{:<6} {:>4} {:>5} {:>5} {:>5}  {:<9} {:>9} {:>8}",
+        "{:<7} {:>4} {:>5} {:>5} {:>5}  {:<9} {:>9} {:>8}",
         "case", "seqs", "rows", "heads", "dim", "kernel", "ms", "TFLOP/s"
     );
     for &(case, seqs, seq_len, heads, head_dim) in ATTENTION_SHAPES {
@@ -476,29 +482,30 @@ fn attention_sweep(gpu: &Gpu) -> Fallible<()> {
         let out = gpu.zeros("out", rows * width)?;
         let flops = 4.0 * (seqs * seq_len * seq_len * width) as f64;
         let coop = tensor_core::available(gpu, head_dim);
-        let kernels = [
-            Kernel::F32(KeySplits::Auto),
-            Kernel::F32(KeySplits::Fixed(1)),
-            Kernel::F32(KeySplits::Fixed(2)),
-            Kernel::TensorCores(4, KeySplits::Auto),
-            Kernel::TensorCores(4, KeySplits::Fixed(1)),
-            Kernel::TensorCores(4, KeySplits::Fixed(2)),
-            Kernel::TensorCores(4, KeySplits::Fixed(3)),
-            Kernel::TensorCores(4, KeySplits::Fixed(4)),
-            Kernel::TensorCores(2, KeySplits::Auto),
-            Kernel::TensorCores(2, KeySplits::Fixed(1)),
-            Kernel::TensorCores(2, KeySplits::Fixed(2)),
-        ];
-        for kernel in kernels.into_iter().filter(|k| coop || matches!(k, Kernel::F32(_))) {
+        let f32_kernels = [KeySplits::Auto, KeySplits::Fixed(1), KeySplits::Fixed(2)].map(Kernel::F32);
+        let tensor_core_kernels = [Products::Split, Products::Rounded].into_iter().flat_map(|products| {
+            let four =
+                [KeySplits::Auto, KeySplits::Fixed(1), KeySplits::Fixed(2), KeySplits::Fixed(3), KeySplits::Fixed(4)];
+            let two = [KeySplits::Auto, KeySplits::Fixed(1), KeySplits::Fixed(2)];
+            let four = four.map(move |splits| Kernel::TensorCores(4, splits, products));
+            four.into_iter().chain(two.map(move |splits| Kernel::TensorCores(2, splits, products)))
+        });
+        let kernels = f32_kernels.into_iter().chain(tensor_core_kernels.filter(|_| coop));
+        for kernel in kernels {
             let mut times = Vec::new();
             for round in 0..4 {
                 let mut rec = Recorder::new(gpu).with_timing(Timing::Span);
                 for _ in 0..REPEATS {
                     match kernel {
                         Kernel::F32(splits) => attention_split(&mut rec, [&qkv, &valid, &out], shape, splits)?,
-                        Kernel::TensorCores(n, splits) => {
-                            tensor_core::attention_coop(&mut rec, [&qkv, &valid, &out], shape, None, (Some(n), splits))?
-                        }
+                        Kernel::TensorCores(n, splits, products) => tensor_core::attention_coop(
+                            &mut rec,
+                            [&qkv, &valid, &out],
+                            shape,
+                            None,
+                            (Some(n), splits),
+                            products,
+                        )?,
                     }
                 }
                 let ns = rec.submit_profiled().block()?.total_ns() / REPEATS as f64;
@@ -513,10 +520,11 @@ fn attention_sweep(gpu: &Gpu) -> Fallible<()> {
             };
             let label = match kernel {
                 Kernel::F32(s) => splits(s),
-                Kernel::TensorCores(n, s) => format!("tc{n}/{}", splits(s)),
+                Kernel::TensorCores(n, s, Products::Split) => format!("tc{n}/{}", splits(s)),
+                Kernel::TensorCores(n, s, Products::Rounded) => format!("fast{n}/{}", splits(s)),
             };
             println!(
-                "{case:<6} {seqs:>4} {seq_len:>5} {heads:>5} {head_dim:>5}  {label:<9} {:>9.4} {:>8.1}",
+                "{case:<7} {seqs:>4} {seq_len:>5} {heads:>5} {head_dim:>5}  {label:<9} {:>9.4} {:>8.1}",
                 ns / 1e6,
                 flops / ns / 1e3
             );

@@ -8,7 +8,7 @@
 use gpu_core::blocking::Block;
 use std::sync::OnceLock;
 
-use audio_kernels::attention::tensor_core::attention_coop;
+use audio_kernels::attention::tensor_core::{Products, attention_coop};
 use audio_kernels::attention::{KeySplits, attention_split};
 use audio_kernels::{
     Activation, AttentionShape, ConvBatch, Epilogue, GemmShape, LAYER_NORM_EPS, LayerNormParams, MatmulOptions,
@@ -131,7 +131,11 @@ fn f32_attention_runs_and_matches_and_the_tensor_core_one_names_the_capability()
         let (kernel, result, want) = match entry {
             0 => ("attention", attention(&mut rec, buffers, shape, Precision::Auto), &want),
             1 => ("attention", attention_split(&mut rec, buffers, shape, KeySplits::Fixed(2)), &want),
-            2 => ("attention_coop", attention_coop(&mut rec, buffers, shape, None, (None, KeySplits::Auto)), &want),
+            2 => (
+                "attention_coop",
+                attention_coop(&mut rec, buffers, shape, None, (None, KeySplits::Auto), Products::Split),
+                &want,
+            ),
             _ => ("attention", rotary_attention(&mut rec, buffers, &prologue, shape, Precision::Auto), &want_rotary),
         };
         if entry == 2 {

@@ -1,7 +1,8 @@
 //! Masked multi-head attention, on either of two kernels:
 //! - `f32_kernel` (`shaders/attention.wgsl`, flash style, in the two variants of [`Exchange`]): any device;
 //!   [`attention_split`]. Its `merge` adds the key slices of both kernels.
-//! - [`tensor_core`] (`shaders/attention_coop.wgsl`): cooperative matrices, f32-accurate.
+//! - [`tensor_core`] (`shaders/attention_coop.wgsl`): cooperative matrices, f32-accurate, or each product once over
+//!   operands rounded to f16 for [`Precision::Fast`].
 //!
 //! Both split the keys by one plan (`key_splits`: [`KeySplits`]). The entry points here, [`attention`] and
 //! [`rotary_attention`], choose the kernel. Imports run one way: `key_splits` ← `f32_kernel` ← `tensor_core` ← this
@@ -21,7 +22,7 @@ use gpu_core::{GpuBuffer, GpuError, KernelVariant, Recorder, Result};
 use crate::gemm::Precision;
 use crate::qk_norm_rope::{QkPrologue, qk_norm_rope};
 use crate::shapes::{AttentionShape, QkShape};
-use tensor_core::attention_coop;
+use tensor_core::{Products, attention_coop};
 
 /// Every pipeline either kernel can build.
 pub(crate) fn variants() -> Vec<KernelVariant> {
@@ -38,17 +39,17 @@ pub(crate) fn variants() -> Vec<KernelVariant> {
 /// `seq_len` has no limit. Runs with or without subgroup operations ([`Exchange::of`] picks the variant); fails
 /// with [`GpuError::LimitExceeded`] naming `max_compute_workgroup_storage_size` where the device's workgroup memory
 /// cannot hold the smallest tiling (16 queries: 27.75 KiB at head_dim 128 without subgroups, 15.75 KiB at 64). With
-/// [`Precision::Auto`] it
-/// runs on tensor cores where the device has them and they were measured faster ([`tensor_core::chosen`]), else
-/// on the f32 kernel.
+/// [`Precision::Auto`] (f32-accurate) or [`Precision::Fast`] (each product once, operands rounded to f16) it runs on
+/// tensor cores where the device has them and they were measured faster ([`tensor_core::chosen`]), else on the f32
+/// kernel.
 pub fn attention(
     rec: &mut Recorder<'_>,
     buffers: [&GpuBuffer; 3],
     shape: AttentionShape,
     precision: Precision,
 ) -> Result<()> {
-    if rotary_attention_on_tensor_cores(rec.gpu(), shape, precision) {
-        return attention_coop(rec, buffers, shape, None, (None, KeySplits::Auto));
+    if let Some(products) = tensor_core_products(rec.gpu(), shape, precision) {
+        return attention_coop(rec, buffers, shape, None, (None, KeySplits::Auto), products);
     }
     attention_split(rec, buffers, shape, KeySplits::Auto)
 }
@@ -65,8 +66,8 @@ pub fn rotary_attention(
     shape: AttentionShape,
     precision: Precision,
 ) -> Result<()> {
-    if rotary_attention_on_tensor_cores(rec.gpu(), shape, precision) {
-        return attention_coop(rec, [qkv, key_valid, out], shape, Some(prologue), (None, KeySplits::Auto));
+    if let Some(products) = tensor_core_products(rec.gpu(), shape, precision) {
+        return attention_coop(rec, [qkv, key_valid, out], shape, Some(prologue), (None, KeySplits::Auto), products);
     }
     if prologue.slices > 1 {
         return Err(GpuError::Validation(format!(
@@ -81,7 +82,12 @@ pub fn rotary_attention(
 /// Whether [`rotary_attention`] (and [`attention`]) take the tensor-core kernel for this shape and precision: then
 /// the q/k/v product may come in slices.
 pub fn rotary_attention_on_tensor_cores(gpu: &gpu_core::Gpu, shape: AttentionShape, precision: Precision) -> bool {
-    precision == Precision::Auto && tensor_core::chosen(gpu, shape)
+    tensor_core_products(gpu, shape, precision).is_some()
+}
+
+/// The products the tensor-core kernel runs `shape` with at `precision`, where [`attention`] takes it.
+fn tensor_core_products(gpu: &gpu_core::Gpu, shape: AttentionShape, precision: Precision) -> Option<Products> {
+    Products::of(precision).filter(|&products| tensor_core::chosen(gpu, shape, products))
 }
 
 /// The pipelines [`rotary_attention`] can record in one tower, and on which kernels.
@@ -128,7 +134,8 @@ pub fn rotary_attention_kernels(gpu: &gpu_core::Gpu, range: AttentionRange, prec
     let mut take = |seqs: usize, seq_len: usize| {
         let shape = AttentionShape { seqs, seq_len, heads, head_dim };
         let f32_kernel = f32_kernel::kernel(profile, shape);
-        let coop = tensor_core::kernels(profile, shape, Some(has_norm));
+        let products = Products::of(precision).unwrap_or(Products::Split);
+        let coop = tensor_core::kernels(profile, shape, Some(has_norm), products);
         let on_tensor_cores = rotary_attention_on_tensor_cores(gpu, shape, precision);
         let runs = if on_tensor_cores {
             coop.clone().map(|(pair, split)| (pair.to_vec(), split))

@@ -1,6 +1,7 @@
 //! Masked multi-head attention on tensor cores (`shaders/attention_coop.wgsl`, built for 16×16×16 or 8×8×8
 //! cooperative matrices), f32-accurate: q, k and v split row by row into f16 halves under power-of-two scales
-//! (`shaders/attention_operands.wgsl`), three products per step, keys staged in workgroup memory for several
+//! (`shaders/attention_operands.wgsl`), three products per step (or, for the fast precision, one over the hi halves:
+//! [`Products`]), keys staged in workgroup memory for several
 //! subgroups of queries, two passes over the keys, keys split among workgroups where the grid is small. Same inputs,
 //! output and masking as [`attention_split`](super::attention_split); head dims up to 8 matrix sides (128 with 16×16
 //! matrices, 64 with 8×8). Its keys are split by the same plan as the f32 kernel's ([`KeySplits`]), and its slices
@@ -15,6 +16,7 @@ use super::f32_kernel::{MAX_HEAD_DIM, merge_slices, slice_words};
 use super::key_splits::{KeyPlan, KeySplits, TENSOR_CORE_GRID};
 use crate::LAYER_NORM_EPS;
 use crate::coop::Matrices;
+use crate::gemm::Precision;
 use crate::launch::{grid, require};
 use crate::qk_norm_rope::QkPrologue;
 use crate::shaders::{ATTENTION_COOP8, ATTENTION_COOP16, ATTENTION_OPERANDS};
@@ -36,6 +38,46 @@ const MAX_STAGE: usize = 32;
 /// (2026-12-04, one kernel timed alone (docs/performance.md) and `ceilings attention`; the operand pass adds 18 µs per layer): head dim 128 (ASR layer)
 /// 139 µs against the f32 kernel's 203; 80 (word-timestamp head) faster too; 64 (Sortformer layer) 115 µs against 92.
 pub const MIN_HEAD_DIM: usize = 65;
+/// The same for [`Products::Rounded`]: every head dim (not yet measured against the f32 kernel on a GPU).
+pub const MIN_ROUNDED_HEAD_DIM: usize = 1;
+
+/// How the kernel multiplies its operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Products {
+    /// f32-accurate: q, k, v and the probabilities as f16 halves hi + lo, three products per step
+    /// ([`Precision::Auto`]).
+    Split,
+    /// Each product once over the hi halves (every operand rounded to f16 under its row's power-of-two scale),
+    /// accumulated on the tensor cores ([`Precision::Fast`]): f16's rounding, as the fast GEMMs.
+    Rounded,
+}
+
+impl Products {
+    /// The products of `precision`; none for [`Precision::F32`] (the f32 kernel only).
+    pub fn of(precision: Precision) -> Option<Self> {
+        match precision {
+            Precision::Auto => Some(Products::Split),
+            Precision::Fast => Some(Products::Rounded),
+            Precision::F32 => None,
+        }
+    }
+
+    /// Halves of each operand row the kernel stages.
+    fn halves(self) -> usize {
+        match self {
+            Products::Split => 2,
+            Products::Rounded => 1,
+        }
+    }
+
+    /// The head dims from which [`attention`](super::attention) takes this kernel over the f32 one.
+    fn min_head_dim(self) -> usize {
+        match self {
+            Products::Split => MIN_HEAD_DIM,
+            Products::Rounded => MIN_ROUNDED_HEAD_DIM,
+        }
+    }
+}
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -96,13 +138,14 @@ const OPERAND_BINDINGS: &[Access] = &[
 /// planes, unscales, key_valid, out, partial slices.
 const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite, Access::ReadWrite];
 
-/// The kernel's shape on a device: its matrices, subgroups per workgroup and padded head dim.
+/// The kernel's shape on a device: its matrices, subgroups per workgroup, padded head dim and products.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Tiling {
     matrices: Matrices,
     subgroups: usize,
     /// head_dim rounded up to a multiple of T.
     head_dim: usize,
+    products: Products,
 }
 
 impl Tiling {
@@ -125,11 +168,14 @@ impl Tiling {
         heads * 3 * 2 * self.padded_len(seq_len) * self.head_dim / 2
     }
 
-    /// Workgroup memory: the staged key block (2·block_keys rows of head_dim + 8 f16), per subgroup T rows of scores
-    /// (block_keys + 4 f32) and 2T rows of probabilities (block_keys + 8 f16), and 8 bytes of key information per key.
+    /// Workgroup memory: the staged key block (block_keys rows of head_dim + 8 f16 per staged half), per subgroup T
+    /// rows of scores (block_keys + 4 f32) and T rows of probabilities per half (block_keys + 8 f16), and 8 bytes of
+    /// key information per key.
     fn workgroup_bytes(self) -> usize {
-        let (t, keys) = (self.matrices.t, self.block_keys());
-        2 * keys * (self.head_dim + 8) * 2 + self.subgroups * t * ((keys + 4) * 4 + 2 * (keys + 8) * 2) + keys * 8
+        let (t, keys, halves) = (self.matrices.t, self.block_keys(), self.products.halves());
+        halves * keys * (self.head_dim + 8) * 2
+            + self.subgroups * t * ((keys + 4) * 4 + halves * (keys + 8) * 2)
+            + keys * 8
     }
 
     fn threads(self) -> usize {
@@ -139,7 +185,7 @@ impl Tiling {
     fn fits(self, profile: &DeviceProfile) -> bool {
         let limits = &profile.limits;
         self.head_dim <= MAX_D_TILES * self.matrices.t
-            && 2 * self.block_keys() * self.head_dim / 4 <= MAX_STAGE * self.threads()
+            && self.products.halves() * self.block_keys() * self.head_dim / 4 <= MAX_STAGE * self.threads()
             && self.workgroup_bytes() <= limits.max_compute_workgroup_storage_size as usize
             && self.threads() <= limits.max_compute_invocations_per_workgroup as usize
             && self.threads() <= limits.max_compute_workgroup_size_x as usize
@@ -149,11 +195,12 @@ impl Tiling {
         if self.matrices.t == 16 { &ATTENTION_COOP16 } else { &ATTENTION_COOP8 }
     }
 
-    fn constants(self) -> [(&'static str, f64); 3] {
+    fn constants(self) -> [(&'static str, f64); 4] {
         [
             ("SUBGROUP", self.matrices.subgroup as f64),
             ("SG_Q", self.subgroups as f64),
             ("D_TILES", (self.head_dim / self.matrices.t) as f64),
+            ("EXACT", f64::from(u8::from(self.products == Products::Split))),
         ]
     }
 }
@@ -181,7 +228,7 @@ fn spec<'a>(tiling: Tiling, constants: &'a [(&'static str, f64)]) -> KernelSpec<
 }
 
 /// Every pipeline this launcher can build, for shader validation: the towers' head dims (64, 80, 128) and the
-/// smallest, for both matrix sizes (up to 8 matrix sides) and every subgroup count.
+/// smallest, for both matrix sizes (up to 8 matrix sides), every subgroup count and both products.
 pub(super) fn variants() -> Vec<KernelVariant> {
     let mut variants = Vec::new();
     for matrices in Matrices::USUAL {
@@ -195,17 +242,19 @@ pub(super) fn variants() -> Vec<KernelVariant> {
                 variants.push(KernelVariant::from(&operand_spec(&constants)));
             }
             for subgroups in SUBGROUP_CANDIDATES {
-                let tiling = Tiling { matrices, subgroups, head_dim: padded };
-                variants.push(KernelVariant::from(&spec(tiling, &tiling.constants())));
+                for products in [Products::Split, Products::Rounded] {
+                    let tiling = Tiling { matrices, subgroups, head_dim: padded, products };
+                    variants.push(KernelVariant::from(&spec(tiling, &tiling.constants())));
+                }
             }
         }
     }
     variants
 }
 
-/// The tiling for `head_dim` on the device of `profile` (`subgroups`: that many per workgroup, or the most that fit),
-/// if the device has the matrices, subgroup operations and the workgroup memory.
-fn tiling(profile: &DeviceProfile, head_dim: usize, subgroups: Option<usize>) -> Option<Tiling> {
+/// The tiling for `head_dim` and `products` on the device of `profile` (`subgroups`: that many per workgroup, or the
+/// most that fit), if the device has the matrices, subgroup operations and the workgroup memory.
+fn tiling(profile: &DeviceProfile, head_dim: usize, subgroups: Option<usize>, products: Products) -> Option<Tiling> {
     let matrices = Matrices::of(profile).filter(|_| profile.has(Capability::Subgroups))?;
     let padded = head_dim.max(1).next_multiple_of(matrices.t);
     let candidates = match subgroups {
@@ -214,22 +263,25 @@ fn tiling(profile: &DeviceProfile, head_dim: usize, subgroups: Option<usize>) ->
     };
     candidates
         .into_iter()
-        .map(|subgroups| Tiling { matrices, subgroups, head_dim: padded })
+        .map(|subgroups| Tiling { matrices, subgroups, head_dim: padded, products })
         .find(|t| SUBGROUP_CANDIDATES.contains(&t.subgroups) && t.fits(profile))
 }
 
-/// Whether `gpu` runs the tensor-core attention at `head_dim`.
+/// Whether `gpu` runs the tensor-core attention at `head_dim` (with either products: rounded ones need less
+/// workgroup memory than split ones).
 pub fn available(gpu: &Gpu, head_dim: usize) -> bool {
-    head_dim <= MAX_HEAD_DIM && tiling(gpu.profile(), head_dim, None).is_some()
+    head_dim <= MAX_HEAD_DIM && tiling(gpu.profile(), head_dim, None, Products::Split).is_some()
 }
 
-/// Whether [`attention`](super::attention) takes the tensor-core kernel for `shape`: the device has it, the head dim
-/// is at least [`MIN_HEAD_DIM`] and the operand planes fit one storage binding.
-pub fn chosen(gpu: &Gpu, shape: AttentionShape) -> bool {
+/// Whether [`attention`](super::attention) takes the tensor-core kernel with `products` for `shape`: the device has
+/// it, the head dim is at least the products' threshold ([`MIN_HEAD_DIM`], [`MIN_ROUNDED_HEAD_DIM`]) and the operand
+/// planes fit one storage binding.
+pub fn chosen(gpu: &Gpu, shape: AttentionShape, products: Products) -> bool {
     let AttentionShape { seqs, seq_len, heads, head_dim } = shape;
     let max_words = gpu.limits().max_storage_buffer_binding_size as usize / 4;
-    head_dim >= MIN_HEAD_DIM
-        && tiling(gpu.profile(), head_dim, None).is_some_and(|t| t.plane_words(seqs * heads, seq_len) <= max_words)
+    head_dim >= products.min_head_dim()
+        && tiling(gpu.profile(), head_dim, None, products)
+            .is_some_and(|t| t.plane_words(seqs * heads, seq_len) <= max_words)
 }
 
 /// The key slices of each of the `blocks` query blocks of `shape` under `tiling`.
@@ -248,9 +300,10 @@ pub(super) fn kernels(
     profile: &DeviceProfile,
     shape: AttentionShape,
     prologue: Option<bool>,
+    products: Products,
 ) -> Option<([KernelVariant; 2], bool)> {
     // The tiling exists only where the device has every capability of NEEDS.
-    let tiling = tiling(profile, shape.head_dim, None)?;
+    let tiling = tiling(profile, shape.head_dim, None, products)?;
     let (_, plan) = key_plan(profile, tiling, shape, KeySplits::Auto);
     let operands = operand_constants(tiling.head_dim, prologue.is_some(), prologue == Some(true));
     let kernels =
@@ -258,7 +311,7 @@ pub(super) fn kernels(
     Some((kernels, plan.splits > 1))
 }
 
-/// [`attention`](super::attention) on tensor cores; `subgroups` per workgroup (one of
+/// [`attention`](super::attention) on tensor cores with `products`; `subgroups` per workgroup (one of
 /// [`SUBGROUP_CANDIDATES`], for sweeps) or the most that fit, the keys split among `splits` workgroups per query
 /// block (merged in order); with a `prologue`, q and k get its norm and RoPE on the way in (as
 /// [`crate::rotary_attention`]; qkv is not written). Buffers: `[qkv, key_valid, out]`. Fails on a device without subgroups, f16 shaders or cooperative matrices
@@ -270,6 +323,7 @@ pub fn attention_coop(
     shape: AttentionShape,
     prologue: Option<&QkPrologue<'_>>,
     (subgroups, splits): (Option<usize>, KeySplits),
+    products: Products,
 ) -> Result<()> {
     let AttentionShape { seqs, seq_len, heads, head_dim } = shape;
     let (rows, width) = (shape.rows(), shape.width());
@@ -295,7 +349,7 @@ pub fn attention_coop(
     let gpu = rec.gpu();
     let profile = gpu.profile();
     profile.require("attention_coop", &NEEDS)?;
-    let Some(tiling) = tiling(profile, head_dim, subgroups) else {
+    let Some(tiling) = tiling(profile, head_dim, subgroups, products) else {
         return Err(GpuError::LimitExceeded {
             what: format!(
                 "tensor-core attention (head_dim {head_dim}, {subgroups:?} subgroups per workgroup) on this device"
@@ -360,7 +414,7 @@ mod tests {
     fn planes_cover_whole_blocks_of_keys_and_queries() {
         for matrices in Matrices::USUAL {
             for subgroups in SUBGROUP_CANDIDATES {
-                let tiling = Tiling { matrices, subgroups, head_dim: 128 };
+                let tiling = Tiling { matrices, subgroups, head_dim: 128, products: Products::Split };
                 for seq_len in [1, 7, 31, 32, 33, 64, 600, 828, 2001] {
                     let padded = tiling.padded_len(seq_len);
                     let block = tiling.block_keys().max(tiling.block_queries());
@@ -370,8 +424,11 @@ mod tests {
                 }
             }
         }
-        let h200 = Tiling { matrices: Matrices::USUAL[0], subgroups: 4, head_dim: 128 };
+        let h200 = Tiling { matrices: Matrices::USUAL[0], subgroups: 4, head_dim: 128, products: Products::Split };
         assert!(h200.workgroup_bytes() <= 48 << 10, "{}", h200.workgroup_bytes());
+        // Rounded operands stage no lo rows: k/v's block and the probabilities take half.
+        let rounded = Tiling { products: Products::Rounded, ..h200 };
+        assert_eq!(h200.workgroup_bytes() - rounded.workgroup_bytes(), 2 * 32 * 136 + 4 * 16 * 40 * 2);
     }
 
     /// The H200 keeps its tiling (16×16 matrices, 4 subgroups): an ASR layer (600 rows, 10 heads of 128: 100 query
@@ -380,14 +437,17 @@ mod tests {
     #[test]
     fn the_profile_sets_the_tiling_and_the_grid() {
         let h200 = profiles::h200();
-        let chosen = tiling(&h200, 128, None).expect("the H200 runs the kernel");
-        assert_eq!(chosen, Tiling { matrices: Matrices::USUAL[0], subgroups: 4, head_dim: 128 });
+        let chosen = tiling(&h200, 128, None, Products::Split).expect("the H200 runs the kernel");
+        assert_eq!(
+            chosen,
+            Tiling { matrices: Matrices::USUAL[0], subgroups: 4, head_dim: 128, products: Products::Split }
+        );
         let blocks = 10 * chosen.padded_len(600) / chosen.block_queries();
         let key_blocks = 600usize.div_ceil(chosen.block_keys());
         assert_eq!((blocks, key_blocks), (100, 19));
         assert_eq!(KeySplits::Auto.plan(blocks, key_blocks, TENSOR_CORE_GRID.on(&h200)).splits, 1);
         let cpu = profiles::lavapipe(4);
-        assert_eq!(tiling(&cpu, 64, None).map(|t| t.matrices), Some(Matrices::USUAL[1]));
+        assert_eq!(tiling(&cpu, 64, None, Products::Split).map(|t| t.matrices), Some(Matrices::USUAL[1]));
         assert_eq!(KeySplits::Auto.plan(1, key_blocks, TENSOR_CORE_GRID.on(&cpu)).splits, 4);
     }
 
@@ -396,7 +456,9 @@ mod tests {
         for capability in NEEDS {
             let mut profile = profiles::h200();
             profile.features.remove(capability.feature());
-            assert_eq!(tiling(&profile, 128, None), None, "{capability:?}");
+            for products in [Products::Split, Products::Rounded] {
+                assert_eq!(tiling(&profile, 128, None, products), None, "{capability:?} {products:?}");
+            }
             let error = profile.require("attention_coop", &NEEDS).unwrap_err();
             assert!(matches!(error, GpuError::MissingCapability { capability: c, .. } if c == capability));
         }
