@@ -26,6 +26,11 @@ pub(crate) const F32_GRID: MeasuredGrid = MeasuredGrid { workgroups: 400, comput
 /// attention`, 2026-12-04), an ASR layer's 100 workgroups ran 121 µs unsplit and 136 µs in 2 slices (with their
 /// merge).
 pub(crate) const TENSOR_CORE_GRID: MeasuredGrid = MeasuredGrid { workgroups: 132, compute_units: 132 };
+/// The tensor-core kernel's grid over rounded operands, which stage half the workgroup memory: two workgroups per
+/// compute unit. On the H100 (`ceilings attention`, 2026-12-07): an ASR layer's 100 query blocks 94.6 µs unsplit and
+/// 79.9 in 2 slices, a Sortformer layer's 104 blocks 97.5 and 70.5; 8 ASR chunks' 800 blocks 0.460 ms unsplit
+/// against 0.526 in 2.
+pub(crate) const ROUNDED_TENSOR_CORE_GRID: MeasuredGrid = MeasuredGrid { workgroups: 264, compute_units: 132 };
 
 /// Each query block's keys in `splits` slices of `tiles_per_split` key tiles (the last slice may have fewer, none is
 /// empty), one workgroup per slice.
@@ -112,5 +117,18 @@ mod tests {
         assert_eq!(KeySplits::Auto.slices(20, 19, h200), 6);
         assert_eq!(KeySplits::Auto.slices(20, 19, cpu), 1);
         assert_eq!(KeySplits::Auto.slices(1, 19, cpu), 4);
+    }
+
+    /// Over rounded operands the tensor-core kernel fills with two workgroups per compute unit: on the H200 an ASR
+    /// layer (100 query blocks, 19 key blocks) and a Sortformer layer (104, 26) split in 2, as measured best; 8 ASR
+    /// chunks (800) and the word-timestamp head (288 blocks over 1,100 rows) stay whole.
+    #[test]
+    fn rounded_operands_fill_two_workgroups_per_compute_unit() {
+        let grid = ROUNDED_TENSOR_CORE_GRID.on(&h200());
+        assert_eq!(grid, 264);
+        assert_eq!(KeySplits::Auto.slices(100, 19, grid), 2);
+        assert_eq!(KeySplits::Auto.slices(104, 26, grid), 2);
+        assert_eq!(KeySplits::Auto.slices(800, 19, grid), 1);
+        assert_eq!(KeySplits::Auto.slices(288, 35, grid), 1);
     }
 }
