@@ -16,7 +16,7 @@ pub enum Precision {
     F32,
     /// Tensor cores with each product once: X rounded to f16 under its row's power-of-two scale, W's f16 image
     /// (rounded where a value has no exact one), f32 accumulation — about f16's 11 significant bits per operand
-    /// (bf16, which serving stacks run this model in, keeps 8); [`crate::attention`] at this precision rounds q, k, v
+    /// (bf16, which serving stacks run this model in, keeps 8); [`crate::attention()`] at this precision rounds q, k, v
     /// and the probabilities likewise (the towers keep theirs f32-accurate). Where the adapter has no tensor cores, as
     /// `Auto`.
     Fast,
