@@ -47,13 +47,15 @@ struct Params {
     // Rows of a plane: seq_len rounded up to whole blocks of keys and of queries.
     padded_len: u32,
     query_blocks: u32,
-    // seqs · heads · query_blocks · splits.
+    // The group's (sequence, head) pairs · query_blocks · splits.
     workgroups: u32,
     scale: f32,
     splits: u32,
     // Key blocks per slice (the last slice may have fewer).
     split_blocks: u32,
     rows: u32,
+    // The group's first pair (sequence · heads + head): the planes hold the group's pairs only.
+    first_pair: u32,
 }
 
 @group(0) @binding(0) var<storage, read> planes: array<vec4<f16>>;
@@ -196,15 +198,16 @@ fn attention_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     let split = flat % p.splits;
     let block = flat / p.splits;
     let query0 = (block % p.query_blocks) * SG_Q * T;
-    let head = (block / p.query_blocks) % p.heads;
-    let seq = block / (p.query_blocks * p.heads);
+    let pair = block / p.query_blocks;
+    let head = (p.first_pair + pair) % p.heads;
+    let seq = (p.first_pair + pair) / p.heads;
     let seq_row0 = seq * p.seq_len;
     let sg = t / SUBGROUP;
     let lane = t % SUBGROUP;
     let row = lane / LANES_PER_ROW;
     let my_key = (lane % LANES_PER_ROW) * LANE_GROUPS * 4u;
     // Planes of this (sequence, head): the q, k and v slots, each hi then lo.
-    let slot = (seq * p.heads + head) * 3u;
+    let slot = pair * 3u;
     let k_plane = (slot + 1u) * 2u * p.padded_len * D;
     let v_plane = (slot + 2u) * 2u * p.padded_len * D;
     let k_unscale0 = (slot + 1u) * p.padded_len;

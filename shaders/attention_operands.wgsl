@@ -4,8 +4,10 @@
 // Input: `qkv` f32 [seqs·seq_len, 3·d] as attention.wgsl reads it (q, k, v column blocks; head h at columns
 // [h·head_dim, (h+1)·head_dim) of each), or the q/k/v product in `slices` partial products of k one after another
 // ([slices, seqs·seq_len, 3·d]), added here in order.
-// Output, per slot = (sequence·heads + head)·3 + which (which: 0 q, 1 k, 2 v):
-//   planes (f16): hi at [(slot·2)·padded_len + row]·D + dim, lo one plane (padded_len·D values) further;
+// Output, per slot = pair·3 + which (which: 0 q, 1 k, 2 v) of the (sequence, head) pairs from `first_pair` on
+// (pair = sequence·heads + head − first_pair: a batch whose planes outgrow one binding runs as groups of pairs):
+//   planes (f16): hi at [(slot·2)·padded_len + row]·D + dim, lo one plane (padded_len·D values) further (written
+//   only with LO: the fast precision's attention multiplies the hi halves alone);
 //   unscales (f32): [slot·padded_len + row] = 2^-e,
 // with x·2^e = hi + lo for every dim of the row: e puts the row's largest magnitude into [2^14, 2^15) (e = 100 for
 // rows of zeros or subnormals, 0 for non-finite values), hi = x·2^e with its low 13 mantissa bits rounded off (to
@@ -31,7 +33,7 @@ struct Params {
     head_dim: u32,
     // seq_len rounded up to a whole block of the attention's keys and queries.
     padded_len: u32,
-    // seqs · heads · padded_len.
+    // The group's pairs · padded_len.
     workgroups: u32,
     // NORM_ROPE: rotated dims per head and the LayerNorm's epsilon.
     rot: u32,
@@ -39,6 +41,8 @@ struct Params {
     // Partial products in qkv, and the words of each (seqs·seq_len·3·d).
     slices: u32,
     slice_words: u32,
+    // The group's first (sequence, head) pair in qkv.
+    first_pair: u32,
 }
 
 @group(0) @binding(0) var<storage, read> qkv: array<f32>;
@@ -57,6 +61,7 @@ struct Params {
 override D: u32 = 128u;
 override NORM_ROPE: bool = false;
 override HAS_NORM: bool = false;
+override LO: bool = true;
 const WG: u32 = 32u;
 // One partial per subgroup.
 var<workgroup> exchange: array<vec4<f32>, WG>;
@@ -108,7 +113,9 @@ fn write_operand(slot: u32, row: u32, t: u32, x: vec4<f32>, largest: f32) {
         let hi = bitcast<vec4<f32>>((bitcast<vec4<u32>>(scaled) + vec4(0x1000u)) & vec4(0xffffe000u));
         let at = ((slot * 2u) * p.padded_len + row) * D + 4u * t;
         planes[at / 4u] = vec4<f16>(hi);
-        planes[(at + p.padded_len * D) / 4u] = vec4<f16>(scaled - hi);
+        if LO {
+            planes[(at + p.padded_len * D) / 4u] = vec4<f16>(scaled - hi);
+        }
     }
     if t == 0u {
         unscales[slot * p.padded_len + row] = bitcast<f32>(u32(127 - e) << 23u);
@@ -125,10 +132,10 @@ fn attention_operands(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
         return;
     }
     let row = item % p.padded_len;
-    // sequence · heads + head
+    // The pair within the group, and in the batch (sequence · heads + head).
     let pair = item / p.padded_len;
-    let head = pair % p.heads;
-    let seq = pair / p.heads;
+    let head = (p.first_pair + pair) % p.heads;
+    let seq = (p.first_pair + pair) / p.heads;
     let width = p.heads * p.head_dim;
     var q = vec4<f32>();
     var k = vec4<f32>();

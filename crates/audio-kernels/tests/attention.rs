@@ -447,3 +447,69 @@ fn rotary_attention_matches_norm_rope_then_attention() {
         }
     }
 }
+
+/// Batches of many short sequences whose operand planes outgrow a storage binding (capped here at 256 KiB) run on the
+/// tensor cores as groups of (sequence, head) pairs, q and k normalised and rotated on the way in: the same bits as
+/// in one dispatch on the uncapped device, and the reference's values. The cases' planes take several groups, the
+/// last one short (on lavapipe: 7 of 28 pairs and 15 of 42).
+#[test]
+fn batches_whose_planes_outgrow_a_binding_run_in_groups_with_the_same_bits() {
+    let gpu = test_gpu();
+    let capped_options = GpuOptions { max_storage_binding_size: Some(256 << 10), ..test_gpu_options() };
+    let capped =
+        Gpu::with_options(&capped_options).block().unwrap_or_else(|e| panic!("GPU tests need an adapter: {e}"));
+    let seed = fresh_seed();
+    // (shape, q/k/v slices): each case's qkv fits the capped binding, its planes do not.
+    let cases = [(shape_of(300, 1, 2, 16), 2), (shape_of(64, 3, 3, 24), 1)];
+    for (i, &(shape, slices)) in cases.iter().enumerate() {
+        if !available(gpu, shape.head_dim) {
+            eprintln!("no tensor-core attention on this device");
+            return;
+        }
+        let case_seed = seed + i as u64;
+        let mut rng = Rng::new(case_seed);
+        let inputs = inputs(shape, &[Keys::Prefix, Keys::Scattered, Keys::All, Keys::None], &mut rng);
+        let head_dim = shape.head_dim;
+        let params: Vec<Vec<f32>> = [1.0, 0.5, 1.0, 0.5].iter().map(|&scale| rng.f32s(head_dim, scale)).collect();
+        let first = rng.f32s(inputs.qkv.len(), 1.0);
+        let values: Vec<f32> = match slices {
+            1 => inputs.qkv.clone(),
+            _ => first.iter().cloned().chain(inputs.qkv.iter().zip(&first).map(|(x, a)| x - a)).collect(),
+        };
+        let mut rotated = f32_to_f64(&inputs.qkv);
+        let params64: Vec<Vec<f64>> = params.iter().map(|p| f32_to_f64(p)).collect();
+        let norm64 = Some((&params64[0][..], &params64[1][..], &params64[2][..], &params64[3][..]));
+        reference::qk_norm_rope(&mut rotated, norm64, QkShape::from(shape), head_dim, 10_000.0);
+        let want = reference::attention(&rotated, &inputs.key_valid, shape);
+        for products in [Products::Split, Products::Rounded] {
+            let outputs: Vec<Vec<f32>> = [gpu, &capped]
+                .into_iter()
+                .map(|device| {
+                    let table = RopeTable::new(device, shape.seq_len, head_dim, 10_000.0).unwrap();
+                    let norm_buffers: Vec<_> = params.iter().map(|p| device.upload_f32("norm", p).unwrap()).collect();
+                    let norm = QkNorm {
+                        q_weight: &norm_buffers[0],
+                        q_bias: &norm_buffers[1],
+                        k_weight: &norm_buffers[2],
+                        k_bias: &norm_buffers[3],
+                    };
+                    let prologue = QkPrologue { rope: &table, norm: Some(&norm), slices };
+                    let valid: Vec<u32> = inputs.key_valid.iter().map(|&v| v as u32).collect();
+                    let key_valid = device.upload_u32("key_valid", &valid).unwrap();
+                    let qkv = device.upload_f32("qkv", &values).unwrap();
+                    let out = poisoned(device, "out", shape.rows() * shape.width());
+                    let mut rec = Recorder::new(device);
+                    let buffers = [&qkv, &key_valid, &out];
+                    attention_coop(&mut rec, buffers, shape, Some(&prologue), (None, KeySplits::Auto), products)
+                        .unwrap();
+                    rec.submit().unwrap();
+                    device.read_f32(&out).block().unwrap()
+                })
+                .collect();
+            let what = format!("{shape:?} slices={slices} {products:?} seed={case_seed}");
+            let tolerance = if products == Products::Rounded { ROUNDED_TOLERANCE } else { TOLERANCE };
+            assert_close(&format!("{what} (capped)"), &outputs[1], &want, tolerance);
+            assert!(bits(&outputs[0]) == bits(&outputs[1]), "{what}: groups changed the bits");
+        }
+    }
+}

@@ -118,10 +118,9 @@ pub struct AttentionRange {
 }
 
 /// Every pipeline [`rotary_attention`] records at `precision` over the batches of `range` on `gpu`: each length up to
-/// the longest, with one sequence and more. More sequences make more query blocks, so fewer key slices on either
-/// kernel: the batches after the first that neither kernel splits differ only in the kernel chosen, which turns from
-/// the tensor cores to f32 at most once as the batch grows (when the operand planes outgrow a binding), so the
-/// largest batch of each length shows it.
+/// the longest, with one sequence and more. The kernel follows the length alone (a batch whose operand planes outgrow
+/// a binding runs in groups on the same pipelines); more sequences make more query blocks, so fewer key slices on
+/// either kernel, and the batches after the first that neither kernel splits record the same pipelines.
 pub fn rotary_attention_kernels(gpu: &gpu_core::Gpu, range: AttentionRange, precision: Precision) -> AttentionKernels {
     let AttentionRange { heads, head_dim, has_norm, longest, max_rows } = range;
     let profile = gpu.profile();

@@ -93,10 +93,21 @@ struct OperandParams {
     eps: f32,
     slices: u32,
     slice_words: u32,
+    first_pair: u32,
 }
 
-const OPERAND_PARAMS: &ParamsLayout =
-    &params_layout!(OperandParams { seq_len, heads, head_dim, padded_len, workgroups, rot, eps, slices, slice_words });
+const OPERAND_PARAMS: &ParamsLayout = &params_layout!(OperandParams {
+    seq_len,
+    heads,
+    head_dim,
+    padded_len,
+    workgroups,
+    rot,
+    eps,
+    slices,
+    slice_words,
+    first_pair
+});
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -111,6 +122,7 @@ struct Params {
     splits: u32,
     split_blocks: u32,
     rows: u32,
+    first_pair: u32,
 }
 
 const PARAMS: &ParamsLayout = &params_layout!(Params {
@@ -123,7 +135,8 @@ const PARAMS: &ParamsLayout = &params_layout!(Params {
     scale,
     splits,
     split_blocks,
-    rows
+    rows,
+    first_pair
 });
 
 /// qkv, planes, unscales, the RoPE table, the q and k norms' weight and bias.
@@ -217,11 +230,12 @@ fn operand_spec<'a>(constants: &'a [(&'static str, f64)]) -> KernelSpec<'a> {
     }
 }
 
-fn operand_constants(padded_head_dim: usize, norm_rope: bool, has_norm: bool) -> [(&'static str, f64); 3] {
+fn operand_constants(tiling: Tiling, norm_rope: bool, has_norm: bool) -> [(&'static str, f64); 4] {
     [
-        ("D", padded_head_dim as f64),
+        ("D", tiling.head_dim as f64),
         ("NORM_ROPE", f64::from(u8::from(norm_rope))),
         ("HAS_NORM", f64::from(u8::from(has_norm))),
+        ("LO", f64::from(u8::from(tiling.products.halves() == 2))),
     ]
 }
 
@@ -239,12 +253,13 @@ pub(super) fn variants() -> Vec<KernelVariant> {
             if padded > MAX_D_TILES * matrices.t {
                 continue;
             }
-            for (norm_rope, has_norm) in [(false, false), (true, false), (true, true)] {
-                let constants = operand_constants(padded, norm_rope, has_norm);
-                variants.push(KernelVariant::from(&operand_spec(&constants)));
-            }
-            for subgroups in SUBGROUP_CANDIDATES {
-                for products in [Products::Split, Products::Rounded] {
+            for products in [Products::Split, Products::Rounded] {
+                for (norm_rope, has_norm) in [(false, false), (true, false), (true, true)] {
+                    let tiling = Tiling { matrices, subgroups: SUBGROUP_CANDIDATES[0], head_dim: padded, products };
+                    let constants = operand_constants(tiling, norm_rope, has_norm);
+                    variants.push(KernelVariant::from(&operand_spec(&constants)));
+                }
+                for subgroups in SUBGROUP_CANDIDATES {
                     let tiling = Tiling { matrices, subgroups, head_dim: padded, products };
                     variants.push(KernelVariant::from(&spec(tiling, &tiling.constants())));
                 }
@@ -277,13 +292,42 @@ pub fn available(gpu: &Gpu, head_dim: usize) -> bool {
 
 /// Whether [`attention`](super::attention) takes the tensor-core kernel with `products` for `shape`: the device has
 /// it, the head dim is at least the products' threshold ([`MIN_HEAD_DIM`], [`MIN_ROUNDED_HEAD_DIM`]) and the operand
-/// planes fit one storage binding.
+/// planes of one (sequence, head) pair fit a storage binding. A batch does not change the choice: one whose planes
+/// outgrow a binding runs as groups of pairs ([`attention_coop`]).
 pub fn chosen(gpu: &Gpu, shape: AttentionShape, products: Products) -> bool {
-    let AttentionShape { seqs, seq_len, heads, head_dim } = shape;
-    let max_words = gpu.limits().max_storage_buffer_binding_size as usize / 4;
-    head_dim >= products.min_head_dim()
-        && tiling(gpu.profile(), head_dim, None, products)
-            .is_some_and(|t| t.plane_words(seqs * heads, seq_len) <= max_words)
+    let profile = gpu.profile();
+    shape.head_dim >= products.min_head_dim()
+        && tiling(profile, shape.head_dim, None, products)
+            .is_some_and(|t| launch_plan(profile, t, shape, KeySplits::Auto).is_some())
+}
+
+/// How the kernel runs `shape` under `tiling`: its query blocks per (sequence, head) pair, how it splits the keys
+/// ([`key_plan`]) and how many pairs one dispatch takes. A batch whose operand planes outgrow one storage binding runs
+/// as groups of pairs, each its own operand pass and attention over the same scratch planes, its keys not split (a
+/// 128 MiB binding's worth of planes is over a thousand query blocks, more than any grid: splits would not pay, and
+/// their slices would outgrow a binding too). `None` where one pair's planes outgrow a binding.
+fn launch_plan(
+    profile: &DeviceProfile,
+    tiling: Tiling,
+    shape: AttentionShape,
+    splits: KeySplits,
+) -> Option<LaunchPlan> {
+    let max_words = profile.limits.max_storage_buffer_binding_size as usize / 4;
+    let pairs = shape.seqs * shape.heads;
+    let group_pairs = (max_words / tiling.plane_words(1, shape.seq_len)).min(pairs);
+    if group_pairs == 0 && pairs > 0 {
+        return None;
+    }
+    let splits = if group_pairs < pairs { KeySplits::Fixed(1) } else { splits };
+    let (query_blocks, plan) = key_plan(profile, tiling, shape, splits);
+    Some(LaunchPlan { query_blocks, plan, group_pairs })
+}
+
+/// See [`launch_plan`].
+struct LaunchPlan {
+    query_blocks: usize,
+    plan: KeyPlan,
+    group_pairs: usize,
 }
 
 /// The key slices of each of the `blocks` query blocks of `shape` under `tiling`.
@@ -310,8 +354,8 @@ pub(super) fn kernels(
 ) -> Option<([KernelVariant; 2], bool)> {
     // The tiling exists only where the device has every capability of NEEDS.
     let tiling = tiling(profile, shape.head_dim, None, products)?;
-    let (_, plan) = key_plan(profile, tiling, shape, KeySplits::Auto);
-    let operands = operand_constants(tiling.head_dim, prologue.is_some(), prologue == Some(true));
+    let LaunchPlan { plan, .. } = launch_plan(profile, tiling, shape, KeySplits::Auto)?;
+    let operands = operand_constants(tiling, prologue.is_some(), prologue == Some(true));
     let kernels =
         [KernelVariant::from(&operand_spec(&operands)), KernelVariant::from(&spec(tiling, &tiling.constants()))];
     Some((kernels, plan.splits > 1))
@@ -320,7 +364,8 @@ pub(super) fn kernels(
 /// [`attention`](super::attention) on tensor cores with `products`; `subgroups` per workgroup (one of
 /// [`SUBGROUP_CANDIDATES`], for sweeps) or the most that fit, the keys split among `splits` workgroups per query
 /// block (merged in order); with a `prologue`, q and k get its norm and RoPE on the way in (as
-/// [`crate::rotary_attention`]; qkv is not written). Buffers: `[qkv, key_valid, out]`. Fails on a device without subgroups, f16 shaders or cooperative matrices
+/// [`crate::rotary_attention`]; qkv is not written). Buffers: `[qkv, key_valid, out]`. A batch whose operand planes
+/// outgrow a storage binding runs as groups of (sequence, head) pairs, with the same bits. Fails on a device without subgroups, f16 shaders or cooperative matrices
 /// ([`GpuError::MissingCapability`] naming `attention_coop`), or where the head dim is over 8 of the matrices' sides
 /// or the workgroup does not fit (see [`available`]).
 pub fn attention_coop(
@@ -365,46 +410,58 @@ pub fn attention_coop(
             max: 0,
         });
     };
-    let padded_len = tiling.padded_len(seq_len);
-    let sets = seqs * heads * 3;
-    let planes = gpu.scratch("attention operand planes", tiling.plane_words(seqs * heads, seq_len))?;
-    let unscales = gpu.scratch("attention operand unscales", sets * padded_len)?;
-    let operands = OperandParams {
-        seq_len: seq_len as u32,
-        heads: heads as u32,
-        head_dim: head_dim as u32,
-        padded_len: padded_len as u32,
-        workgroups: (seqs * heads * padded_len) as u32,
-        rot: prologue.map_or(0, |p| p.rope.rot() as u32),
-        eps: LAYER_NORM_EPS,
-        slices: slices as u32,
-        slice_words: (rows * 3 * width) as u32,
+    let Some(LaunchPlan { query_blocks, plan, group_pairs }) = launch_plan(profile, tiling, shape, splits) else {
+        return Err(GpuError::LimitExceeded {
+            what: format!("tensor-core attention operand planes of one sequence of {seq_len} rows"),
+            limit: "max_storage_buffer_binding_size",
+            requested: tiling.plane_words(1, seq_len) as u64 * 4,
+            max: profile.limits.max_storage_buffer_binding_size,
+        });
     };
+    let padded_len = tiling.padded_len(seq_len);
+    let planes = gpu.scratch("attention operand planes", tiling.plane_words(group_pairs, seq_len))?;
+    let unscales = gpu.scratch("attention operand unscales", group_pairs * 3 * padded_len)?;
     let has_norm = prologue.is_some_and(|p| p.norm.is_some());
-    let kernel = gpu.kernel(&operand_spec(&operand_constants(tiling.head_dim, prologue.is_some(), has_norm)))?;
+    let operand_kernel = gpu.kernel(&operand_spec(&operand_constants(tiling, prologue.is_some(), has_norm)))?;
+    let kernel = gpu.kernel(&spec(tiling, &tiling.constants()))?;
+    let splits = plan.splits;
+    let partial = gpu.scratch("attention slices", slice_words(splits, rows, heads, head_dim))?;
     // Without a prologue its five slots are never read: qkv stands in (read-only, and at least one vec2 long).
     let [rope, q_weight, q_bias, k_weight, k_bias] = stand_ins.unwrap_or([qkv; 5]);
-    let buffers = [qkv, &planes, &unscales, rope, q_weight, q_bias, k_weight, k_bias];
-    rec.dispatch(&kernel, &buffers, &operands, grid(rec, seqs * heads * padded_len))?;
-    let (query_blocks, plan) = key_plan(profile, tiling, shape, splits);
-    let blocks = seqs * heads * query_blocks;
-    let splits = plan.splits;
-    let params = Params {
-        seq_len: seq_len as u32,
-        heads: heads as u32,
-        head_dim: head_dim as u32,
-        padded_len: padded_len as u32,
-        query_blocks: query_blocks as u32,
-        workgroups: (blocks * splits) as u32,
-        scale: (1.0 / (head_dim as f64).sqrt()) as f32,
-        splits: splits as u32,
-        split_blocks: plan.tiles_per_split as u32,
-        rows: rows as u32,
-    };
-    let partial = gpu.scratch("attention slices", slice_words(splits, rows, heads, head_dim))?;
-    let kernel = gpu.kernel(&spec(tiling, &tiling.constants()))?;
+    let operand_buffers = [qkv, &planes, &unscales, rope, q_weight, q_bias, k_weight, k_bias];
     let buffers = [&planes, &unscales, key_valid, out, &partial];
-    rec.dispatch(&kernel, &buffers, &params, grid(rec, blocks * splits))?;
+    let pairs = seqs * heads;
+    for first_pair in (0..pairs).step_by(group_pairs) {
+        let group = group_pairs.min(pairs - first_pair);
+        let operands = OperandParams {
+            seq_len: seq_len as u32,
+            heads: heads as u32,
+            head_dim: head_dim as u32,
+            padded_len: padded_len as u32,
+            workgroups: (group * padded_len) as u32,
+            rot: prologue.map_or(0, |p| p.rope.rot() as u32),
+            eps: LAYER_NORM_EPS,
+            slices: slices as u32,
+            slice_words: (rows * 3 * width) as u32,
+            first_pair: first_pair as u32,
+        };
+        rec.dispatch(&operand_kernel, &operand_buffers, &operands, grid(rec, group * padded_len))?;
+        let blocks = group * query_blocks;
+        let params = Params {
+            seq_len: seq_len as u32,
+            heads: heads as u32,
+            head_dim: head_dim as u32,
+            padded_len: padded_len as u32,
+            query_blocks: query_blocks as u32,
+            workgroups: (blocks * splits) as u32,
+            scale: (1.0 / (head_dim as f64).sqrt()) as f32,
+            splits: splits as u32,
+            split_blocks: plan.tiles_per_split as u32,
+            rows: rows as u32,
+            first_pair: first_pair as u32,
+        };
+        rec.dispatch(&kernel, &buffers, &params, grid(rec, blocks * splits))?;
+    }
     if splits > 1 {
         merge_slices(rec, out, &partial, (rows, heads, head_dim), splits)?;
     }

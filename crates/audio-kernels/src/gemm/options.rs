@@ -17,8 +17,8 @@ pub enum Precision {
     /// Tensor cores with each product once: X rounded to f16 under its row's power-of-two scale, W's f16 image
     /// (rounded where a value has no exact one), f32 accumulation — about f16's 11 significant bits per operand
     /// (bf16, which serving stacks run this model in, keeps 8); [`crate::attention()`] at this precision rounds q, k, v
-    /// and the probabilities likewise (the towers keep theirs f32-accurate). Where the adapter has no tensor cores, as
-    /// `Auto`.
+    /// and the probabilities likewise, as the towers' attention does at this precision. Where the adapter has no
+    /// tensor cores, as `Auto`.
     Fast,
 }
 
@@ -169,6 +169,15 @@ impl MatmulPath {
     /// Whether the products run on the tensor cores (and take X's row scales).
     pub fn on_tensor_cores(self) -> bool {
         !matches!(self, MatmulPath::F32)
+    }
+
+    /// The precision this path runs at, for the work around the product (the towers' attention takes it).
+    pub fn precision(self) -> Precision {
+        match self {
+            MatmulPath::F32 => Precision::F32,
+            MatmulPath::TensorCores(_) => Precision::Auto,
+            MatmulPath::FastTensorCores(_) => Precision::Fast,
+        }
     }
 }
 

@@ -76,10 +76,10 @@ impl Tower {
             Ok(())
         };
         for (l, layer) in w.layers.iter().enumerate() {
-            // Attention takes the tensor cores where the products do (f32-accurate there with the fast products
-            // too); there it adds the q/k/v product's slices itself, so the product may be split along k where that
-            // fills the GPU's waves better.
-            let precision = if layer.qkv.path().on_tensor_cores() { Precision::Auto } else { Precision::F32 };
+            // Attention runs at the products' precision (on the tensor cores where they are: f32-accurate, or over
+            // rounded operands with the fast products); there it adds the q/k/v product's slices itself, so the
+            // product may be split along k where that fills the GPU's waves better.
+            let precision = layer.qkv.path().precision();
             let shape = AttentionShape { seqs: batch, seq_len, heads: c.heads, head_dim: c.head_dim };
             let qkv_shape = GemmShape { n: rows, m: 3 * d, k: d };
             let a = (&work.a, scales(&layer.qkv));
@@ -176,7 +176,7 @@ impl Tower {
         let mut attentions: Vec<((bool, Precision), AttentionKernels)> = Vec::new();
         for (l, layer) in w.layers.iter().enumerate() {
             let scaled = on_tensor_cores(&layer.qkv);
-            let key = (layer.qk_norm.is_some(), if scaled { Precision::Auto } else { Precision::F32 });
+            let key = (layer.qk_norm.is_some(), layer.qkv.path().precision());
             let attention = match attentions.iter().find(|(k, _)| *k == key) {
                 Some((_, attention)) => attention.clone(),
                 None => {
