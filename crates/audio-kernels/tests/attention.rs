@@ -371,6 +371,13 @@ fn rejects_short_buffers_and_wide_heads() {
     assert!(err.to_string().contains("attention output"), "{err}");
     let err = attention(&mut rec, [&big, &big, &big], shape_of(1, 2, 1, 129), Precision::Auto).unwrap_err();
     assert!(err.to_string().contains("head_dim"), "{err}");
+    // Empty batches record nothing, on every kernel.
+    for precision in [Precision::Auto, Precision::F32, Precision::Fast] {
+        for empty in [shape_of(0, 4, 2, 64), shape_of(3, 0, 2, 64), shape_of(3, 0, 2, 128)] {
+            attention(&mut rec, [&small, &small, &small], empty, precision).unwrap();
+        }
+    }
+    assert_eq!(rec.dispatches(), 0);
 }
 
 /// `rotary_attention` (q/k norm + RoPE, then attention) against the f64 references of both steps, through the f32

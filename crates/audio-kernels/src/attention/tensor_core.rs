@@ -314,7 +314,8 @@ fn launch_plan(
 ) -> Option<LaunchPlan> {
     let max_words = profile.limits.max_storage_buffer_binding_size as usize / 4;
     let pairs = shape.seqs * shape.heads;
-    let group_pairs = (max_words / tiling.plane_words(1, shape.seq_len)).min(pairs);
+    // An empty sequence has no planes (and runs nothing).
+    let group_pairs = (max_words / tiling.plane_words(1, shape.seq_len).max(1)).min(pairs);
     if group_pairs == 0 && pairs > 0 {
         return None;
     }
@@ -339,7 +340,9 @@ fn key_plan(profile: &DeviceProfile, tiling: Tiling, shape: AttentionShape, spli
         Products::Split => TENSOR_CORE_GRID,
         Products::Rounded => ROUNDED_TENSOR_CORE_GRID,
     };
-    (query_blocks, splits.plan(blocks, seq_len.div_ceil(tiling.block_keys()), grid.on(profile)))
+    // At least one key tile: an empty sequence (which runs nothing) gets a plan of one slice.
+    let tiles = seq_len.div_ceil(tiling.block_keys()).max(1);
+    (query_blocks, splits.plan(blocks, tiles, grid.on(profile)))
 }
 
 /// The pipelines [`attention_coop`] records for `shape` with the most subgroups that fit and [`KeySplits::Auto`] on
