@@ -114,6 +114,31 @@ fn the_file_is_the_contracts_safetensors() {
     }
 }
 
+/// safetensors writes the metadata's keys in a hash map's order, which differs from one write to the next: a
+/// profile's header is written again sorted, so twenty writes (each its own map) give one file, whose header is
+/// safetensors' own with the keys sorted (the tensors in their data's order, which is their names').
+#[test]
+fn a_profile_always_gives_the_same_bytes() {
+    let first = SpeakerProfile::new(three()).unwrap().to_bytes().unwrap();
+    for write in 1..20 {
+        assert!(SpeakerProfile::new(three()).unwrap().to_bytes().unwrap() == first, "write {write} differs");
+    }
+    let (length, _) = SafeTensors::read_metadata(&first).unwrap();
+    assert_eq!(length % 8, 0, "safetensors pads its header to 8 bytes");
+    let header = std::str::from_utf8(&first[8..8 + length]).unwrap().trim_end_matches(' ');
+    let offsets = |from: usize, len: usize| format!("[{},{}]", 4 * from, 4 * (from + len));
+    let (alice, zoe, aero) = (2 * MIN_CLIP_SAMPLES, MIN_CLIP_SAMPLES, MIN_CLIP_SAMPLES + 1);
+    let metadata =
+        r#"{"__metadata__":{"format":"nemotron-speakers","names":"[\"zoe\",\"Ærø-3\",\"alice\"]","version":"1"},"#;
+    let tensors = format!(
+        r#""alice":{{"dtype":"F32","shape":[{alice}],"data_offsets":{}}},"zoe":{{"dtype":"F32","shape":[{zoe}],"data_offsets":{}}},"Ærø-3":{{"dtype":"F32","shape":[{aero}],"data_offsets":{}}}}}"#,
+        offsets(0, alice),
+        offsets(alice, zoe),
+        offsets(alice + zoe, aero),
+    );
+    assert_eq!(header, metadata.to_owned() + &tensors);
+}
+
 #[test]
 fn clips_under_one_second_are_refused() {
     let mut clips = three();

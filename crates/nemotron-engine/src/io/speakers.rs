@@ -2,8 +2,9 @@
 //!
 //! The file is safetensors: one 1-D F32 tensor of 16 kHz mono samples per speaker, named by the speaker, and
 //! `__metadata__` `{"format": "nemotron-speakers", "version": "1", "names": "<JSON list in enrollment order>"}`
-//! (the tensors' own order in a safetensors file is by name, so the list keeps the enrollment order). A profile holds
-//! audio, not model state, so it works with any diarizer and any latency mode.
+//! (the tensors' own order in a safetensors file is by name, so the list keeps the enrollment order). Written, the
+//! header's keys are sorted, so one profile always gives the same bytes. A profile holds audio, not model state, so
+//! it works with any diarizer and any latency mode.
 //!
 //! A name is 1–64 characters without whitespace, unique in the profile; each clip is at least 1 s long (16,000
 //! samples) and finite. How many speakers a diarizer can take is the model's business: [`SpeakerProfile::len`]
@@ -13,7 +14,7 @@
 //! [`SpeakerProfile::read`] and [`SpeakerProfile::write`] (whole or not at all) take files on native targets; a
 //! browser, which has none, hands bytes over ([`SpeakerProfile::from_bytes`], [`SpeakerProfile::to_bytes`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 #[cfg(not(target_arch = "wasm32"))]
 use std::path::Path;
 
@@ -230,8 +231,8 @@ impl SpeakerProfile {
         self.clips.len()
     }
 
-    /// The profile as a safetensors file's bytes. The metadata's keys come in no fixed order (safetensors takes
-    /// them as a hash map): two writes of one profile may differ in their header's bytes, never in what they say.
+    /// The profile as a safetensors file's bytes: the same profile gives the same bytes, on every front end and
+    /// build (see [`canonical_header`]).
     pub fn to_bytes(&self) -> Result<Vec<u8>, ProfileError> {
         let data: Vec<Vec<u8>> =
             self.clips.iter().map(|(_, samples)| samples.iter().flat_map(|x| x.to_le_bytes()).collect()).collect();
@@ -252,7 +253,9 @@ impl SpeakerProfile {
             ("version".to_owned(), VERSION.to_owned()),
             ("names".to_owned(), names),
         ]);
-        safetensors::serialize(views, Some(metadata)).map_err(encode)
+        let mut bytes = safetensors::serialize(views, Some(metadata)).map_err(encode)?;
+        canonical_header(&mut bytes).map_err(|message| ProfileError::Encode { message })?;
+        Ok(bytes)
     }
 
     /// Reads a profile from a safetensors file's `bytes`; `origin` names them in errors (the file, or what they
@@ -323,6 +326,42 @@ fn check_clip(name: &str, samples: &[f32]) -> Result<(), SpeakerError> {
     if let Some((index, &value)) = samples.iter().enumerate().find(|(_, x)| !x.is_finite()) {
         return Err(SpeakerError::NotFinite { name: name.to_owned(), index, value });
     }
+    Ok(())
+}
+
+/// A safetensors header as [`canonical_header`] writes it: the metadata's keys sorted, then the tensors by name (which
+/// is their data's order: safetensors lays out tensors of one dtype by name), each entry's fields in safetensors'
+/// order.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Header {
+    #[serde(rename = "__metadata__")]
+    metadata: BTreeMap<String, String>,
+    #[serde(flatten)]
+    tensors: BTreeMap<String, TensorEntry>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct TensorEntry {
+    dtype: String,
+    shape: Vec<usize>,
+    data_offsets: [usize; 2],
+}
+
+/// Writes the header of the safetensors file `bytes` again in one order. safetensors takes the metadata as a hash
+/// map and writes its keys in the map's order, which changes from one map to the next; a profile is a file users
+/// keep under version control, compare and cache by content, so its bytes must follow from what it holds. The
+/// header says the same in either order, so it keeps its length (and safetensors' padding to 8 bytes).
+fn canonical_header(bytes: &mut [u8]) -> Result<(), String> {
+    let (length, rest) = bytes.split_first_chunk_mut::<8>().ok_or("no safetensors header")?;
+    let length = usize::try_from(u64::from_le_bytes(*length)).map_err(|e| e.to_string())?;
+    let header = rest.get_mut(..length).ok_or("a header longer than the file")?;
+    let parsed: Header = serde_json::from_slice(header).map_err(|e| format!("safetensors' header: {e}"))?;
+    let canonical = serde_json::to_vec(&parsed).map_err(|e| e.to_string())?;
+    if canonical.len() > length {
+        return Err(format!("the header grew from {length} to {} bytes when sorted", canonical.len()));
+    }
+    header.fill(b' ');
+    header[..canonical.len()].copy_from_slice(&canonical);
     Ok(())
 }
 
