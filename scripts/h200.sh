@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs on the lent NVIDIA H200 (see docs/performance.md): unpacks the Vulkan loader (.gl) and the release binaries
-# built here (.dev/bin.tar.xz: `nemotron-audio`, `ceilings`, GPU test binaries under t/), then runs, each writing a
+# built beforehand by scripts/h200-prepare.sh (.dev/bin.tar.xz: `nemotron-audio`, GPU test binaries under t/, the
+# `ceilings` example where it was packed), then runs, each writing a
 # log to $OUT: the GPU tests through both matrix paths (tensor cores, then NEMOTRON_PRECISION=f32), the ceilings
 # example, `nemotron-audio bench` (the tensor-core path, f32, and the fast precision), and the PyTorch peers of scripts/bench (`torch_peer.py --compile`,
 # `word_timestamps_peer.py`, `kernel_anchors.py`; `.peer/` carries only the transformers wheel they import, see
-# scripts/bench/README.md). The binaries were compiled with this checkout at /work/main, so that path is linked to wherever the tree landed.
+# scripts/bench/README.md). The binaries read testdata/ by the path of the checkout they were compiled in (`built-at`),
+# so that path is linked to wherever the tree landed.
 # Steps can be skipped: SKIP_TESTS=1, SKIP_CEILINGS=1, SKIP_BENCH=1, SKIP_PEER=1; BENCH_ARGS replaces `--profile`;
 # ROUNDS=n runs the benches and the peers n times, alternating.
 # Two more run when asked, each minutes long: RUN_STREAM=1 (`bench --stream`, sessions batched in lockstep;
@@ -15,8 +17,9 @@ for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
 icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 [[ -f $icd ]] && export VK_DRIVER_FILES=$icd
-mkdir -p /work && ln -sfn "$PWD" /work/main
 tar -xJf .dev/bin.tar.xz -C .dev && mkdir -p target/release && cp .dev/nemotron-audio target/release/
+built_at=$(cat .dev/built-at)
+[[ "$built_at" == "$PWD" ]] || { mkdir -p "$(dirname "$built_at")" && ln -sfn "$PWD" "$built_at"; }
 export NODEVICE_SELECT=1 RUST_BACKTRACE=1 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
@@ -33,7 +36,7 @@ if [[ "${SKIP_TESTS:-0}" != 1 ]]; then
     done > "$OUT/tests.txt" 2>&1
     grep -E "^==|^exit|test result|panicked|FAILED" "$OUT/tests.txt"
 fi
-if [[ "${SKIP_CEILINGS:-0}" != 1 ]]; then
+if [[ "${SKIP_CEILINGS:-0}" != 1 && -x .dev/ceilings ]]; then
     .dev/ceilings 2>&1 | tee "$OUT/ceilings.txt"
 fi
 # Ours and the peer alternate, ROUNDS times (default 1; logs of round r > 1 end in -r): each comparison is between
