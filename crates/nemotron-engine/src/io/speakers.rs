@@ -232,7 +232,7 @@ impl SpeakerProfile {
     }
 
     /// The profile as a safetensors file's bytes: the same profile gives the same bytes, on every front end and
-    /// build (see [`canonical_header`]).
+    /// build (the header's keys sorted).
     pub fn to_bytes(&self) -> Result<Vec<u8>, ProfileError> {
         let data: Vec<Vec<u8>> =
             self.clips.iter().map(|(_, samples)| samples.iter().flat_map(|x| x.to_le_bytes()).collect()).collect();
