@@ -266,6 +266,8 @@ async fn known_speakers_match_the_native_run() {
     let expected: Vec<(String, Vec<f32>)> =
         clips.iter().map(|(name, start, end)| (name.clone(), samples[*start..*end].to_vec())).collect();
     assert_eq!(profile.clips(), expected.as_slice());
+    let native = SpeakerProfile::new(expected).expect("a profile").to_bytes().expect("bytes");
+    assert!(bytes == native, "toBytes() is not the native profile file, byte for byte");
     let read_back: JsValue = Speakers::from_bytes(Uint8Array::from(bytes.as_slice()).into()).expect("read").into();
     assert_eq!(SpeakerProfile::from_bytes(&to_bytes(&read_back).to_vec(), "again").expect("a profile"), profile);
 
